@@ -1,0 +1,115 @@
+"""The exceptions pagelab raises. Every one derives from :class:`PagelabError`::
+
+    PagelabError
+    ├── InvalidInputError (also ValueError)   bad arguments to a runner, a model or the CLI
+    ├── NotFoundError (also KeyError)         no test or batch with that id
+    ├── EngineError                           the local engine cannot run at all
+    │   └── EngineNotInstalledError           Chromium, Node or Lighthouse missing: run `pagelab setup`
+    ├── StoreError                            the local store cannot be read or written
+    ├── TransportError                        the API server could not be reached
+    │   └── TimeoutError                      waiting for a test or a request took too long
+    └── APIError                              the API server answered with an error body
+        ├── BadRequestError           400 invalid_request
+        ├── AuthenticationError       401 unauthorized
+        ├── InsufficientCreditsError  402 insufficient_credits
+        ├── APINotFoundError          404 not_found (also NotFoundError)
+        ├── RateLimitedError          429 rate_limited
+        └── ServerError               5xx
+
+A test whose page fails to load is not an exception: its report has ``status="failed"``
+and an ``error``. Foreign exceptions are translated at the boundary (``raise ... from exc``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "APIError",
+    "APINotFoundError",
+    "AuthenticationError",
+    "BadRequestError",
+    "EngineError",
+    "EngineNotInstalledError",
+    "InsufficientCreditsError",
+    "InvalidInputError",
+    "NotFoundError",
+    "PagelabError",
+    "RateLimitedError",
+    "ServerError",
+    "StoreError",
+    "TimeoutError",
+    "TransportError",
+]
+
+
+class PagelabError(Exception):
+    """Root of every pagelab exception."""
+
+
+class InvalidInputError(PagelabError, ValueError):
+    """An argument is invalid; the message names it."""
+
+
+class NotFoundError(PagelabError, KeyError):
+    """No test or batch with that id (or it expired)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class EngineError(PagelabError):
+    """The local engine cannot run."""
+
+
+class EngineNotInstalledError(EngineError):
+    """Chromium, Node or Lighthouse is missing; the message says how to install it."""
+
+
+class StoreError(PagelabError):
+    """The local store could not be read or written."""
+
+
+class TransportError(PagelabError):
+    """The API server could not be reached."""
+
+
+class TimeoutError(TransportError):  # noqa: A001 - mirrors httpx.TimeoutException's role
+    """A request, or waiting for a test to finish, took longer than allowed."""
+
+
+class APIError(PagelabError):
+    """The server answered with an error body ``{code, message}``."""
+
+    def __init__(self, status_code: int, code: str, message: str) -> None:
+        super().__init__(f"{status_code} {code}: {message}")
+        self.status_code = status_code
+        self.code = code
+        self.message = message
+
+
+class BadRequestError(APIError):
+    """400 ``invalid_request``."""
+
+
+class AuthenticationError(APIError):
+    """401 ``unauthorized``: missing or unknown API key."""
+
+
+class InsufficientCreditsError(APIError):
+    """402 ``insufficient_credits``."""
+
+
+class APINotFoundError(APIError, NotFoundError):
+    """404 ``not_found``."""
+
+    def __str__(self) -> str:
+        return APIError.__str__(self)
+
+
+class RateLimitedError(APIError):
+    """429 ``rate_limited``; ``retry_after`` in seconds when the server said."""
+
+    retry_after: float | None = None
+
+
+class ServerError(APIError):
+    """5xx from the server."""

@@ -1,0 +1,104 @@
+"""The Lighthouse config object of the spec."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from ._enums import Connection, HttpVersion, ThrottlingMethod
+from ._types import MAX_STRING_LENGTH, BoundedStr
+
+__all__ = ["MAX_BLACKLIST", "MAX_WHITELIST", "LighthouseConfig", "url_pattern_matches"]
+
+MAX_WHITELIST = 5
+MAX_BLACKLIST = 10
+
+# RFC 6265 cookie-name: a token, i.e. visible ASCII without separators.
+_COOKIE_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+
+
+def _check_url_pattern(value: str) -> str:
+    if not value or any(ch.isspace() for ch in value):
+        raise ValueError("URL pattern must be non-empty and contain no white space")
+    if set(value) == {"*"}:
+        raise ValueError("URL pattern must contain more than wildcards")
+    return value
+
+
+def _check_cookie(value: str) -> str:
+    name, sep, cookie_value = value.partition("=")
+    name = name.strip()
+    if not sep or not _COOKIE_NAME.match(name):
+        raise ValueError("cookie must be 'name=value' with a token as name")
+    if ";" in cookie_value or any(ch in cookie_value for ch in "\r\n"):
+        raise ValueError("cookie value must not contain ';' or line breaks")
+    return value
+
+
+UrlPattern = Annotated[BoundedStr, AfterValidator(_check_url_pattern)]
+Cookie = Annotated[BoundedStr, AfterValidator(_check_cookie)]
+
+
+def url_pattern_matches(pattern: str, url: str) -> bool:
+    """Whether ``url`` matches ``pattern``, where ``*`` matches any run of characters.
+
+    A pattern without ``*`` matches any URL that contains it, as Chromium's
+    ``Network.setBlockedURLs`` does.
+    """
+    if "*" not in pattern:
+        return pattern in url
+    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+    return re.fullmatch(regex, url) is not None
+
+
+class LighthouseConfig(BaseModel):
+    """Options of one Lighthouse run. Every field is optional and accepts null.
+
+    Null is read as "the default": ``throttling_method`` ``simulated``, ``http_version``
+    ``"2"``, ``video`` and ``adblock`` false, the rest unset.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True, str_max_length=MAX_STRING_LENGTH)
+
+    connection: Connection | None = None
+    throttling_method: ThrottlingMethod = ThrottlingMethod.SIMULATED
+    http_version: HttpVersion = HttpVersion.HTTP_2
+    video: bool = False
+    adblock: bool = False
+    user_agent: BoundedStr | None = None
+    auth_username: BoundedStr | None = None
+    auth_password: BoundedStr | None = None
+    cookies: list[Cookie] | None = None
+    whitelist: Annotated[list[UrlPattern], Field(max_length=MAX_WHITELIST)] | None = None
+    blacklist: Annotated[list[UrlPattern], Field(max_length=MAX_BLACKLIST)] | None = None
+
+    @field_validator("throttling_method", "http_version", "video", "adblock", mode="before")
+    @classmethod
+    def _null_means_default(cls, value: Any, info: Any) -> Any:
+        if value is None:
+            return cls.model_fields[info.field_name].default
+        return value
+
+    @field_validator("http_version", mode="before")
+    @classmethod
+    def _http_version_text(cls, value: Any) -> Any:
+        # JSON clients send 2 or 1.1 as numbers as often as strings.
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return {2: "2", 1.1: "1.1"}.get(value, str(value))
+        return value
+
+    @property
+    def has_secrets(self) -> bool:
+        return bool(self.auth_password or self.cookies)
+
+    def masked(self) -> LighthouseConfig:
+        """A copy safe to echo or store: password and cookie values replaced by ``***``."""
+        if not self.has_secrets:
+            return self
+        cookies = (
+            [f"{c.partition('=')[0]}=***" for c in self.cookies] if self.cookies else self.cookies
+        )
+        password = "***" if self.auth_password else self.auth_password
+        return self.model_copy(update={"auth_password": password, "cookies": cookies})

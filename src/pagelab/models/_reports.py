@@ -1,0 +1,146 @@
+"""Lighthouse test reports, batch reports and their parts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._config import LighthouseConfig
+from ._enums import BatchStatus, BatchType, DeviceId, Location, TestStatus
+from ._types import Timestamp
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "METRIC_NAMES",
+    "BatchItem",
+    "BatchReport",
+    "EngineEnvironment",
+    "LighthouseError",
+    "Metrics",
+    "TestReport",
+]
+
+
+class _Model(BaseModel):
+    # Unknown fields from any server are ignored, so newer servers do not break older clients.
+    model_config = ConfigDict(extra="ignore")
+
+
+class Metrics(_Model):
+    """The nine metrics of a run. Times in milliseconds, CLS unitless, score 0-100.
+
+    ``first_meaningful_paint`` is null with Lighthouse >= 12.1, which no longer computes it.
+    """
+
+    cumulative_layout_shift: float | None = Field(default=None, ge=0)
+    first_contentful_paint: float | None = Field(default=None, ge=0)
+    first_meaningful_paint: float | None = Field(default=None, ge=0)
+    time_to_interactive: float | None = Field(default=None, ge=0)
+    largest_contentful_paint: float | None = Field(default=None, ge=0)
+    server_response_time: float | None = Field(default=None, ge=0)
+    speed_index: float | None = Field(default=None, ge=0)
+    total_blocking_time: float | None = Field(default=None, ge=0)
+    performance_score: float | None = Field(default=None, ge=0, le=100)
+
+
+#: The metric fields, in the spec's order.
+METRIC_NAMES: tuple[str, ...] = tuple(Metrics.model_fields)
+
+
+class LighthouseError(_Model):
+    """Why a run failed: Lighthouse's own code (``NO_FCP``, ``FAILED_DOCUMENT_REQUEST``...)
+    or pagelab's (``ENGINE_CRASHED``, ``TIMEOUT``)."""
+
+    code: str
+    message: str
+
+
+class EngineEnvironment(_Model):
+    """pagelab extension: what the engine really ran with."""
+
+    chrome_version: str | None = None
+    benchmark_index: float | None = None
+    host_user_agent: str | None = None
+    network_user_agent: str | None = None
+    form_factor: str | None = None
+    screen_emulation: dict[str, Any] | None = None
+    throttling_method: str | None = None
+    throttling: dict[str, Any] | None = None
+
+
+class TestReport(_Model):
+    """One Lighthouse test: request, status, and (when final) metrics or error."""
+
+    __test__ = False
+
+    id: str | None = None
+    url: str
+    device: DeviceId
+    location: Location
+    config: LighthouseConfig = Field(default_factory=LighthouseConfig)
+    status: TestStatus
+    lighthouse_version: str | None = None
+    metrics: Metrics | None = None
+    report_url: str | None = None
+    created_at: Timestamp | None = None
+    expires_at: Timestamp | None = None
+    error: LighthouseError | None = None
+    #: pagelab extension: which machine or worker measured it (``"local"`` for this machine).
+    vantage: str | None = None
+    #: pagelab extension: browser and throttling actually applied.
+    environment: EngineEnvironment | None = None
+
+    def to_frame(self) -> pd.DataFrame:
+        """This report as a one-row wide frame (see :func:`pagelab.frames.to_frame`)."""
+        from pagelab.frames import to_frame
+
+        return to_frame([self])
+
+
+class BatchItem(_Model):
+    """One test of a batch."""
+
+    id: str | None = None
+    url: str
+    device: DeviceId
+    location: Location
+    status: TestStatus
+    metrics: Metrics | None = None
+    report_url: str | None = None
+    error: LighthouseError | None = None
+    #: pagelab extensions, as on :class:`TestReport`.
+    lighthouse_version: str | None = None
+    created_at: Timestamp | None = None
+    vantage: str | None = None
+    environment: EngineEnvironment | None = None
+
+
+class BatchReport(_Model):
+    """A batch of tests over URLs, devices or locations."""
+
+    id: str | None = None
+    urls: list[str]
+    devices: list[DeviceId]
+    locations: list[Location]
+    batch_type: BatchType
+    config: LighthouseConfig = Field(default_factory=LighthouseConfig)
+    status: BatchStatus
+    lighthouse_version: str | None = None
+    report_url: str | None = None
+    created_at: Timestamp | None = None
+    expires_at: Timestamp | None = None
+    reports: list[BatchItem] = Field(default_factory=list)
+
+    @property
+    def is_final(self) -> bool:
+        """Every item is ``success`` or ``failed`` (whatever ``status`` says)."""
+        return all(item.status.is_final for item in self.reports)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per item (see :func:`pagelab.frames.to_frame`)."""
+        from pagelab.frames import to_frame
+
+        return to_frame([self])
