@@ -1,0 +1,70 @@
+"""Artifact files (LHR JSON, HTML report, screenshot, filmstrip, video) beside the database."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+__all__ = ["ARTIFACT_NAMES", "ArtifactFiles"]
+
+#: Resource name -> (file name, media type). The names are the API's resource names.
+ARTIFACT_NAMES: dict[str, tuple[str, str]] = {
+    "lighthouse-json": ("lhr.json", "application/json"),
+    "html-report": ("report.html", "text/html"),
+    "screenshot": ("screenshot.txt", "text/plain"),  # a data URI
+    "filmstrip": ("filmstrip.json", "application/json"),
+    "video": ("video.webm", "video/webm"),
+}
+
+
+class ArtifactFiles:
+    """Files under ``root/<test id>/``, written atomically, indexed in ``artifacts``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, test_id: str, name: str) -> Path:
+        return self.root / test_id / ARTIFACT_NAMES[name][0]
+
+    def write(self, conn: sqlite3.Connection, test_id: str, name: str, data: bytes) -> Path:
+        """Write the file, then index it (call inside the transaction that finishes the test)."""
+        target = self.path(test_id, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Write then rename: a crash never leaves a half-written artifact under its name.
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        conn.execute(
+            "INSERT OR REPLACE INTO artifacts (test_id, name, relpath, media_type, size) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (test_id, name, str(target.relative_to(self.root)), ARTIFACT_NAMES[name][1],
+             len(data)),
+        )
+        return target
+
+    def names(self, conn: sqlite3.Connection, test_id: str) -> list[str]:
+        rows = conn.execute("SELECT name FROM artifacts WHERE test_id = ?", (test_id,))
+        return [row["name"] for row in rows]
+
+    def read(self, conn: sqlite3.Connection, test_id: str, name: str) -> bytes | None:
+        """The artifact's bytes, or None when the test has no such artifact."""
+        row = conn.execute(
+            "SELECT relpath FROM artifacts WHERE test_id = ? AND name = ?", (test_id, name)
+        ).fetchone()
+        if row is None:
+            return None
+        try:
+            return (self.root / row["relpath"]).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def remove(self, test_id: str) -> None:
+        shutil.rmtree(self.root / test_id, ignore_errors=True)

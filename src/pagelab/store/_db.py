@@ -1,0 +1,117 @@
+"""The SQLite file: connections, migrations, transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pagelab._exceptions import StoreError
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "connect", "migrate", "transaction"]
+
+# Forward-only migrations: entry i takes the schema from version i to i + 1. Never edit a
+# released entry; append a new one, so an upgrade never loses stored data.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE batches (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        urls_json TEXT NOT NULL,
+        devices_json TEXT NOT NULL,
+        locations_json TEXT NOT NULL,
+        batch_type TEXT NOT NULL,
+        config_json TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+    );
+    CREATE INDEX batches_account ON batches (account_id, created_at);
+    CREATE TABLE tests (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        batch_id TEXT REFERENCES batches (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL DEFAULT 0,
+        url TEXT NOT NULL,
+        device TEXT NOT NULL,
+        location TEXT NOT NULL,
+        -- masked: what responses echo
+        config_json TEXT NOT NULL,
+        -- the unmasked config, kept only until the test has run
+        run_config_json TEXT,
+        status TEXT NOT NULL,
+        lighthouse_version TEXT,
+        metrics_json TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        engine_failure INTEGER NOT NULL DEFAULT 0,
+        vantage TEXT,
+        environment_json TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        started_at INTEGER,
+        finished_at INTEGER
+    );
+    CREATE INDEX tests_account_created ON tests (account_id, created_at);
+    CREATE INDEX tests_status ON tests (status, created_at);
+    CREATE INDEX tests_batch ON tests (batch_id, position);
+    CREATE INDEX tests_expires ON tests (expires_at);
+    CREATE TABLE artifacts (
+        test_id TEXT NOT NULL REFERENCES tests (id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        relpath TEXT NOT NULL,
+        media_type TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        PRIMARY KEY (test_id, name)
+    );
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the store's SQLite file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: transactions are explicit (see transaction()).
+        conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        # WAL: readers never block the writer, and a crash mid-write loses nothing committed.
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        migrate(conn)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the migrations this file lacks; returns the schema version."""
+    with transaction(conn, immediate=True):
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the store has schema version {version}, newer than this pagelab "
+                f"({SCHEMA_VERSION}): upgrade pagelab"
+            )
+        for script in MIGRATIONS[version:]:
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return SCHEMA_VERSION
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, *, immediate: bool = False) -> Iterator[None]:
+    """Commit on success, roll back on any error, so a failed write changes nothing."""
+    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")

@@ -1,0 +1,346 @@
+"""Storage functions for tests and batches. Each takes an open connection.
+
+Timestamps are stored as integer epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pagelab.models import (
+    BatchItem,
+    BatchReport,
+    BatchStatus,
+    BatchType,
+    Device,
+    EngineEnvironment,
+    LighthouseConfig,
+    LighthouseError,
+    Location,
+    Metrics,
+    TestReport,
+    TestStatus,
+    from_epoch,
+    to_epoch_ms,
+)
+
+__all__ = [
+    "LOCAL_ACCOUNT",
+    "TestQuery",
+    "batch_status",
+    "create_batch",
+    "create_test",
+    "delete_expired",
+    "finish_test",
+    "get_batch",
+    "get_test",
+    "list_tests",
+    "new_id",
+    "now_ms",
+    "run_config",
+    "start_test",
+    "test_timing",
+]
+
+#: The account of tests run by a LocalRunner (the API service uses one account per key).
+LOCAL_ACCOUNT = "local"
+
+
+def now_ms() -> int:
+    return to_epoch_ms(datetime.now(UTC))
+
+
+def new_id(prefix: str) -> str:
+    """``lt_…`` / ``lbt_…``: 96 random bits, so ids cannot be guessed across accounts."""
+    return f"{prefix}_{secrets.token_hex(12)}"
+
+
+def _dump_config(config: LighthouseConfig) -> str:
+    return config.model_dump_json()
+
+
+def create_test(
+    conn: sqlite3.Connection,
+    *,
+    url: str,
+    device: Device,
+    location: Location,
+    config: LighthouseConfig,
+    retention: timedelta,
+    account_id: str = LOCAL_ACCOUNT,
+    batch_id: str | None = None,
+    position: int = 0,
+    created_at: int | None = None,
+) -> str:
+    """Insert an ``idle`` test; the unmasked config is kept only until it has run."""
+    test_id = new_id("lt")
+    created = created_at if created_at is not None else now_ms()
+    conn.execute(
+        "INSERT INTO tests (id, account_id, batch_id, position, url, device, location, "
+        "config_json, run_config_json, status, created_at, expires_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            test_id, account_id, batch_id, position, url, device.value, location.value,
+            _dump_config(config.masked()), _dump_config(config), TestStatus.IDLE.value,
+            created, created + int(retention.total_seconds() * 1000),
+        ),
+    )
+    return test_id
+
+
+def create_batch(
+    conn: sqlite3.Connection,
+    *,
+    urls: Sequence[str],
+    devices: Sequence[Device],
+    locations: Sequence[Location],
+    batch_type: BatchType,
+    config: LighthouseConfig,
+    items: Sequence[tuple[str, Device, Location]],
+    retention: timedelta,
+    account_id: str = LOCAL_ACCOUNT,
+) -> tuple[str, list[str]]:
+    """Insert a batch and its ``idle`` items (call inside a transaction)."""
+    batch_id = new_id("lbt")
+    created = now_ms()
+    conn.execute(
+        "INSERT INTO batches (id, account_id, urls_json, devices_json, locations_json, "
+        "batch_type, config_json, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            batch_id, account_id, json.dumps(list(urls)),
+            json.dumps([d.value for d in devices]), json.dumps([loc.value for loc in locations]),
+            batch_type.value, _dump_config(config.masked()), created,
+            created + int(retention.total_seconds() * 1000),
+        ),
+    )
+    test_ids = [
+        create_test(
+            conn, url=url, device=device, location=location, config=config,
+            retention=retention, account_id=account_id, batch_id=batch_id, position=position,
+            created_at=created,
+        )
+        for position, (url, device, location) in enumerate(items)
+    ]
+    return batch_id, test_ids
+
+
+def run_config(conn: sqlite3.Connection, test_id: str) -> LighthouseConfig:
+    """The unmasked config to run the test with (the masked one once it has run)."""
+    row = conn.execute(
+        "SELECT run_config_json, config_json FROM tests WHERE id = ?", (test_id,)
+    ).fetchone()
+    return LighthouseConfig.model_validate_json(row["run_config_json"] or row["config_json"])
+
+
+def start_test(conn: sqlite3.Connection, test_id: str) -> None:
+    conn.execute(
+        "UPDATE tests SET status = ?, started_at = ? WHERE id = ?",
+        (TestStatus.ACTIVE.value, now_ms(), test_id),
+    )
+
+
+def finish_test(
+    conn: sqlite3.Connection,
+    test_id: str,
+    *,
+    status: TestStatus,
+    lighthouse_version: str | None,
+    metrics: Metrics | None,
+    error: LighthouseError | None,
+    vantage: str | None,
+    environment: EngineEnvironment | None,
+    engine_failure: bool = False,
+) -> None:
+    """Record the outcome and forget the unmasked config."""
+    conn.execute(
+        "UPDATE tests SET status = ?, lighthouse_version = ?, metrics_json = ?, error_code = ?, "
+        "error_message = ?, vantage = ?, environment_json = ?, engine_failure = ?, "
+        "finished_at = ?, run_config_json = NULL WHERE id = ?",
+        (
+            status.value, lighthouse_version,
+            metrics.model_dump_json() if metrics else None,
+            error.code if error else None, error.message if error else None, vantage,
+            environment.model_dump_json() if environment else None, int(engine_failure),
+            now_ms(), test_id,
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TestQuery:
+    """The list endpoint's paging and created_at filters (epoch ms)."""
+
+    __test__ = False
+
+    page: int = 1
+    per_page: int = 10
+    created_at_gt: int | None = None
+    created_at_gte: int | None = None
+    created_at_lt: int | None = None
+    created_at_lte: int | None = None
+
+
+_TEST_COLUMNS = (
+    "id, batch_id, url, device, location, config_json, status, lighthouse_version, "
+    "metrics_json, error_code, error_message, vantage, environment_json, created_at, "
+    "expires_at, started_at, finished_at"
+)
+
+
+def _test_from_row(row: sqlite3.Row, report_url: str | None) -> TestReport:
+    return TestReport(
+        id=row["id"],
+        url=row["url"],
+        device=row["device"],
+        location=row["location"],
+        config=LighthouseConfig.model_validate_json(row["config_json"]),
+        status=row["status"],
+        lighthouse_version=row["lighthouse_version"],
+        metrics=Metrics.model_validate_json(row["metrics_json"]) if row["metrics_json"] else None,
+        report_url=report_url if row["status"] == TestStatus.SUCCESS else None,
+        created_at=from_epoch(row["created_at"]),
+        expires_at=from_epoch(row["expires_at"]),
+        error=(
+            LighthouseError(code=row["error_code"], message=row["error_message"] or "")
+            if row["status"] == TestStatus.FAILED and row["error_code"]
+            else None
+        ),
+        vantage=row["vantage"],
+        environment=(
+            EngineEnvironment.model_validate_json(row["environment_json"])
+            if row["environment_json"]
+            else None
+        ),
+    )
+
+
+def get_test(
+    conn: sqlite3.Connection,
+    test_id: str,
+    *,
+    account_id: str = LOCAL_ACCOUNT,
+    now: int | None = None,
+    report_url: Any = None,
+) -> TestReport | None:
+    """The test, or None when it is unknown, expired or another account's.
+
+    ``report_url`` is a callable ``(test_id) -> str | None`` giving the hosted report's
+    address (a file URL locally, an http URL in the service).
+    """
+    row = conn.execute(
+        f"SELECT {_TEST_COLUMNS} FROM tests WHERE id = ? AND account_id = ? AND expires_at > ?",
+        (test_id, account_id, now if now is not None else now_ms()),
+    ).fetchone()
+    if row is None:
+        return None
+    return _test_from_row(row, report_url(row["id"]) if report_url else None)
+
+
+def test_timing(conn: sqlite3.Connection, test_id: str) -> tuple[int | None, int | None]:
+    """When the engine started and finished the test (epoch ms)."""
+    row = conn.execute(
+        "SELECT started_at, finished_at FROM tests WHERE id = ?", (test_id,)
+    ).fetchone()
+    return (row["started_at"], row["finished_at"]) if row else (None, None)
+
+
+def list_tests(
+    conn: sqlite3.Connection,
+    query: TestQuery,
+    *,
+    account_id: str = LOCAL_ACCOUNT,
+    now: int | None = None,
+    report_url: Any = None,
+) -> list[TestReport]:
+    """A page of the account's tests, newest first."""
+    clauses = ["account_id = ?", "expires_at > ?"]
+    params: list[Any] = [account_id, now if now is not None else now_ms()]
+    for value, op in (
+        (query.created_at_gt, ">"),
+        (query.created_at_gte, ">="),
+        (query.created_at_lt, "<"),
+        (query.created_at_lte, "<="),
+    ):
+        if value is not None:
+            clauses.append(f"created_at {op} ?")
+            params.append(value)
+    params += [query.per_page, (query.page - 1) * query.per_page]
+    rows = conn.execute(
+        f"SELECT {_TEST_COLUMNS} FROM tests WHERE {' AND '.join(clauses)} "
+        "ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+        params,
+    )
+    return [_test_from_row(row, report_url(row["id"]) if report_url else None) for row in rows]
+
+
+def batch_status(item_statuses: Sequence[TestStatus]) -> BatchStatus:
+    """``idle`` until an item starts, ``completed`` when all are final, else ``active``."""
+    if all(status.is_final for status in item_statuses):
+        return BatchStatus.COMPLETED
+    if all(status == TestStatus.IDLE for status in item_statuses):
+        return BatchStatus.IDLE
+    return BatchStatus.ACTIVE
+
+
+def get_batch(
+    conn: sqlite3.Connection,
+    batch_id: str,
+    *,
+    account_id: str = LOCAL_ACCOUNT,
+    now: int | None = None,
+    report_url: Any = None,
+    batch_report_url: str | None = None,
+) -> BatchReport | None:
+    """The batch with its items in order, or None (unknown, expired, another account's)."""
+    row = conn.execute(
+        "SELECT * FROM batches WHERE id = ? AND account_id = ? AND expires_at > ?",
+        (batch_id, account_id, now if now is not None else now_ms()),
+    ).fetchone()
+    if row is None:
+        return None
+    tests = [
+        _test_from_row(item, report_url(item["id"]) if report_url else None)
+        for item in conn.execute(
+            f"SELECT {_TEST_COLUMNS} FROM tests WHERE batch_id = ? ORDER BY position", (batch_id,)
+        )
+    ]
+    versions = [t.lighthouse_version for t in tests if t.lighthouse_version]
+    return BatchReport(
+        id=row["id"],
+        urls=json.loads(row["urls_json"]),
+        devices=json.loads(row["devices_json"]),
+        locations=json.loads(row["locations_json"]),
+        batch_type=row["batch_type"],
+        config=LighthouseConfig.model_validate_json(row["config_json"]),
+        status=batch_status([t.status for t in tests]),
+        lighthouse_version=versions[0] if versions else None,
+        report_url=batch_report_url,
+        created_at=from_epoch(row["created_at"]),
+        expires_at=from_epoch(row["expires_at"]),
+        reports=[
+            BatchItem(
+                id=t.id, url=t.url, device=t.device, location=t.location, status=t.status,
+                metrics=t.metrics, report_url=t.report_url, error=t.error,
+                lighthouse_version=t.lighthouse_version, created_at=t.created_at,
+                vantage=t.vantage, environment=t.environment,
+            )
+            for t in tests
+        ],
+    )
+
+
+def delete_expired(conn: sqlite3.Connection, now: int | None = None) -> list[str]:
+    """Delete expired tests and batches; returns the deleted test ids (for their files)."""
+    cutoff = now if now is not None else now_ms()
+    ids = [
+        row["id"] for row in conn.execute("SELECT id FROM tests WHERE expires_at <= ?", (cutoff,))
+    ]
+    conn.execute("DELETE FROM tests WHERE expires_at <= ?", (cutoff,))
+    conn.execute("DELETE FROM batches WHERE expires_at <= ?", (cutoff,))
+    return ids
