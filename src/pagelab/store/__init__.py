@@ -1,5 +1,22 @@
 """Persistent history: SQLite (WAL, transactional writes) plus artifact files."""
 
+from ._accounts import (
+    KEY_PREFIX_LENGTH,
+    Account,
+    CreditKind,
+    account_credits,
+    charge_credits,
+    create_account,
+    find_account,
+    find_account_by_key,
+    list_accounts,
+    next_refill,
+    record_test_charges,
+    refund_credits,
+    refund_engine_failures,
+    revoke_account,
+    top_up_account,
+)
 from ._artifacts import ARTIFACT_NAMES, ArtifactFiles
 from ._db import MIGRATIONS, SCHEMA_VERSION, connect, migrate, transaction
 from ._records import (
@@ -19,31 +36,48 @@ from ._records import (
     start_test,
     test_timing,
 )
+from ._secrets import service_secret
 from ._store import DEFAULT_RETENTION, Store
 
 __all__ = [
     "ARTIFACT_NAMES",
     "DEFAULT_RETENTION",
+    "KEY_PREFIX_LENGTH",
     "LOCAL_ACCOUNT",
     "MIGRATIONS",
     "SCHEMA_VERSION",
+    "Account",
     "ArtifactFiles",
+    "CreditKind",
     "Store",
     "TestQuery",
+    "account_credits",
     "batch_status",
+    "charge_credits",
     "connect",
+    "create_account",
     "create_batch",
     "create_test",
     "delete_expired",
+    "find_account",
+    "find_account_by_key",
     "finish_test",
     "get_batch",
     "get_test",
+    "list_accounts",
     "list_tests",
     "migrate",
     "new_id",
+    "next_refill",
     "now_ms",
+    "record_test_charges",
+    "refund_credits",
+    "refund_engine_failures",
+    "revoke_account",
     "run_config",
+    "service_secret",
     "start_test",
     "test_timing",
+    "top_up_account",
     "transaction",
 ]

@@ -65,6 +65,36 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (test_id, name)
     );
     """,
+    # 2: API service accounts (one per key, stored as a hash), their credit pools, the
+    # charge of each test (so an engine failure refunds the pool it was paid from) and
+    # server-side secrets (the key that signs hosted report links).
+    """
+    CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        key_prefix TEXT NOT NULL UNIQUE,
+        key_hash TEXT NOT NULL,
+        lighthouse_credits INTEGER NOT NULL CHECK (lighthouse_credits >= 0),
+        lighthouse_paid_credits INTEGER NOT NULL DEFAULT 0 CHECK (lighthouse_paid_credits >= 0),
+        ttfb_credits INTEGER NOT NULL CHECK (ttfb_credits >= 0),
+        ttfb_paid_credits INTEGER NOT NULL DEFAULT 0 CHECK (ttfb_paid_credits >= 0),
+        lighthouse_plan INTEGER NOT NULL CHECK (lighthouse_plan >= 0),
+        ttfb_plan INTEGER NOT NULL CHECK (ttfb_plan >= 0),
+        period_start INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+    );
+    CREATE TABLE credit_charges (
+        test_id TEXT PRIMARY KEY REFERENCES tests (id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        paid INTEGER NOT NULL,
+        refunded_at INTEGER
+    );
+    CREATE INDEX tests_engine_failures ON tests (id) WHERE engine_failure = 1;
+    CREATE TABLE service_secrets (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
