@@ -1,0 +1,65 @@
+"""The ``pagelab`` command: argument parsing and error handling shared by every subcommand.
+
+Each subcommand lives in its own module exposing ``register(subparsers)``, which adds a
+parser whose ``handler`` default is a function ``(args) -> int`` (the exit status).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from pagelab._exceptions import PagelabError
+
+__all__ = ["CommandError", "build_parser", "main"]
+
+# Subcommand modules, in the order `pagelab --help` lists them.
+_COMMAND_MODULES = (
+    "pagelab.cli._setup",
+    "pagelab.cli._run",
+    "pagelab.cli._demo",
+)
+
+
+class CommandError(PagelabError):
+    """A CLI-level failure: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # One line, no usage dump: bad arguments are a typo to fix, not a manual to read.
+        self.exit(2, f"pagelab: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from pagelab import __version__
+
+    parser = _Parser(
+        prog="pagelab",
+        description="Synthetic web-performance testing: real Lighthouse runs, TTFB probes, "
+        "an HTTP API service.",
+    )
+    parser.add_argument("--version", action="version", version=f"pagelab {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module_name in _COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(handler(args))
+    except KeyboardInterrupt:
+        print("pagelab: interrupted", file=sys.stderr)
+        return 130
+    except PagelabError as exc:
+        print(f"pagelab: error: {exc}", file=sys.stderr)
+        return 2

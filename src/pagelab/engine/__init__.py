@@ -1,0 +1,40 @@
+"""The local engine: real Lighthouse in Debian's Chromium, and the TTFB probe."""
+
+from ._engine import CHROMIUM_FLAGS, ENGINE_CRASHED, TIMEOUT, Engine, RunResult
+from ._install import (
+    APT_INSTALL_COMMAND,
+    EngineInstall,
+    chromium_version,
+    engine_install,
+    find_chromium,
+    install_chromium,
+    install_engine,
+    pinned_lighthouse_version,
+)
+from ._lock import engine_lock
+from ._mapping import LHR_AUDITS, LhrSummary, filmstrip, final_screenshot, summarize_lhr
+from ._settings import LighthouseRunSpec, build_run_spec
+
+__all__ = [
+    "APT_INSTALL_COMMAND",
+    "CHROMIUM_FLAGS",
+    "ENGINE_CRASHED",
+    "LHR_AUDITS",
+    "TIMEOUT",
+    "Engine",
+    "EngineInstall",
+    "LhrSummary",
+    "LighthouseRunSpec",
+    "RunResult",
+    "build_run_spec",
+    "chromium_version",
+    "engine_install",
+    "engine_lock",
+    "filmstrip",
+    "final_screenshot",
+    "find_chromium",
+    "install_chromium",
+    "install_engine",
+    "pinned_lighthouse_version",
+    "summarize_lhr",
+]

@@ -1,0 +1,410 @@
+"""The warm local engine: one Node/Lighthouse driver and one Chromium kept between runs."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import queue
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from threading import Thread
+from typing import IO, Any
+
+import filelock
+
+from pagelab._exceptions import EngineNotInstalledError
+from pagelab.models import (
+    Device,
+    EngineEnvironment,
+    LighthouseConfig,
+    LighthouseError,
+    Metrics,
+    TestStatus,
+)
+
+from ._install import EngineInstall, chromium_version, engine_install, find_chromium
+from ._lock import engine_lock
+from ._mapping import filmstrip, final_screenshot, summarize_lhr
+from ._process import ChildProcess
+from ._settings import build_run_spec
+
+__all__ = ["CHROMIUM_FLAGS", "ENGINE_CRASHED", "TIMEOUT", "Engine", "RunResult"]
+
+ENGINE_CRASHED = "ENGINE_CRASHED"
+TIMEOUT = "TIMEOUT"
+
+#: chrome-launcher's defaults (what the lighthouse CLI uses), headless, plus what a closed
+#: network and a root user need.
+CHROMIUM_FLAGS: tuple[str, ...] = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,"
+    "CalculateNativeWinOcclusion,InterestFeedContentSuggestions,"
+    "CertificateTransparencyComponentUpdater,AutofillServerCommunication,"
+    "PrivacySandboxSettings4,RenderDocument",
+    "--disable-extensions",
+    "--disable-component-extensions-with-background-pages",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-client-side-phishing-detection",
+    "--disable-sync",
+    "--metrics-recording-only",
+    "--disable-default-apps",
+    "--mute-audio",
+    "--no-default-browser-check",
+    "--no-first-run",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
+    "--disable-background-timer-throttling",
+    "--disable-ipc-flooding-protection",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--force-fieldtrials=*BackgroundTracing/default/",
+    "--disable-hang-monitor",
+    "--disable-prompt-on-repost",
+    "--disable-domain-reliability",
+)
+
+_EOF = object()
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """The outcome of one engine run."""
+
+    status: TestStatus
+    lighthouse_version: str | None
+    metrics: Metrics | None
+    error: LighthouseError | None
+    environment: EngineEnvironment | None
+    started_at: datetime
+    finished_at: datetime
+    #: True when the engine, not the page, failed (crash, timeout): credits are refunded.
+    engine_failure: bool = False
+    #: Resource name (``lighthouse-json``, ``html-report``, ``screenshot``, ``filmstrip``)
+    #: -> content.
+    artifacts: dict[str, bytes] = field(default_factory=dict)
+
+
+class _Browser:
+    """Chromium with a fresh profile, listening for DevTools on a loopback port."""
+
+    def __init__(self, binary: Path, extra_flags: tuple[str, ...], timeout: float) -> None:
+        self.extra_flags = extra_flags
+        self.profile = Path(tempfile.mkdtemp(prefix="pagelab-chromium-"))
+        self.process = ChildProcess(
+            [str(binary), *CHROMIUM_FLAGS, *extra_flags, "--remote-debugging-port=0",
+             "--remote-debugging-address=127.0.0.1", f"--user-data-dir={self.profile}",
+             "about:blank"]
+        )
+        try:
+            port = self.process.wait_for_file(self.profile / "DevToolsActivePort", timeout)
+        except (RuntimeError, TimeoutError) as exc:
+            tail = " | ".join(list(self.process.stderr_tail)[-3:])
+            self.close()
+            raise RuntimeError(f"Chromium did not start: {exc}. {tail}") from exc
+        self.url = f"http://127.0.0.1:{port.splitlines()[0].strip()}"
+
+    def close(self) -> None:
+        self.process.kill()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+class _Driver:
+    """The Node process running ``driver.mjs``; its stdout lines are parsed into a queue."""
+
+    def __init__(self, install: EngineInstall, timeout: float) -> None:
+        import os
+
+        self.messages: queue.Queue[Any] = queue.Queue()
+        self.process = ChildProcess(
+            [str(install.node), str(install.driver)],
+            env={**os.environ, "PAGELAB_ENGINE_DIR": str(install.root)},
+            pipe_stdin=True,
+            pipe_stdout=True,
+        )
+        assert self.process.popen.stdout is not None
+        Thread(target=self._read, args=(self.process.popen.stdout,), daemon=True).start()
+        try:
+            ready = self.messages.get(timeout=timeout)
+        except queue.Empty:
+            ready = None
+        if not isinstance(ready, dict) or ready.get("type") != "ready":
+            tail = " | ".join(list(self.process.stderr_tail)[-5:])
+            self.close()
+            raise RuntimeError(f"the Lighthouse driver did not start: {tail or 'no output'}")
+        self.lighthouse_version: str = ready["lighthouse_version"]
+        self.node_version: str = ready["node_version"]
+
+    def _read(self, stream: IO[str]) -> None:
+        with contextlib.suppress(ValueError, OSError):
+            for line in stream:
+                with contextlib.suppress(json.JSONDecodeError):
+                    self.messages.put(json.loads(line))
+        self.messages.put(_EOF)
+
+    def send(self, message: dict[str, Any]) -> None:
+        stdin = self.process.popen.stdin
+        assert stdin is not None
+        stdin.write(json.dumps(message) + "\n")
+        stdin.flush()
+
+    def close(self) -> None:
+        self.process.kill()
+
+
+class _Processes:
+    """The engine's live processes; a separate object so a finalizer can close them."""
+
+    def __init__(self) -> None:
+        self.browser: _Browser | None = None
+        self.driver: _Driver | None = None
+
+    def close(self) -> None:
+        for part in (self.driver, self.browser):
+            if part is not None:
+                part.close()
+        self.browser = self.driver = None
+
+
+class Engine:
+    """Real Lighthouse in Debian's Chromium, kept warm between runs.
+
+    Each run takes the machine-wide engine lock, gets a fresh browser context (no cookie,
+    cache or storage survives a run) and a hard timeout; on a hang or a crash the whole
+    process tree is killed and restarted at the next run. Use as a context manager, or call
+    :meth:`close`; processes are also ended at interpreter exit.
+    """
+
+    def __init__(
+        self,
+        *,
+        run_timeout: float = 150.0,
+        startup_timeout: float = 60.0,
+        chromium: Path | None = None,
+        install: EngineInstall | None = None,
+        lock: filelock.BaseFileLock | None = None,
+    ) -> None:
+        self.run_timeout = run_timeout
+        self.startup_timeout = startup_timeout
+        self._chromium = chromium
+        self._install = install
+        self._lock = lock if lock is not None else engine_lock()
+        self._mutex = threading.Lock()
+        self._ids = itertools.count(1)
+        self._processes = _Processes()
+        self._finalizer = weakref.finalize(self, self._processes.close)
+
+    # -- parts -------------------------------------------------------------------------
+
+    def _binary(self) -> Path:
+        binary = self._chromium or find_chromium()
+        if binary is None:
+            raise EngineNotInstalledError("Chromium is missing: run `pagelab setup`")
+        self._chromium = binary
+        return binary
+
+    def _engine_install(self) -> EngineInstall:
+        install = self._install or engine_install()
+        if not install.is_complete:
+            raise EngineNotInstalledError(
+                "Lighthouse is not installed: run `pagelab setup` "
+                f"(expected in {install.root})"
+            )
+        self._install = install
+        return install
+
+    @property
+    def chrome_version(self) -> str | None:
+        return chromium_version(self._binary())
+
+    @property
+    def lighthouse_version(self) -> str | None:
+        driver = self._processes.driver
+        return driver.lighthouse_version if driver else None
+
+    def process_ids(self) -> list[int]:
+        """Pids of the live Chromium and Node processes and their descendants."""
+        pids: list[int] = []
+        for part in (self._processes.browser, self._processes.driver):
+            if part is not None and part.process.alive:
+                pids.append(part.process.pid)
+                pids += [p.pid for p in part.process.descendants()]
+        return pids
+
+    def _ensure_started(self, browser_flags: tuple[str, ...]) -> tuple[_Browser, _Driver]:
+        procs = self._processes
+        if procs.browser is not None and (
+            not procs.browser.process.alive or procs.browser.extra_flags != browser_flags
+        ):
+            procs.browser.close()
+            procs.browser = None
+        if procs.driver is not None and not procs.driver.process.alive:
+            procs.driver.close()
+            procs.driver = None
+        if procs.browser is None:
+            procs.browser = _Browser(self._binary(), browser_flags, self.startup_timeout)
+        if procs.driver is None:
+            procs.driver = _Driver(self._engine_install(), self.startup_timeout)
+        return procs.browser, procs.driver
+
+    # -- runs --------------------------------------------------------------------------
+
+    def run(
+        self,
+        url: str,
+        device: Device | str = Device.MOBILE,
+        config: LighthouseConfig | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> RunResult:
+        """One Lighthouse run of ``url``. Page failures and engine failures are returned as
+        ``failed`` results; only a missing engine raises (:class:`EngineNotInstalledError`)."""
+        device = Device(device)
+        config = config or LighthouseConfig()
+        self._binary()
+        self._engine_install()
+        with self._mutex, self._lock:
+            return self._run_locked(url, device, config, timeout or self.run_timeout)
+
+    def _run_locked(
+        self, url: str, device: Device, config: LighthouseConfig, timeout: float
+    ) -> RunResult:
+        started = datetime.now(UTC)
+        chrome = self.chrome_version
+        spec = build_run_spec(
+            device, config, chrome_major=int(chrome.split(".")[0]) if chrome else None
+        )
+        try:
+            browser, driver = self._ensure_started(spec.browser_flags)
+        except (RuntimeError, OSError) as exc:
+            self._processes.close()
+            return self._engine_failure(ENGINE_CRASHED, str(exc), started)
+        with tempfile.TemporaryDirectory(prefix="pagelab-run-") as tmp:
+            out = Path(tmp)
+            request_id = next(self._ids)
+            try:
+                driver.send({
+                    "id": request_id,
+                    "url": url,
+                    "browser_url": browser.url,
+                    "config": spec.config,
+                    "secrets": spec.secrets,
+                    "lhr_path": str(out / "lhr.json"),
+                    "html_path": str(out / "report.html"),
+                })
+            except (OSError, ValueError) as exc:
+                self._processes.close()
+                return self._engine_failure(ENGINE_CRASHED, f"driver unreachable: {exc}", started)
+            reply = self._await_reply(driver, browser, request_id, timeout)
+            if reply is None:
+                self._processes.close()
+                return self._engine_failure(
+                    TIMEOUT, f"the run did not finish within {timeout:.0f} s", started
+                )
+            if reply is _EOF or not browser.process.alive:
+                detail = " | ".join(list(driver.process.stderr_tail)[-3:])
+                self._processes.close()
+                return self._engine_failure(
+                    ENGINE_CRASHED, f"the browser or the driver exited mid-run. {detail}".strip(),
+                    started,
+                )
+            assert isinstance(reply, dict)
+            if not reply.get("ok"):
+                error = reply.get("error") or {}
+                code, message = str(error.get("code")), str(error.get("message"))
+                if not error.get("lighthouse"):
+                    self._processes.close()
+                    return self._engine_failure(ENGINE_CRASHED, f"{code}: {message}", started)
+                return RunResult(
+                    status=TestStatus.FAILED,
+                    lighthouse_version=driver.lighthouse_version,
+                    metrics=None,
+                    error=LighthouseError(code=code, message=message),
+                    environment=EngineEnvironment(chrome_version=chrome),
+                    started_at=started,
+                    finished_at=datetime.now(UTC),
+                )
+            return self._result_from_files(out, chrome, started)
+
+    def _await_reply(
+        self, driver: _Driver, browser: _Browser, request_id: int, timeout: float
+    ) -> object | None:
+        """The driver's reply, ``_EOF`` if it died, None on timeout."""
+        deadline = time.monotonic() + timeout
+        browser_died_at: float | None = None
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                message = driver.messages.get(timeout=min(0.5, remaining))
+            except queue.Empty:
+                # A dead Chromium can leave Lighthouse waiting on a protocol timeout: give
+                # it a moment to report, then stop waiting.
+                if not browser.process.alive:
+                    browser_died_at = browser_died_at or time.monotonic()
+                    if time.monotonic() - browser_died_at > 3:
+                        return _EOF
+                continue
+            if message is _EOF:
+                return _EOF
+            if isinstance(message, dict) and message.get("id") == request_id:
+                return message
+        return None
+
+    def _result_from_files(self, out: Path, chrome: str | None, started: datetime) -> RunResult:
+        lhr_bytes = (out / "lhr.json").read_bytes()
+        lhr = json.loads(lhr_bytes)
+        summary = summarize_lhr(lhr, chrome_version=chrome)
+        artifacts: dict[str, bytes] = {
+            "lighthouse-json": lhr_bytes,
+            "html-report": (out / "report.html").read_bytes(),
+        }
+        screenshot = final_screenshot(lhr)
+        if screenshot:
+            artifacts["screenshot"] = screenshot.encode()
+        strip = filmstrip(lhr)
+        if strip:
+            artifacts["filmstrip"] = strip.encode()
+        return RunResult(
+            status=summary.status,
+            lighthouse_version=summary.lighthouse_version,
+            metrics=summary.metrics,
+            error=summary.error,
+            environment=summary.environment,
+            started_at=started,
+            finished_at=datetime.now(UTC),
+            artifacts=artifacts,
+        )
+
+    def _engine_failure(self, code: str, message: str, started: datetime) -> RunResult:
+        return RunResult(
+            status=TestStatus.FAILED,
+            lighthouse_version=None,
+            metrics=None,
+            error=LighthouseError(code=code, message=message),
+            environment=None,
+            started_at=started,
+            finished_at=datetime.now(UTC),
+            engine_failure=True,
+        )
+
+    # -- lifetime ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End Chromium and Node (a later run starts them again)."""
+        with self._mutex:
+            self._processes.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,118 @@
+"""Child processes that never outlive their use: own process group, killed with descendants."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from threading import Thread
+from typing import IO
+
+import psutil
+
+__all__ = ["ChildProcess"]
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    # Linux: SIGKILL this child when the thread that started it dies, so a killed Python
+    # leaves no Chromium or Node behind. Harmless where prctl is missing.
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+class ChildProcess:
+    """A process in a new session; ``kill()`` ends its whole process group and descendants.
+
+    stderr is drained by a thread into the last ``stderr_lines`` lines, for error messages.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        pipe_stdin: bool = False,
+        pipe_stdout: bool = False,
+        stderr_lines: int = 40,
+    ) -> None:
+        self.argv = list(argv)
+        self.popen = subprocess.Popen(
+            self.argv,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.PIPE if pipe_stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE if pipe_stdout else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, async-signal-safe
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            bufsize=1,
+        )
+        self.stderr_tail: deque[str] = deque(maxlen=stderr_lines)
+        assert self.popen.stderr is not None
+        Thread(target=self._drain, args=(self.popen.stderr,), daemon=True).start()
+
+    def _drain(self, stream: IO[str]) -> None:
+        with contextlib.suppress(ValueError, OSError):
+            for line in stream:
+                self.stderr_tail.append(line.rstrip())
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def descendants(self) -> list[psutil.Process]:
+        try:
+            return psutil.Process(self.pid).children(recursive=True)
+        except psutil.Error:
+            return []
+
+    def kill(self, *, grace: float = 0.0) -> None:
+        """End the process, its process group and every descendant; wait for them."""
+        family = self.descendants()
+        if grace > 0 and self.alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(timeout=grace)
+        # Chromium's helpers may have left the group: kill them by pid as well.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        for process in family:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=10)
+        psutil.wait_procs(family, timeout=5)
+        for stream in (self.popen.stdin, self.popen.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
+
+    def wait_for_file(self, path: Path, timeout: float) -> str:
+        """Wait until ``path`` exists with content (or the process dies)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                text = path.read_text()
+                if text.strip():
+                    return text
+            if not self.alive:
+                raise RuntimeError("exited before writing " + path.name)
+            time.sleep(0.05)
+        raise TimeoutError(f"{path.name} not written within {timeout:.0f} s")

@@ -1,0 +1,96 @@
+"""From a device and a config to Lighthouse settings: a pure function, tested without a browser."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from pagelab.catalog import CONNECTIONS, DEVICES
+from pagelab.models import Device, LighthouseConfig, ThrottlingMethod
+
+__all__ = ["LighthouseRunSpec", "build_run_spec"]
+
+# Lighthouse's convention for DevTools ("applied") throttling: request latency is the RTT
+# times 3.75 and throughput is 90 % of the link's (core/config/constants.js).
+_DEVTOOLS_LATENCY_FACTOR = 3.75
+_DEVTOOLS_THROUGHPUT_FACTOR = 0.9
+
+# Work no metric or resource needs: the full-page screenshot (~1 s a run) and the
+# bf-cache audit (a second navigation).
+_SKIPPED_AUDITS = ("bf-cache",)
+
+
+@dataclass(frozen=True, slots=True)
+class LighthouseRunSpec:
+    """What the Node driver needs for one run."""
+
+    config: dict[str, Any]
+    #: Strings to scrub from every stored output (passwords, cookie values).
+    secrets: list[str] = field(default_factory=list)
+    #: Chromium command-line switches this run needs (a browser restart when they change).
+    browser_flags: tuple[str, ...] = ()
+
+
+def _throttling(device: Device, config: LighthouseConfig) -> dict[str, float]:
+    profile = DEVICES[device]
+    link = CONNECTIONS[config.connection] if config.connection else profile.default_connection
+    return {
+        "rttMs": link.rtt_ms,
+        "throughputKbps": link.down_kbps,
+        "requestLatencyMs": link.rtt_ms * _DEVTOOLS_LATENCY_FACTOR,
+        "downloadThroughputKbps": link.down_kbps * _DEVTOOLS_THROUGHPUT_FACTOR,
+        "uploadThroughputKbps": link.up_kbps * _DEVTOOLS_THROUGHPUT_FACTOR,
+        "cpuSlowdownMultiplier": profile.cpu_slowdown,
+    }
+
+
+def _extra_headers(config: LighthouseConfig) -> tuple[dict[str, str], list[str]]:
+    headers: dict[str, str] = {}
+    secrets: list[str] = []
+    if config.cookies:
+        headers["Cookie"] = "; ".join(c.strip() for c in config.cookies)
+        secrets += [c.partition("=")[2] for c in config.cookies if c.partition("=")[2]]
+    if config.auth_username is not None or config.auth_password is not None:
+        credentials = f"{config.auth_username or ''}:{config.auth_password or ''}"
+        token = base64.b64encode(credentials.encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        secrets += [token] + ([config.auth_password] if config.auth_password else [])
+    return headers, secrets
+
+
+def build_run_spec(
+    device: Device, config: LighthouseConfig, *, chrome_major: int | None = None
+) -> LighthouseRunSpec:
+    """The Lighthouse config for ``device`` and ``config`` (performance category only)."""
+    profile = DEVICES[device]
+    user_agent: str | None = config.user_agent
+    if user_agent is None and profile.user_agent is not None:
+        user_agent = profile.user_agent.format(chrome_major=chrome_major or 120)
+    headers, secrets = _extra_headers(config)
+    applied = config.throttling_method == ThrottlingMethod.APPLIED
+    settings: dict[str, Any] = {
+        "onlyCategories": ["performance"],
+        "formFactor": profile.form_factor,
+        "screenEmulation": {
+            "mobile": profile.mobile,
+            "width": profile.width,
+            "height": profile.height,
+            "deviceScaleFactor": profile.device_scale_factor,
+            "disabled": False,
+        },
+        # None: the driver fills in Lighthouse's own user agent for the form factor.
+        "emulatedUserAgent": user_agent,
+        "throttlingMethod": "devtools" if applied else "simulate",
+        "throttling": _throttling(device, config),
+        "disableFullPageScreenshot": True,
+        "skipAudits": list(_SKIPPED_AUDITS),
+        "blockedUrlPatterns": list(config.blacklist or []),
+        "extraHeaders": headers or None,
+    }
+    flags: tuple[str, ...] = ("--disable-http2",) if config.http_version == "1.1" else ()
+    return LighthouseRunSpec(
+        config={"extends": "lighthouse:default", "settings": settings},
+        secrets=secrets,
+        browser_flags=flags,
+    )
