@@ -11,6 +11,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -266,14 +267,20 @@ class Engine:
         config: LighthouseConfig | None = None,
         *,
         timeout: float | None = None,
+        on_start: Callable[[], None] | None = None,
     ) -> RunResult:
         """One Lighthouse run of ``url``. Page failures and engine failures are returned as
-        ``failed`` results; only a missing engine raises (:class:`EngineNotInstalledError`)."""
+        ``failed`` results; only a missing engine raises (:class:`EngineNotInstalledError`).
+
+        ``on_start`` is called once the engine lock is held, when the run really starts.
+        """
         device = Device(device)
         config = config or LighthouseConfig()
         self._binary()
         self._engine_install()
         with self._mutex, self._lock:
+            if on_start is not None:
+                on_start()
             return self._run_locked(url, device, config, timeout or self.run_timeout)
 
     def _run_locked(

@@ -156,18 +156,24 @@ def finish_test(
     vantage: str | None,
     environment: EngineEnvironment | None,
     engine_failure: bool = False,
+    started_at: int | None = None,
+    finished_at: int | None = None,
 ) -> None:
-    """Record the outcome and forget the unmasked config."""
+    """Record the outcome and forget the unmasked config.
+
+    ``started_at`` / ``finished_at`` (epoch ms) are when the engine really ran it.
+    """
     conn.execute(
         "UPDATE tests SET status = ?, lighthouse_version = ?, metrics_json = ?, error_code = ?, "
         "error_message = ?, vantage = ?, environment_json = ?, engine_failure = ?, "
-        "finished_at = ?, run_config_json = NULL WHERE id = ?",
+        "started_at = COALESCE(?, started_at), finished_at = ?, run_config_json = NULL "
+        "WHERE id = ?",
         (
             status.value, lighthouse_version,
             metrics.model_dump_json() if metrics else None,
             error.code if error else None, error.message if error else None, vantage,
             environment.model_dump_json() if environment else None, int(engine_failure),
-            now_ms(), test_id,
+            started_at, finished_at if finished_at is not None else now_ms(), test_id,
         ),
     )
 

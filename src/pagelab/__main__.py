@@ -1,0 +1,3 @@
+from pagelab.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,66 @@
+"""``pagelab demo``: real tests of the bundled demo site, printed as a DataFrame."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import pandas as pd
+
+from pagelab.models import TestReport
+
+__all__ = ["register"]
+
+_SHOWN = [
+    "url", "device", "status", "performance_score", "first_contentful_paint",
+    "largest_contentful_paint", "total_blocking_time", "cumulative_layout_shift",
+    "speed_index", "server_response_time", "lighthouse_version",
+]
+
+
+def register(subparsers: Any) -> None:
+    demo = subparsers.add_parser(
+        "demo", help="test each page of the bundled demo site and print the DataFrame"
+    )
+    demo.add_argument("--devices", default="mobile", metavar="IDS",
+                      help="comma-separated device ids (default mobile)")
+    demo.set_defaults(handler=_demo)
+    demo_commands = demo.add_subparsers(dest="demo_command", metavar="COMMAND")
+    serve = demo_commands.add_parser("serve", help="serve the demo site until Ctrl-C")
+    serve.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (default 8080)")
+    serve.set_defaults(handler=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from pagelab.demo import serve_forever
+
+    serve_forever(port=args.port)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from pagelab.demo import PAGES, serve
+    from pagelab.runners import LocalRunner
+
+    devices = [d.strip() for d in args.devices.split(",") if d.strip()]
+    reports: list[TestReport] = []
+    with serve() as base_url, LocalRunner() as runner:
+        for device in devices:
+            for page in PAGES:
+                url = f"{base_url}/{page}"
+                print(f"pagelab: testing {url} on {device} ...", flush=True)
+                reports.append(runner.lighthouse(url, device=device))
+    frame = runner_frame(reports)
+    with pd.option_context("display.width", 200, "display.max_columns", 20,
+                           "display.float_format", "{:,.1f}".format):
+        print(frame[_SHOWN].to_string(index=False))
+    print(f"\nstored in {runner.store.data_dir}")
+    return 0
+
+
+def runner_frame(reports: list[TestReport]) -> pd.DataFrame:
+    from pagelab.frames import to_frame
+
+    frame = to_frame(reports)
+    frame["url"] = frame["url"].str.replace(r"^https?://[^/]+", "", regex=True)
+    return frame

@@ -1,0 +1,87 @@
+"""``pagelab setup`` and ``pagelab doctor``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from typing import Any
+
+from pagelab._exceptions import EngineNotInstalledError
+from pagelab._paths import cache_dir
+from pagelab.engine import (
+    APT_INSTALL_COMMAND,
+    chromium_version,
+    engine_install,
+    find_chromium,
+    install_chromium,
+    install_engine,
+    pinned_lighthouse_version,
+)
+from pagelab.store import Store
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    setup = subparsers.add_parser(
+        "setup", help="install Chromium (apt, as root) and the pinned Lighthouse and Node (npm)"
+    )
+    setup.set_defaults(handler=_setup)
+    doctor = subparsers.add_parser("doctor", help="check Chromium, Node, Lighthouse and the store")
+    doctor.set_defaults(handler=_doctor)
+
+
+def _setup(args: argparse.Namespace) -> int:
+    chromium = install_chromium()
+    print(f"chromium    {chromium} ({chromium_version(chromium)})")
+    install = install_engine()
+    print(f"lighthouse  {pinned_lighthouse_version()} in {install.root}")
+    return _doctor(args)
+
+
+def _node_version(node: str) -> str | None:
+    try:
+        return subprocess.run(
+            [node, "--version"], capture_output=True, text=True, timeout=30, check=False
+        ).stdout.strip() or None
+    except OSError:
+        return None
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    problems: list[str] = []
+    rows: list[tuple[str, str]] = []
+
+    chromium = find_chromium()
+    if chromium is None:
+        rows.append(("chromium", "missing"))
+        problems.append(f"Chromium: run `{APT_INSTALL_COMMAND}` as root, or `pagelab setup`")
+    else:
+        rows.append(("chromium", f"{chromium_version(chromium)} at {chromium}"))
+
+    install = engine_install()
+    pinned = pinned_lighthouse_version()
+    if install.is_complete:
+        rows.append(("node", f"{_node_version(str(install.node))} at {install.node}"))
+        package = json.loads(
+            (install.root / "node_modules" / "lighthouse" / "package.json").read_text()
+        )
+        rows.append(("lighthouse", f"{package['version']} (pinned {pinned})"))
+    else:
+        rows.append(("node", "missing"))
+        rows.append(("lighthouse", f"missing (pinned {pinned})"))
+        problems.append("Lighthouse and Node: run `pagelab setup`")
+
+    store = Store()
+    rows.append(("store", str(store.data_dir)))
+    rows.append(("engine lock", str(cache_dir() / "engine.lock")))
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    for problem in problems:
+        print(f"missing: {problem}")
+    if problems:
+        raise EngineNotInstalledError("the engine is not ready (see above)")
+    print("ready")
+    return 0

@@ -1,0 +1,18 @@
+"""Runners: one interface over the local engine and the HTTP API."""
+
+from ._base import ConfigInput, ProgressCallback, Runner, TimeInput
+from ._batch import MAX_BATCH_ITEMS, BatchPlan, plan_batch
+from ._execute import execute_test
+from ._local import LocalRunner
+
+__all__ = [
+    "MAX_BATCH_ITEMS",
+    "BatchPlan",
+    "ConfigInput",
+    "LocalRunner",
+    "ProgressCallback",
+    "Runner",
+    "TimeInput",
+    "execute_test",
+    "plan_batch",
+]

@@ -1,0 +1,60 @@
+"""Running one stored test on the engine: the code the LocalRunner and the service share."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from pagelab.engine import Engine, RunResult
+from pagelab.models import Device, to_epoch_ms
+from pagelab.store import Store, finish_test, run_config, start_test, transaction
+
+__all__ = ["execute_test"]
+
+
+def _test_target(conn: sqlite3.Connection, test_id: str) -> tuple[str, Device]:
+    row = conn.execute("SELECT url, device FROM tests WHERE id = ?", (test_id,)).fetchone()
+    if row is None:
+        raise KeyError(test_id)
+    return row["url"], Device(row["device"])
+
+
+def execute_test(
+    store: Store,
+    engine: Engine,
+    test_id: str,
+    *,
+    vantage: str = "local",
+    on_start: Callable[[], None] | None = None,
+) -> RunResult:
+    """Run a stored ``idle`` test: ``active`` once the engine lock is held, then its
+    artifacts and outcome are written in one transaction (and the unmasked config is
+    forgotten)."""
+    with store.connection() as conn:
+        url, device = _test_target(conn, test_id)
+        config = run_config(conn, test_id)
+
+        def started() -> None:
+            with transaction(conn):
+                start_test(conn, test_id)
+            if on_start is not None:
+                on_start()
+
+        result = engine.run(url, device, config, on_start=started)
+        with transaction(conn):
+            for name, data in result.artifacts.items():
+                store.artifacts.write(conn, test_id, name, data)
+            finish_test(
+                conn,
+                test_id,
+                status=result.status,
+                lighthouse_version=result.lighthouse_version,
+                metrics=result.metrics,
+                error=result.error,
+                vantage=vantage,
+                environment=result.environment,
+                engine_failure=result.engine_failure,
+                started_at=to_epoch_ms(result.started_at),
+                finished_at=to_epoch_ms(result.finished_at),
+            )
+    return result

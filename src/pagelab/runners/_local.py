@@ -1,0 +1,214 @@
+"""LocalRunner: tests run on this machine's engine, history in the local store."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from pagelab._exceptions import InvalidInputError, NotFoundError
+from pagelab.catalog import LOCATIONS, TTFB_REGIONS
+from pagelab.engine import Engine
+from pagelab.models import (
+    MAX_STRING_LENGTH,
+    BatchReport,
+    BatchType,
+    LighthouseTestRequest,
+    LocationInfo,
+    TestReport,
+    TTFBRegion,
+    TTFBResult,
+)
+from pagelab.store import (
+    Store,
+    TestQuery,
+    create_batch,
+    create_test,
+    delete_expired,
+    get_batch,
+    get_test,
+    list_tests,
+    transaction,
+)
+
+from ._base import (
+    ConfigInput,
+    ProgressCallback,
+    TimeInput,
+    coerce_config,
+    epoch_ms_or_none,
+    invalid_input,
+)
+from ._batch import plan_batch
+from ._execute import execute_test
+
+__all__ = ["LocalRunner"]
+
+
+class LocalRunner:
+    """Runs tests with the local engine (real Lighthouse in Chromium) and keeps them in the
+    store under ``data_dir`` (default ``$PAGELAB_DATA_DIR`` or the per-user data dir).
+
+    Every location is measured from this machine: reports say ``vantage="local"``.
+    """
+
+    vantage = "local"
+
+    def __init__(
+        self,
+        data_dir: Path | str | None = None,
+        *,
+        engine: Engine | None = None,
+        run_timeout: float = 150.0,
+    ) -> None:
+        self.store = Store(data_dir)
+        self.engine = engine if engine is not None else Engine(run_timeout=run_timeout)
+        self._owns_engine = engine is None
+        with self.store.connection() as conn, transaction(conn):
+            for test_id in delete_expired(conn):
+                self.store.artifacts.remove(test_id)
+
+    # -- running -----------------------------------------------------------------------
+
+    def lighthouse(
+        self,
+        url: str,
+        device: str = "mobile",
+        location: str = "us",
+        config: ConfigInput = None,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> TestReport:
+        """Run one Lighthouse test and return its final report."""
+        try:
+            request = LighthouseTestRequest.model_validate(
+                {"url": url, "device": device, "location": location,
+                 "config": coerce_config(config)}
+            )
+        except ValidationError as exc:
+            raise invalid_input(exc) from exc
+        with self.store.connection() as conn:
+            with transaction(conn):
+                test_id = create_test(
+                    conn, url=request.url, device=request.device, location=request.location,
+                    config=request.config, retention=self.store.retention,
+                )
+            self._notify(progress, test_id)
+            execute_test(self.store, self.engine, test_id, vantage=self.vantage,
+                         on_start=lambda: self._notify(progress, test_id))
+            report = self._notify(progress, test_id)
+        return report
+
+    def batch(
+        self,
+        urls: Sequence[str],
+        devices: Sequence[str],
+        locations: Sequence[str],
+        batch_type: BatchType | str = BatchType.MULTIPLE_URLS,
+        config: ConfigInput = None,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> BatchReport:
+        """Run a batch, one test after another, with the spec's batch rules."""
+        plan = plan_batch(urls, devices, locations, batch_type)
+        lighthouse_config = coerce_config(config)
+        with self.store.connection() as conn:
+            with transaction(conn):
+                batch_id, test_ids = create_batch(
+                    conn, urls=plan.urls, devices=plan.devices, locations=plan.locations,
+                    batch_type=BatchType(batch_type), config=lighthouse_config,
+                    items=plan.items, retention=self.store.retention,
+                )
+            self._notify_batch(progress, batch_id)
+            for test_id in test_ids:
+                execute_test(self.store, self.engine, test_id, vantage=self.vantage,
+                             on_start=lambda: self._notify_batch(progress, batch_id))
+                self._notify_batch(progress, batch_id)
+        return self._batch(batch_id)
+
+    def ttfb(self, url: str, region: str) -> TTFBResult:
+        """Probe ``url`` once per location of ``region`` (all from this machine)."""
+        from pagelab.engine._ttfb import run_ttfb
+
+        return run_ttfb(url, region, vantage=self.vantage)
+
+    # -- reading -----------------------------------------------------------------------
+
+    def locations(self) -> builtins.list[LocationInfo]:
+        return list(LOCATIONS.values())
+
+    def ttfb_regions(self) -> builtins.list[TTFBRegion]:
+        return list(TTFB_REGIONS.values())
+
+    def get(self, id: str) -> TestReport | BatchReport:
+        """A test (``lt_…``) or a batch (``lbt_…``) by id; :class:`NotFoundError` if none."""
+        if not isinstance(id, str) or len(id) > MAX_STRING_LENGTH:
+            raise NotFoundError(f"no test or batch with id {str(id)[:40]!r}")
+        if id.startswith("lbt_"):
+            return self._batch(id)
+        with self.store.connection() as conn:
+            report = get_test(conn, id, report_url=self.store.report_file_url)
+        if report is None:
+            raise NotFoundError(f"no test with id {id!r} (unknown or expired)")
+        return report
+
+    def list(
+        self,
+        page: int = 1,
+        per_page: int = 10,
+        created_at_gt: TimeInput = None,
+        created_at_gte: TimeInput = None,
+        created_at_lt: TimeInput = None,
+        created_at_lte: TimeInput = None,
+    ) -> builtins.list[TestReport]:
+        """A page of tests, newest first (``per_page`` 1-100)."""
+        if not isinstance(page, int) or page < 1:
+            raise InvalidInputError("page: must be an integer >= 1")
+        if not isinstance(per_page, int) or not 1 <= per_page <= 100:
+            raise InvalidInputError("per_page: must be an integer from 1 to 100")
+        query = TestQuery(
+            page=page,
+            per_page=per_page,
+            created_at_gt=epoch_ms_or_none(created_at_gt, "created_at_gt"),
+            created_at_gte=epoch_ms_or_none(created_at_gte, "created_at_gte"),
+            created_at_lt=epoch_ms_or_none(created_at_lt, "created_at_lt"),
+            created_at_lte=epoch_ms_or_none(created_at_lte, "created_at_lte"),
+        )
+        with self.store.connection() as conn:
+            return list_tests(conn, query, report_url=self.store.report_file_url)
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _batch(self, batch_id: str) -> BatchReport:
+        with self.store.connection() as conn:
+            report = get_batch(conn, batch_id, report_url=self.store.report_file_url)
+        if report is None:
+            raise NotFoundError(f"no batch with id {batch_id!r} (unknown or expired)")
+        return report
+
+    def _notify(self, progress: ProgressCallback | None, test_id: str) -> TestReport:
+        report = self.get(test_id)
+        assert isinstance(report, TestReport)
+        if progress is not None:
+            progress(report)
+        return report
+
+    def _notify_batch(self, progress: ProgressCallback | None, batch_id: str) -> None:
+        if progress is not None:
+            progress(self._batch(batch_id))
+
+    def close(self) -> None:
+        """Stop the engine's browser and driver (if this runner started them)."""
+        if self._owns_engine:
+            self.engine.close()
+
+    def __enter__(self) -> LocalRunner:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LocalRunner(data_dir={str(self.store.data_dir)!r})"
