@@ -14,6 +14,7 @@ from ._install import (
 from ._lock import engine_lock
 from ._mapping import LHR_AUDITS, LhrSummary, filmstrip, final_screenshot, summarize_lhr
 from ._settings import LighthouseRunSpec, build_run_spec
+from ._ttfb import TTFB_ERROR_CODES, probe, run_ttfb
 
 __all__ = [
     "APT_INSTALL_COMMAND",
@@ -21,6 +22,7 @@ __all__ = [
     "ENGINE_CRASHED",
     "LHR_AUDITS",
     "TIMEOUT",
+    "TTFB_ERROR_CODES",
     "Engine",
     "EngineInstall",
     "LhrSummary",
@@ -36,5 +38,7 @@ __all__ = [
     "install_chromium",
     "install_engine",
     "pinned_lighthouse_version",
+    "probe",
+    "run_ttfb",
     "summarize_lhr",
 ]

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from pagelab._exceptions import InvalidInputError, NotFoundError
 from pagelab.catalog import LOCATIONS, TTFB_REGIONS
-from pagelab.engine import Engine
+from pagelab.engine import Engine, run_ttfb
 from pagelab.models import (
     MAX_STRING_LENGTH,
     BatchReport,
@@ -130,8 +130,6 @@ class LocalRunner:
 
     def ttfb(self, url: str, region: str) -> TTFBResult:
         """Probe ``url`` once per location of ``region`` (all from this machine)."""
-        from pagelab.engine._ttfb import run_ttfb
-
         return run_ttfb(url, region, vantage=self.vantage)
 
     # -- reading -----------------------------------------------------------------------

@@ -1,0 +1,39 @@
+# Two entry points a fresh machine needs: `make demo` (set up, then test the demo site for
+# real) and `make test` (set up, then the whole suite). Everything else is a helper.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: install setup demo test lint typecheck check clean
+
+# The virtualenv with pagelab and its dev tools, rebuilt when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+# Chromium (apt, when missing and root) and the pinned Lighthouse + Node (npm ci).
+setup: install
+	$(BIN)/pagelab setup
+
+demo: setup
+	$(BIN)/pagelab demo
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check src pytest_plugin tests benchmarks
+
+typecheck: install
+	$(BIN)/mypy
+
+check: lint typecheck test
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+"""pytest-pagelab: performance budgets as pytest assertions (registered as ``pagelab``)."""
+
+__all__: list[str] = []
