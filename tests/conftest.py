@@ -1,0 +1,36 @@
+"""Shared fixtures: an isolated store per test; the real engine for tests marked ``engine``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own store (the engine install and lock stay machine-wide)."""
+    path = tmp_path / "data"
+    monkeypatch.setenv("PAGELAB_DATA_DIR", str(path))
+    monkeypatch.delenv("PAGELAB_API_URL", raising=False)
+    monkeypatch.delenv("PAGELAB_API_KEY", raising=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def engine() -> Iterator[object]:
+    """One warm engine shared by the engine tests (started on first use)."""
+    from pagelab.engine import Engine
+
+    with Engine(run_timeout=120) as shared:
+        yield shared
+
+
+@pytest.fixture(scope="session")
+def demo_url() -> Iterator[str]:
+    """The bundled demo site, served on loopback for the whole session."""
+    from pagelab.demo import serve
+
+    with serve() as url:
+        yield url

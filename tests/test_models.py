@@ -1,0 +1,174 @@
+"""Models: value sets, aliases, config rules, timestamps, unknown fields, error naming."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from pydantic import ValidationError
+
+from pagelab.models import (
+    DEVICE_ALIASES,
+    BatchReport,
+    Connection,
+    Credits,
+    Device,
+    LighthouseConfig,
+    LighthouseTestRequest,
+    Location,
+    Metrics,
+    TestReport,
+    TTFBResult,
+    url_pattern_matches,
+)
+
+
+def test_value_sets_match_the_spec() -> None:
+    assert len(Device) == 15
+    assert len(Location) == 15
+    assert len(Connection) == 13
+    assert {c.value for c in Connection} >= {"5g", "wifi_fast", "2g_edge", "3g_slow"}
+
+
+@pytest.mark.parametrize(("alias", "device"), sorted(DEVICE_ALIASES.items()))
+def test_hosted_service_spellings_are_aliases(alias: str, device: Device) -> None:
+    request = LighthouseTestRequest.model_validate({"url": "https://a.test/", "device": alias})
+    assert request.device is device
+    assert json.loads(request.model_dump_json())["device"] == device.value
+
+
+def test_unknown_device_names_the_field() -> None:
+    with pytest.raises(ValidationError) as info:
+        LighthouseTestRequest.model_validate({"url": "https://a.test/", "device": "nokia3310"})
+    assert info.value.errors()[0]["loc"] == ("device",)
+
+
+@pytest.mark.parametrize("url", ["ftp://a.test/", "/relative", "a.test", "http://", "http://a b/"])
+def test_page_url_must_be_absolute_http(url: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        LighthouseTestRequest.model_validate({"url": url})
+    assert info.value.errors()[0]["loc"] == ("url",)
+
+
+def test_strings_are_limited_to_5000_characters() -> None:
+    LighthouseConfig(user_agent="x" * 5000)
+    with pytest.raises(ValidationError) as info:
+        LighthouseConfig(user_agent="x" * 5001)
+    assert info.value.errors()[0]["loc"] == ("user_agent",)
+    with pytest.raises(ValidationError):
+        LighthouseTestRequest.model_validate({"url": "https://a.test/" + "x" * 5000})
+
+
+def test_config_defaults_and_null_means_default() -> None:
+    config = LighthouseConfig.model_validate(
+        {"throttling_method": None, "http_version": None, "video": None, "adblock": None,
+         "cookies": None, "whitelist": None}
+    )
+    assert config == LighthouseConfig()
+    assert config.throttling_method == "simulated"
+    assert config.http_version == "2"
+    assert config.video is False
+
+
+def test_config_value_sets() -> None:
+    assert LighthouseConfig(throttling_method="applied").throttling_method == "applied"
+    assert LighthouseConfig.model_validate({"http_version": 1.1}).http_version == "1.1"
+    assert LighthouseConfig.model_validate({"http_version": 2}).http_version == "2"
+    for field, value in [("throttling_method", "devtools"), ("http_version", "3"),
+                         ("connection", "6g"), ("video", "maybe")]:
+        with pytest.raises(ValidationError) as info:
+            LighthouseConfig.model_validate({field: value})
+        assert info.value.errors()[0]["loc"] == (field,)
+
+
+def test_whitelist_and_blacklist_limits() -> None:
+    LighthouseConfig(whitelist=["*.a.test/*"] * 5, blacklist=["*ads*"] * 10)
+    with pytest.raises(ValidationError, match="whitelist"):
+        LighthouseConfig(whitelist=["*.a.test/*"] * 6)
+    with pytest.raises(ValidationError, match="blacklist"):
+        LighthouseConfig(blacklist=["*ads*"] * 11)
+    with pytest.raises(ValidationError, match="blacklist"):
+        LighthouseConfig(blacklist=["has space"])
+
+
+def test_cookies_are_name_value_pairs() -> None:
+    LighthouseConfig(cookies=["session=abc", "theme=dark=yes"])
+    for bad in ["novalue", "=x", "a b=c", "a=b; c=d"]:
+        with pytest.raises(ValidationError, match="cookies"):
+            LighthouseConfig(cookies=[bad])
+
+
+def test_masked_config_hides_secrets() -> None:
+    config = LighthouseConfig(auth_username="u", auth_password="hunter2", cookies=["sid=s3cr3t"])
+    text = config.masked().model_dump_json()
+    assert "hunter2" not in text
+    assert "s3cr3t" not in text
+    assert config.masked().cookies == ["sid=***"]
+    assert config.masked().auth_username == "u"
+
+
+def test_url_patterns() -> None:
+    assert url_pattern_matches("*://ads.test/*", "https://ads.test/banner.js")
+    assert not url_pattern_matches("*://ads.test/*", "https://a.test/ads.test/x")
+    assert url_pattern_matches("tracker", "https://a.test/tracker.js")
+
+
+def test_timestamps_read_seconds_or_milliseconds_and_write_milliseconds() -> None:
+    base = {"url": "https://a.test/", "device": "mobile", "location": "us", "status": "idle"}
+    in_ms = TestReport.model_validate(base | {"created_at": 1_700_000_000_000})
+    in_s = TestReport.model_validate(base | {"created_at": 1_700_000_000})
+    assert in_ms.created_at == in_s.created_at == datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
+    assert json.loads(in_s.model_dump_json())["created_at"] == 1_700_000_000_000
+
+
+def test_unknown_fields_are_ignored() -> None:
+    report = TestReport.model_validate(
+        {"url": "https://a.test/", "device": "desktop", "location": "de", "status": "success",
+         "brand_new_field": {"x": 1}, "metrics": {"performance_score": 97, "future_metric": 3}}
+    )
+    assert report.metrics == Metrics(performance_score=97)
+    assert not hasattr(report, "brand_new_field")
+
+
+def test_metrics_ranges() -> None:
+    with pytest.raises(ValidationError, match="performance_score"):
+        Metrics(performance_score=101)
+    with pytest.raises(ValidationError, match="largest_contentful_paint"):
+        Metrics(largest_contentful_paint=-1)
+
+
+def test_batch_report_is_final_only_when_every_item_is() -> None:
+    batch = BatchReport.model_validate({
+        "id": "lbt_1", "urls": ["https://a.test/"], "devices": ["mobile", "desktop"],
+        "locations": ["us"], "batch_type": "multiple-devices", "status": "completed",
+        "reports": [
+            {"id": "lt_1", "url": "https://a.test/", "device": "mobile", "location": "us",
+             "status": "success"},
+            {"id": "lt_2", "url": "https://a.test/", "device": "desktop", "location": "us",
+             "status": "active"},
+        ],
+    })
+    assert not batch.is_final
+
+
+def test_ttfb_and_credits_parse_spec_samples() -> None:
+    result = TTFBResult.model_validate({
+        "url": "https://a.test/", "region": "europe",
+        "result": [{
+            "location_id": "de-central", "location_name": "Frankfurt", "status": "success",
+            "data": {"timings": {"dns_lookup": 1, "tcp_connection": 2, "tls_handshake": 3,
+                                 "server_processing": 4, "ttfb": 10, "total": 12},
+                     "http_version": 2, "http_status": 200,
+                     "response_headers": {"content-length": 10, "server": "x"}},
+            "error": None,
+        }],
+    })
+    assert result.result[0].data is not None
+    assert result.result[0].data.http_version == 2
+    credits = Credits.model_validate({
+        "lighthouse": {"available_credits": 5, "available_paid_credits": 0},
+        "ttfb": {"available_credits": 2, "available_paid_credits": 1},
+        "credits_refill_date": "2026-12-01",
+    })
+    assert credits.ttfb.available_paid_credits == 1

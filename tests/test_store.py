@@ -1,0 +1,189 @@
+"""The local store on a real SQLite file: WAL, migrations, transactions, accounts, expiry."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from pagelab import StoreError
+from pagelab.models import (
+    BatchType,
+    Device,
+    LighthouseConfig,
+    LighthouseError,
+    Location,
+    Metrics,
+    TestStatus,
+)
+from pagelab.store import (
+    SCHEMA_VERSION,
+    Store,
+    TestQuery,
+    create_batch,
+    create_test,
+    delete_expired,
+    finish_test,
+    get_batch,
+    get_test,
+    list_tests,
+    run_config,
+    start_test,
+    transaction,
+)
+
+DAY = timedelta(days=1)
+
+
+def _create(conn: sqlite3.Connection, url: str = "https://a.test/", **kwargs: object) -> str:
+    return create_test(conn, url=url, device=Device.MOBILE, location=Location.US,
+                       config=LighthouseConfig(), retention=DAY, **kwargs)  # type: ignore[arg-type]
+
+
+def test_store_is_wal_and_migrated(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    with store.connection() as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    # Opening again applies nothing and keeps data.
+    with store.connection() as conn, transaction(conn):
+        test_id = _create(conn)
+    with Store(tmp_path).connection() as conn:
+        assert get_test(conn, test_id) is not None
+
+
+def test_newer_schema_is_refused_not_overwritten(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    with store.connection() as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="newer"):
+        store.connect()
+
+
+def test_failed_write_changes_nothing(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    with store.connection() as conn:
+        with pytest.raises(RuntimeError), transaction(conn):
+            _create(conn)
+            raise RuntimeError("crash mid-transaction")
+        assert list_tests(conn, TestQuery()) == []
+
+
+def test_lifecycle_forgets_the_unmasked_config(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    secret = LighthouseConfig(auth_password="canary-pw", cookies=["sid=canary-cookie"])
+    with store.connection() as conn:
+        with transaction(conn):
+            test_id = create_test(conn, url="https://a.test/", device=Device.DESKTOP,
+                                  location=Location.DE, config=secret, retention=DAY)
+        assert run_config(conn, test_id).auth_password == "canary-pw"
+        assert get_test(conn, test_id).config.auth_password == "***"  # type: ignore[union-attr]
+        with transaction(conn):
+            start_test(conn, test_id)
+        assert get_test(conn, test_id).status == TestStatus.ACTIVE  # type: ignore[union-attr]
+        with transaction(conn):
+            finish_test(conn, test_id, status=TestStatus.SUCCESS, lighthouse_version="13.5.0",
+                        metrics=Metrics(performance_score=90), error=None, vantage="local",
+                        environment=None)
+        report = get_test(conn, test_id, report_url=lambda i: f"file:///{i}")
+    assert report is not None
+    assert report.status == TestStatus.SUCCESS
+    assert report.report_url == f"file:///{test_id}"
+    assert report.metrics == Metrics(performance_score=90)
+    raw = (tmp_path / "pagelab.sqlite3").read_bytes() + b"".join(
+        p.read_bytes() for p in tmp_path.glob("pagelab.sqlite3*")
+    )
+    assert b"canary-pw" not in raw
+    assert b"canary-cookie" not in raw
+
+
+def test_error_only_when_failed(tmp_path: Path) -> None:
+    with Store(tmp_path).connection() as conn:
+        with transaction(conn):
+            test_id = _create(conn)
+            finish_test(conn, test_id, status=TestStatus.FAILED, lighthouse_version=None,
+                        metrics=None, error=LighthouseError(code="NO_FCP", message="no paint"),
+                        vantage="local", environment=None)
+        report = get_test(conn, test_id, report_url=lambda i: "file:///x")
+    assert report is not None
+    assert report.error == LighthouseError(code="NO_FCP", message="no paint")
+    assert report.report_url is None
+
+
+def test_list_is_newest_first_paged_and_filtered(tmp_path: Path) -> None:
+    with Store(tmp_path).connection() as conn:
+        with transaction(conn):
+            ids = [_create(conn, created_at=1_000 * (i + 1)) for i in range(5)]
+        newest = [r.id for r in list_tests(conn, TestQuery(per_page=2), now=10_000)]
+        assert newest == [ids[4], ids[3]]
+        assert [r.id for r in list_tests(conn, TestQuery(page=3, per_page=2), now=10_000)] == [ids[0]]
+        assert list_tests(conn, TestQuery(page=4, per_page=2), now=10_000) == []
+        assert len(list_tests(conn, TestQuery(created_at_gt=2_000), now=10_000)) == 3
+        assert len(list_tests(conn, TestQuery(created_at_gte=2_000), now=10_000)) == 4
+        assert len(list_tests(conn, TestQuery(created_at_lt=2_000), now=10_000)) == 1
+        assert len(list_tests(conn, TestQuery(created_at_lte=2_000), now=10_000)) == 2
+
+
+def test_accounts_are_isolated(tmp_path: Path) -> None:
+    with Store(tmp_path).connection() as conn:
+        with transaction(conn):
+            mine = _create(conn, account_id="acct_a")
+        assert get_test(conn, mine, account_id="acct_b") is None
+        assert list_tests(conn, TestQuery(), account_id="acct_b") == []
+        assert get_test(conn, mine, account_id="acct_a") is not None
+
+
+def test_batches_keep_item_order_and_derive_status(tmp_path: Path) -> None:
+    with Store(tmp_path).connection() as conn:
+        with transaction(conn):
+            batch_id, test_ids = create_batch(
+                conn, urls=["https://a.test/"], devices=[Device.MOBILE, Device.DESKTOP],
+                locations=[Location.US], batch_type=BatchType.MULTIPLE_DEVICES,
+                config=LighthouseConfig(),
+                items=[("https://a.test/", Device.MOBILE, Location.US),
+                       ("https://a.test/", Device.DESKTOP, Location.US)],
+                retention=DAY,
+            )
+        batch = get_batch(conn, batch_id)
+        assert batch is not None
+        assert batch.status == "idle"
+        assert [item.id for item in batch.reports] == test_ids
+        with transaction(conn):
+            start_test(conn, test_ids[0])
+        assert get_batch(conn, batch_id).status == "active"  # type: ignore[union-attr]
+        with transaction(conn):
+            for test_id in test_ids:
+                finish_test(conn, test_id, status=TestStatus.SUCCESS, lighthouse_version="13.5.0",
+                            metrics=None, error=None, vantage="local", environment=None)
+        batch = get_batch(conn, batch_id)
+        assert batch is not None
+        assert batch.status == "completed"
+        assert batch.lighthouse_version == "13.5.0"
+
+
+def test_expired_tests_are_hidden_and_deleted(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    with store.connection() as conn:
+        with transaction(conn):
+            test_id = _create(conn, created_at=1_000)
+            store.artifacts.write(conn, test_id, "html-report", b"<html></html>")
+        assert get_test(conn, test_id) is None  # expired a day after 1970
+        with transaction(conn):
+            assert delete_expired(conn) == [test_id]
+        store.artifacts.remove(test_id)
+        assert store.artifacts.read(conn, test_id, "html-report") is None
+    assert not (tmp_path / "artifacts" / test_id).exists()
+
+
+def test_artifacts_round_trip(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    with store.connection() as conn:
+        with transaction(conn):
+            test_id = _create(conn)
+            store.artifacts.write(conn, test_id, "lighthouse-json", b'{"a": 1}')
+        assert store.artifacts.read(conn, test_id, "lighthouse-json") == b'{"a": 1}'
+        assert store.artifacts.read(conn, test_id, "video") is None
+        assert store.artifacts.names(conn, test_id) == ["lighthouse-json"]
+    assert not list((tmp_path / "artifacts" / test_id).glob(".tmp-*"))
