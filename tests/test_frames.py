@@ -1,0 +1,75 @@
+"""Reports to DataFrames: columns, dtypes, UTC times, NaN for nulls, batches as rows."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from pagelab.frames import COLUMNS, METRICS, UNITS, to_frame, to_long
+from pagelab.models import BatchReport, EngineEnvironment, Metrics, TestReport
+
+SUCCESS = TestReport(
+    id="lt_1", url="https://a.test/", device="desktop", location="de", status="success",
+    lighthouse_version="13.5.0", created_at=1_700_000_000_000, vantage="local",
+    metrics=Metrics(performance_score=98, largest_contentful_paint=812.5,
+                    cumulative_layout_shift=0.02, first_meaningful_paint=None),
+    environment=EngineEnvironment(chrome_version="156.0.8078.79", benchmark_index=1500),
+)
+FAILED = TestReport(
+    id="lt_2", url="https://b.test/", device="iphone7", location="us", status="failed",
+    created_at=1_700_000_001_000, error={"code": "NO_FCP", "message": "no paint"},
+)
+
+
+def test_wide_frame_columns_and_dtypes() -> None:
+    frame = to_frame([SUCCESS, FAILED])
+    assert list(frame.columns) == list(COLUMNS)
+    assert frame.dtypes.to_dict() == {
+        name: pd.api.types.pandas_dtype(dtype) for name, dtype in COLUMNS.items()
+    }
+    assert len(frame) == 2
+    assert str(frame["created_at"].dt.tz) == "UTC"
+    assert frame.loc[0, "created_at"] == pd.Timestamp("2023-11-14 22:13:20", tz="UTC")
+    assert frame.loc[0, "largest_contentful_paint"] == 812.5
+    assert frame.loc[0, "benchmark_index"] == 1500
+    assert pd.isna(frame.loc[0, "first_meaningful_paint"])
+    assert frame.loc[1, "device"] == "phone7"
+    assert frame.loc[1, "error_code"] == "NO_FCP"
+    assert frame["performance_score"].isna().tolist() == [False, True]
+    assert set(frame["device"].cat.categories) >= {"mobile", "desktop", "phone7"}
+
+
+def test_report_to_frame_and_empty_frame() -> None:
+    assert len(SUCCESS.to_frame()) == 1
+    empty = to_frame([])
+    assert list(empty.columns) == list(COLUMNS)
+    assert len(empty) == 0
+
+
+def test_batch_contributes_one_row_per_item() -> None:
+    batch = BatchReport.model_validate({
+        "id": "lbt_1", "urls": ["https://a.test/"], "devices": ["mobile", "desktop"],
+        "locations": ["us"], "batch_type": "multiple-devices", "status": "completed",
+        "lighthouse_version": "13.5.0", "created_at": 1_700_000_000_000,
+        "reports": [
+            {"id": "lt_a", "url": "https://a.test/", "device": "mobile", "location": "us",
+             "status": "success", "metrics": {"performance_score": 80}},
+            {"id": "lt_b", "url": "https://a.test/", "device": "desktop", "location": "us",
+             "status": "success", "metrics": {"performance_score": 99}},
+        ],
+    })
+    frame = batch.to_frame()
+    assert frame["id"].tolist() == ["lt_a", "lt_b"]
+    assert frame["lighthouse_version"].tolist() == ["13.5.0", "13.5.0"]
+    assert frame["created_at"].notna().all()
+    assert frame["performance_score"].tolist() == [80.0, 99.0]
+
+
+def test_units_and_long_frame() -> None:
+    assert set(UNITS) == set(METRICS)
+    assert UNITS["cumulative_layout_shift"] == "unitless"
+    assert UNITS["performance_score"] == "percent"
+    assert UNITS["largest_contentful_paint"] == "ms"
+    long = to_long(to_frame([SUCCESS]))
+    assert len(long) == 9
+    row = long[long["metric"] == "largest_contentful_paint"].iloc[0]
+    assert (row["value"], row["unit"]) == (812.5, "ms")
