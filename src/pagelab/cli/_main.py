@@ -21,6 +21,8 @@ _COMMAND_MODULES = (
     "pagelab.cli._run",
     "pagelab.cli._ttfb",
     "pagelab.cli._demo",
+    "pagelab.cli._serve",
+    "pagelab.cli._keys",
 )
 
 

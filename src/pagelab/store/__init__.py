@@ -5,6 +5,7 @@ from ._accounts import (
     Account,
     CreditKind,
     account_credits,
+    batch_owner,
     charge_credits,
     create_account,
     find_account,
@@ -15,10 +16,12 @@ from ._accounts import (
     refund_credits,
     refund_engine_failures,
     revoke_account,
+    test_owner,
     top_up_account,
 )
 from ._artifacts import ARTIFACT_NAMES, ArtifactFiles
 from ._db import MIGRATIONS, SCHEMA_VERSION, connect, migrate, transaction
+from ._queue import next_queued_test, queue_counts, requeue_interrupted
 from ._records import (
     LOCAL_ACCOUNT,
     TestQuery,
@@ -52,6 +55,7 @@ __all__ = [
     "Store",
     "TestQuery",
     "account_credits",
+    "batch_owner",
     "batch_status",
     "charge_credits",
     "connect",
@@ -68,15 +72,19 @@ __all__ = [
     "list_tests",
     "migrate",
     "new_id",
+    "next_queued_test",
     "next_refill",
     "now_ms",
+    "queue_counts",
     "record_test_charges",
     "refund_credits",
     "refund_engine_failures",
+    "requeue_interrupted",
     "revoke_account",
     "run_config",
     "service_secret",
     "start_test",
+    "test_owner",
     "test_timing",
     "top_up_account",
     "transaction",

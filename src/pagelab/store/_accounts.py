@@ -33,6 +33,7 @@ __all__ = [
     "Account",
     "CreditKind",
     "account_credits",
+    "batch_owner",
     "charge_credits",
     "create_account",
     "find_account",
@@ -43,6 +44,7 @@ __all__ = [
     "refund_credits",
     "refund_engine_failures",
     "revoke_account",
+    "test_owner",
     "top_up_account",
 ]
 
@@ -292,3 +294,15 @@ def refund_engine_failures(conn: sqlite3.Connection) -> list[str]:
             (refunded_at, row["test_id"]),
         )
     return [row["test_id"] for row in rows]
+
+
+def test_owner(conn: sqlite3.Connection, test_id: str) -> str | None:
+    """The account id that created the test (None when unknown)."""
+    row = conn.execute("SELECT account_id FROM tests WHERE id = ?", (test_id,)).fetchone()
+    return row["account_id"] if row is not None else None
+
+
+def batch_owner(conn: sqlite3.Connection, batch_id: str) -> str | None:
+    """The account id that created the batch (None when unknown)."""
+    row = conn.execute("SELECT account_id FROM batches WHERE id = ?", (batch_id,)).fetchone()
+    return row["account_id"] if row is not None else None

@@ -1,0 +1,86 @@
+"""``pagelab serve``: the HTTP API service on the local engine and store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from pagelab._exceptions import InvalidInputError
+
+__all__ = ["register", "settings_from_args"]
+
+
+def register(subparsers: Any) -> None:
+    serve = subparsers.add_parser(
+        "serve",
+        help="run the HTTP API service (every endpoint of the spec) on this machine",
+        description="Serve the Web Performance Testing API over the local store, with a "
+        "worker that runs queued tests on the local engine. Create keys with "
+        "`pagelab keys create`.",
+    )
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--data-dir", type=Path, metavar="DIR",
+                       help="store directory (default $PAGELAB_DATA_DIR or the user data dir)")
+    serve.add_argument("--no-worker", dest="worker", action="store_false",
+                       help="queue tests without running them (another server runs them)")
+    serve.add_argument("--rate-limit", type=int, default=600, metavar="N",
+                       help="requests per minute per key (default 600)")
+    serve.add_argument("--retention-days", type=float, metavar="DAYS",
+                       help="keep tests this long (default $PAGELAB_RETENTION_DAYS or 30)")
+    serve.add_argument("--public-url", metavar="URL",
+                       help="base of report_url links when behind a proxy, "
+                       "e.g. https://perf.example.com")
+    serve.add_argument("--log-level", default="info",
+                       choices=("critical", "error", "warning", "info", "debug"))
+    serve.set_defaults(handler=_serve)
+
+
+def settings_from_args(args: argparse.Namespace) -> Any:
+    """The service :class:`~pagelab.service.Settings` the arguments describe."""
+    from pydantic import ValidationError
+
+    from pagelab.service import Settings
+
+    values: dict[str, Any] = {"worker": args.worker, "rate_limit_per_minute": args.rate_limit}
+    if args.data_dir is not None:
+        values["data_dir"] = args.data_dir
+    if args.retention_days is not None:
+        values["retention"] = timedelta(days=args.retention_days)
+    if args.public_url:
+        values["public_url"] = args.public_url
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        fields = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise InvalidInputError(fields) from exc
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from pagelab.service import create_app
+    from pagelab.store import Store, list_accounts
+
+    if not 0 <= args.port <= 65535:
+        raise InvalidInputError(f"--port: {args.port} is not a port number")
+    if args.retention_days is not None and args.retention_days <= 0:
+        raise InvalidInputError("--retention-days: must be positive")
+    settings = settings_from_args(args)
+    with Store(settings.data_dir).connection() as conn:
+        if not any(account.active for account in list_accounts(conn)):
+            print(
+                "pagelab: no API key yet: create one with "
+                f"`pagelab keys create --data-dir {settings.data_dir}`",
+                file=sys.stderr,
+            )
+    uvicorn.run(
+        create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
+        # Behind a proxy set --public-url; the forwarded headers are not trusted blindly.
+        proxy_headers=False, server_header=False,
+    )
+    return 0

@@ -1,0 +1,79 @@
+"""Per-key rate limiting: a token bucket per caller, in memory."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["RateDecision", "RateLimiter"]
+
+
+@dataclass(frozen=True, slots=True)
+class RateDecision:
+    """The outcome for one request, with what the ``X-RateLimit-*`` headers report."""
+
+    allowed: bool
+    limit: int
+    remaining: int
+    #: Seconds until the bucket is full again.
+    reset: int
+    #: Seconds until one request is allowed (0 when allowed).
+    retry_after: int
+
+    def headers(self) -> dict[str, str]:
+        headers = {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(self.reset),
+        }
+        if not self.allowed:
+            headers["Retry-After"] = str(self.retry_after)
+        return headers
+
+
+class RateLimiter:
+    """``limit`` requests per minute per caller, with bursts up to ``limit``.
+
+    A token bucket rather than fixed windows: a caller cannot send twice the limit across a
+    window edge, and a caller that waits ``Retry-After`` seconds is always let through.
+    State is per process, which is enough for the one-process server.
+    """
+
+    def __init__(self, limit_per_minute: int, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit_per_minute
+        self._rate = limit_per_minute / 60.0  # tokens per second
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # caller -> (tokens, at)
+        self._lock = threading.Lock()
+
+    def check(self, caller: str) -> RateDecision:
+        """Take one token for ``caller`` if there is one."""
+        with self._lock:
+            now = self._clock()
+            tokens, at = self._buckets.get(caller, (float(self.limit), now))
+            tokens = min(float(self.limit), tokens + (now - at) * self._rate)
+            allowed = tokens >= 1.0
+            if allowed:
+                tokens -= 1.0
+            self._buckets[caller] = (tokens, now)
+            if len(self._buckets) > 10_000:
+                self._forget_full_buckets(now)
+        return RateDecision(
+            allowed=allowed,
+            limit=self.limit,
+            remaining=math.floor(tokens),
+            reset=math.ceil((self.limit - tokens) / self._rate),
+            retry_after=0 if allowed else max(1, math.ceil((1.0 - tokens) / self._rate)),
+        )
+
+    def _forget_full_buckets(self, now: float) -> None:
+        # A bucket that has refilled is the same as no bucket: keeps memory bounded.
+        self._buckets = {
+            caller: (tokens, at)
+            for caller, (tokens, at) in self._buckets.items()
+            if tokens + (now - at) * self._rate < self.limit
+        }

@@ -1,0 +1,135 @@
+"""The resources the service shares between requests: created in the lifespan, closed at
+shutdown."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import quote
+
+from pagelab.store import Store, service_secret, transaction
+
+from ._ratelimit import RateLimiter
+from ._settings import Settings
+
+__all__ = ["ConnectionPool", "ReportLinks", "ServiceStore", "Services"]
+
+
+class ServiceStore(Store):
+    """The store, with connections that overwrite deleted content.
+
+    ``secure_delete`` zeroes the bytes of a deleted or shrunk row, so when a finished test
+    forgets its unmasked config (password, cookies) the secret does not linger in free
+    space of the database file. The worker's engine runs open their connections here too.
+    """
+
+    def connect(self) -> sqlite3.Connection:
+        conn = super().connect()
+        conn.execute("PRAGMA secure_delete = ON")
+        return conn
+
+
+class ConnectionPool:
+    """Migrated SQLite connections reused across request threads.
+
+    Opening a store connection runs the migration check under a write lock, too costly
+    per request. Idle connections are kept (up to ``max_idle``); a request borrows one for
+    its duration. SQLite serialises writers itself (WAL, busy timeout).
+    """
+
+    def __init__(self, store: Store, *, max_idle: int = 8) -> None:
+        self._store = store
+        self._max_idle = max_idle
+        self._idle: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._store.connect()
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:  # an error escaped a transaction block
+                conn.rollback()
+            with self._lock:
+                keep = not self._closed and len(self._idle) < self._max_idle
+                if keep:
+                    self._idle.append(conn)
+            if not keep:
+                conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+ReportKind = Literal["lighthouse-tests", "lighthouse-batch-tests"]
+
+
+class ReportLinks:
+    """Signed links to the hosted report pages.
+
+    A browser cannot send ``X-API-KEY``, so a report page is opened by its link alone. The
+    link carries an HMAC of the id under a server secret: ids alone are not enough to
+    open another account's report, and links stay valid across restarts.
+    """
+
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+
+    def token(self, kind: ReportKind, report_id: str) -> str:
+        digest = hmac.new(self._secret, f"{kind}/{report_id}".encode(), hashlib.sha256)
+        return digest.hexdigest()[:32]
+
+    def verify(self, kind: ReportKind, report_id: str, token: str) -> bool:
+        # Bytes: compare_digest refuses non-ASCII text, and a token is whatever was sent.
+        return hmac.compare_digest(self.token(kind, report_id).encode(), token.encode())
+
+    def url(self, base_url: str, kind: ReportKind, report_id: str) -> str:
+        """Absolute URL of the page, e.g. ``http://host/reports/lighthouse-tests/lt_…?token=…``."""
+        path = f"reports/{kind}/{quote(report_id, safe='')}"
+        return f"{base_url.rstrip('/')}/{path}?token={self.token(kind, report_id)}"
+
+
+@dataclass(slots=True)
+class Services:
+    """Everything a request may need, on ``app.state.services``."""
+
+    settings: Settings
+    store: ServiceStore
+    pool: ConnectionPool
+    limiter: RateLimiter
+    links: ReportLinks
+    #: Set by the creation endpoints so the worker starts at once instead of at its next poll.
+    work_available: threading.Event
+
+    @classmethod
+    def open(cls, settings: Settings) -> Services:
+        store = ServiceStore(settings.data_dir, retention=settings.retention)
+        pool = ConnectionPool(store)
+        with pool.connection() as conn, transaction(conn, immediate=True):
+            secret = service_secret(conn, "report-links")
+        return cls(
+            settings=settings,
+            store=store,
+            pool=pool,
+            limiter=RateLimiter(settings.rate_limit_per_minute),
+            links=ReportLinks(secret),
+            work_available=threading.Event(),
+        )
+
+    def close(self) -> None:
+        self.pool.close()

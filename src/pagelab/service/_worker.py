@@ -1,0 +1,200 @@
+"""The in-process worker: runs queued tests on the local engine, one at a time, and keeps
+the store tidy (expired tests deleted, engine failures refunded)."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+
+import filelock
+
+from pagelab._exceptions import EngineError, StoreError
+from pagelab.engine import ENGINE_CRASHED, Engine
+from pagelab.models import LighthouseError, TestStatus
+from pagelab.runners._execute import execute_test
+from pagelab.store import (
+    delete_expired,
+    finish_test,
+    next_queued_test,
+    queue_counts,
+    refund_engine_failures,
+    requeue_interrupted,
+    transaction,
+)
+
+from ._state import Services
+
+__all__ = ["ENGINE_UNAVAILABLE", "Worker"]
+
+logger = logging.getLogger("pagelab.service.worker")
+
+#: Error code of a test failed because the engine could not be started at all (for
+#: example Lighthouse not installed). Like ENGINE_CRASHED and TIMEOUT it refunds the credit.
+ENGINE_UNAVAILABLE = "ENGINE_UNAVAILABLE"
+
+
+class Worker:
+    """A daemon thread. With ``run_tests`` it owns the queue of the data dir: it takes a
+    file lock (one queue owner per data dir), requeues tests a previous server left
+    ``active``, then runs ``idle`` tests oldest first through the same code the LocalRunner
+    uses, so the engine lock keeps every Lighthouse run on the machine serial."""
+
+    def __init__(self, services: Services) -> None:
+        self._services = services
+        self.run_tests = services.settings.worker
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="pagelab-worker", daemon=True)
+        self._queue_lock = filelock.FileLock(str(services.store.data_dir / "serve.lock"))
+        self._engine: Engine | None = None
+        #: The test being run now, and the last reason the engine could not run (for
+        #: ``/healthz``).
+        self.current_test: str | None = None
+        self.engine_error: str | None = None
+
+    # -- lifetime ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.run_tests:
+            try:
+                self._queue_lock.acquire(timeout=0)
+            except filelock.Timeout:
+                raise StoreError(
+                    f"another `pagelab serve` runs the tests of {self._services.store.data_dir}"
+                    ": stop it, use another --data-dir, or start this one with --no-worker"
+                ) from None
+            with self._services.pool.connection() as conn, transaction(conn, immediate=True):
+                requeued = requeue_interrupted(conn)
+            if requeued:
+                logger.info("requeued %d test(s) interrupted by the last stop", len(requeued))
+        self._thread.start()
+
+    def stop(self, timeout: float) -> None:
+        """Ask the thread to stop and wait up to ``timeout`` s for the running test. A test
+        still running after that stays ``active`` and is run again at the next start."""
+        self._stop.set()
+        self._services.work_available.set()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            logger.warning("stopping with test %s unfinished: it runs again at the next start",
+                           self.current_test)
+        else:
+            self._close_engine()
+        if self.run_tests:
+            self._queue_lock.release()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def queue_counts(self) -> dict[str, int]:
+        with self._services.pool.connection() as conn:
+            return queue_counts(conn)
+
+    # -- loop --------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        settings = self._services.settings
+        wake = self._services.work_available
+        next_sweep = 0.0
+        while not self._stop.is_set():
+            try:
+                if time.monotonic() >= next_sweep:
+                    self._sweep()
+                    next_sweep = time.monotonic() + settings.sweep_interval
+                # Clear before looking: a creation after this point sets it again, so the
+                # wait below cannot sleep through it.
+                wake.clear()
+                test_id = self._next_test() if self.run_tests else None
+                if test_id is None:
+                    wake.wait(settings.poll_interval)
+                    continue
+                self._run(test_id)
+            except Exception:
+                # The loop must survive anything (a locked database, a full disk): log and
+                # try again after a pause.
+                logger.exception("worker iteration failed")
+                self._stop.wait(settings.poll_interval)
+
+    def _next_test(self) -> str | None:
+        with self._services.pool.connection() as conn:
+            return next_queued_test(conn)
+
+    def _engine_instance(self) -> Engine:
+        # Started on the first test: a server that only answers reads never starts Chromium.
+        if self._engine is None:
+            self._engine = Engine()
+        return self._engine
+
+    def _close_engine(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            try:
+                engine.close()
+            except Exception:
+                logger.exception("closing the engine failed")
+
+    def _run(self, test_id: str) -> None:
+        self.current_test = test_id
+        try:
+            execute_test(self._services.store, self._engine_instance(), test_id, vantage="local")
+            self.engine_error = None
+        except EngineError as exc:
+            self.engine_error = str(exc)
+            logger.error("test %s cannot run: %s", test_id, exc)
+            self._close_engine()
+            self._fail(test_id, ENGINE_UNAVAILABLE, str(exc))
+        except Exception as exc:
+            logger.exception("test %s crashed the engine", test_id)
+            self._close_engine()
+            self._fail(test_id, ENGINE_CRASHED, f"{type(exc).__name__}: {exc}")
+        finally:
+            self.current_test = None
+            self._after_test()
+
+    def _fail(self, test_id: str, code: str, message: str) -> None:
+        """Record an engine failure for a test the engine could not finish."""
+        with self._services.pool.connection() as conn, transaction(conn, immediate=True):
+            row = conn.execute("SELECT status FROM tests WHERE id = ?", (test_id,)).fetchone()
+            if row is None or TestStatus(row["status"]).is_final:
+                return
+            finish_test(
+                conn, test_id, status=TestStatus.FAILED, lighthouse_version=None,
+                metrics=None, error=LighthouseError(code=code, message=message[:1000]),
+                vantage="local", environment=None, engine_failure=True,
+            )
+
+    def _after_test(self) -> None:
+        with self._services.pool.connection() as conn:
+            with transaction(conn, immediate=True):
+                refunded = refund_engine_failures(conn)
+            if refunded:
+                logger.info("refunded the credits of %d test(s) failed by the engine",
+                            len(refunded))
+            _truncate_wal(conn)
+
+    def _sweep(self) -> None:
+        store = self._services.store
+        with self._services.pool.connection() as conn:
+            with transaction(conn, immediate=True):
+                deleted = delete_expired(conn)
+                refund_engine_failures(conn)
+            for test_id in deleted:
+                store.artifacts.remove(test_id)
+            if deleted:
+                logger.info("deleted %d expired test(s)", len(deleted))
+            _truncate_wal(conn)
+
+
+def _truncate_wal(conn: sqlite3.Connection) -> None:
+    """Copy the write-ahead log into the database and empty it.
+
+    The log keeps old page images, among them the unmasked config of a test that has now
+    run; truncating it after each test leaves no clear secret on disk. Busy readers make it
+    a no-op, and the next call catches up.
+    """
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    except sqlite3.Error as exc:
+        logger.debug("WAL checkpoint skipped: %s", exc)

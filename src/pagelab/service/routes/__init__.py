@@ -1,0 +1,24 @@
+"""One router per resource."""
+
+from . import (
+    _account,
+    _batch_tests,
+    _health,
+    _lighthouse_tests,
+    _reference,
+    _reports,
+    _ttfb_tests,
+)
+
+#: In the order the OpenAPI document lists them.
+ROUTERS = (
+    _lighthouse_tests.router,
+    _batch_tests.router,
+    _ttfb_tests.router,
+    _account.router,
+    _reference.router,
+    _health.router,
+    _reports.router,
+)
+
+__all__ = ["ROUTERS"]

@@ -1,0 +1,215 @@
+"""``/v1/lighthouse-tests``: create, list, retrieve, and read a test's resources."""
+
+from __future__ import annotations
+
+import base64
+import math
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+
+from pagelab.models import LighthouseTestRequest, TestReport, from_epoch, to_epoch_ms
+from pagelab.store import (
+    ARTIFACT_NAMES,
+    TestQuery,
+    charge_credits,
+    create_test,
+    get_test,
+    list_tests,
+    record_test_charges,
+    transaction,
+)
+
+from .._deps import (
+    AccountDep,
+    ConnectionDep,
+    LinksDep,
+    ServicesDep,
+    json_body,
+    request_body_schema,
+)
+from .._errors import ApiProblem, error_responses
+from ._common import MAX_ID_LENGTH, ListResponse, not_found
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/lighthouse-tests", tags=["lighthouse tests"])
+
+MAX_PER_PAGE = 100
+DEFAULT_PER_PAGE = 10
+# Beyond this a page is empty anyway; the bound keeps the SQL offset within 64 bits.
+MAX_PAGE = 1_000_000_000
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=TestReport,
+    summary="Run a lighthouse test",
+    description="Queues a test (status `idle`) and takes one lighthouse credit.",
+    responses=error_responses(400, 401, 402, 429),
+    openapi_extra=request_body_schema(LighthouseTestRequest),
+)
+def create_lighthouse_test(
+    services: ServicesDep,
+    conn: ConnectionDep,
+    account: AccountDep,
+    links: LinksDep,
+    body: Annotated[LighthouseTestRequest, Depends(json_body(LighthouseTestRequest))],
+) -> TestReport:
+    # One immediate transaction: the credit check, the charge and the insert are atomic.
+    with transaction(conn, immediate=True):
+        paid = charge_credits(conn, account.id, "lighthouse", 1)
+        if paid is None:
+            raise ApiProblem(402, "no lighthouse credits left (see GET /v1/account/credits)")
+        test_id = create_test(
+            conn,
+            url=body.url,
+            device=body.device,
+            location=body.location,
+            config=body.config,
+            retention=services.settings.retention,
+            account_id=account.id,
+        )
+        record_test_charges(conn, account.id, [test_id], paid)
+    services.work_available.set()
+    report = get_test(conn, test_id, account_id=account.id, report_url=links.test)
+    assert report is not None
+    return report
+
+
+def _bounded_int(text: str | None, default: int, low: int, high: int) -> int:
+    """The integer in ``text`` clamped to ``[low, high]``; ``default`` when unparsable."""
+    try:
+        value = float(text) if text is not None else math.nan
+    except ValueError:
+        return default
+    if math.isnan(value):
+        return default
+    return int(min(max(value, low), high))
+
+
+def _epoch_ms(text: str | None) -> int | None:
+    """A created_at bound in epoch ms; seconds and ISO 8601 are read too; else ignored."""
+    if text is None or not text.strip():
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        try:
+            return to_epoch_ms(datetime.fromisoformat(text.strip().replace("Z", "+00:00")))
+        except ValueError:
+            return None
+    try:
+        return to_epoch_ms(from_epoch(number))
+    except (ValueError, OverflowError, OSError):
+        # Out of datetime's range: beyond every stored test on that side.
+        return None if math.isnan(number) else (2**62 if number > 0 else -(2**62))
+
+
+_TIME_HELP = (
+    "Epoch milliseconds (a number below 1e11 is read as seconds; ISO 8601 is accepted). "
+    "An unparsable value is ignored."
+)
+
+
+@router.get(
+    "",
+    response_model=ListResponse[TestReport],
+    summary="List lighthouse tests",
+    description=(
+        "The caller's tests, newest first. The query parameters never cause an error: an "
+        "out-of-range or unparsable value falls back to the default or the nearest bound."
+    ),
+    responses=error_responses(401, 429),
+)
+def list_lighthouse_tests(
+    conn: ConnectionDep,
+    account: AccountDep,
+    links: LinksDep,
+    page: Annotated[str | None, Query(description="Page number, from 1 (default 1).")] = None,
+    per_page: Annotated[
+        str | None, Query(description="Page size, 1 to 100 (default 10).")
+    ] = None,
+    created_at_gt: Annotated[
+        str | None, Query(description=f"created_at greater than. {_TIME_HELP}")
+    ] = None,
+    created_at_gte: Annotated[
+        str | None, Query(description=f"created_at greater than or equal. {_TIME_HELP}")
+    ] = None,
+    created_at_lt: Annotated[
+        str | None, Query(description=f"created_at less than. {_TIME_HELP}")
+    ] = None,
+    created_at_lte: Annotated[
+        str | None, Query(description=f"created_at less than or equal. {_TIME_HELP}")
+    ] = None,
+) -> ListResponse[TestReport]:
+    query = TestQuery(
+        page=_bounded_int(page, 1, 1, MAX_PAGE),
+        per_page=_bounded_int(per_page, DEFAULT_PER_PAGE, 1, MAX_PER_PAGE),
+        created_at_gt=_epoch_ms(created_at_gt),
+        created_at_gte=_epoch_ms(created_at_gte),
+        created_at_lt=_epoch_ms(created_at_lt),
+        created_at_lte=_epoch_ms(created_at_lte),
+    )
+    return ListResponse(data=list_tests(conn, query, account_id=account.id, report_url=links.test))
+
+
+@router.get(
+    "/{id}",
+    response_model=TestReport,
+    summary="Retrieve a lighthouse test",
+    responses=error_responses(401, 404, 429),
+)
+def get_lighthouse_test(
+    id: str, conn: ConnectionDep, account: AccountDep, links: LinksDep
+) -> TestReport:
+    report = (
+        get_test(conn, id, account_id=account.id, report_url=links.test)
+        if len(id) <= MAX_ID_LENGTH
+        else None
+    )
+    if report is None:
+        raise not_found("lighthouse test", id)
+    return report
+
+
+def _as_json_string(data: bytes, media_type: str) -> str:
+    if media_type.startswith("text/") or media_type == "application/json":
+        return data.decode("utf-8", errors="replace")
+    # Binary (the video): a data URI, so the body stays one JSON string.
+    return f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+@router.get(
+    "/{id}/resources/{resource_name}",
+    response_model=str,
+    summary="Retrieve a resource of a lighthouse test",
+    description=(
+        "The body is one JSON string. `lighthouse-json`: the Lighthouse result (LHR) as "
+        "JSON text; `html-report`: Lighthouse's HTML report; `screenshot`: the final "
+        "screenshot as a data URI; `filmstrip`: JSON text of the timed thumbnails; "
+        "`video`: the page-load video as a data URI (tests run with `config.video`)."
+    ),
+    responses=error_responses(401, 404, 429),
+)
+def get_lighthouse_test_resource(
+    id: str,
+    resource_name: str,
+    services: ServicesDep,
+    conn: ConnectionDep,
+    account: AccountDep,
+) -> str:
+    report = get_test(conn, id, account_id=account.id) if len(id) <= MAX_ID_LENGTH else None
+    if report is None:
+        raise not_found("lighthouse test", id)
+    if resource_name not in ARTIFACT_NAMES:
+        names = ", ".join(ARTIFACT_NAMES)
+        raise ApiProblem(404, f"unknown resource {resource_name[:100]!r} (one of {names})")
+    data = services.store.artifacts.read(conn, id, resource_name)
+    if data is None:
+        raise ApiProblem(
+            404, f"test {id} has no {resource_name} (status {report.status.value})"
+        )
+    return _as_json_string(data, ARTIFACT_NAMES[resource_name][1])
