@@ -1,0 +1,20 @@
+"""The bundled demo site: local pages with known performance traits, on loopback only.
+
+``/fast`` scores near 100, ``/heavy`` has a large LCP image, a render-blocking script and a
+long task, ``/shift`` has a late banner that shifts the layout, ``/slow?ms=N`` answers after
+N ms. Every request and every beacon the pages send is recorded::
+
+    with DemoServer() as site:
+        run_test(site.page_url("heavy"))
+        print(site.beacons)
+"""
+
+from ._site import PAGES, DemoServer, RecordedRequest, serve, serve_forever
+
+__all__ = [
+    "PAGES",
+    "DemoServer",
+    "RecordedRequest",
+    "serve",
+    "serve_forever",
+]

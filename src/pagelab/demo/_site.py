@@ -1,0 +1,621 @@
+"""The demo site: a threaded HTTP server on loopback whose pages each have one known trait.
+
+Pages are HTML templates in ``static/``; the hero image of ``/heavy`` is drawn with Pillow
+the first time it is needed and kept in memory. Every request, and every beacon a page
+sends after it loaded, is recorded for tests to inspect.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import ipaddress
+import json
+import random
+import re
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from itertools import pairwise
+from types import TracebackType
+from typing import Any, Self, cast
+from urllib.parse import parse_qsl, urlsplit
+
+from .._exceptions import InvalidInputError
+
+__all__ = [
+    "PAGES",
+    "DemoServer",
+    "RecordedRequest",
+    "serve",
+    "serve_forever",
+]
+
+#: The pages ``pagelab demo`` tests, by name (``DemoServer.page_url(name)``).
+PAGES: tuple[str, ...] = ("fast", "heavy", "shift")
+
+_ROUTES: dict[str, str] = {
+    "index": "/",
+    "fast": "/fast",
+    "heavy": "/heavy",
+    "shift": "/shift",
+    "slow": "/slow",
+}
+_SLOW_DEFAULT_MS = 1000
+_SLOW_MAX_MS = 30_000
+_BLOCKING_SCRIPT_DELAY_S = 0.3
+_MAX_BEACON_BYTES = 64 * 1024
+_HERO_SIZE = (2400, 1600)
+_HERO_SEED = 20240601
+# Idle keep-alive connections are dropped after this, so their threads do not linger.
+_IDLE_TIMEOUT_S = 30.0
+
+_HTML = "text/html; charset=utf-8"
+_TEXT = "text/plain; charset=utf-8"
+_JS = "text/javascript; charset=utf-8"
+_JPEG = "image/jpeg"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request the demo server received (recorded before it was answered)."""
+
+    method: str
+    #: The path as sent, without the query string (``"/slow"``).
+    path: str
+    #: The raw query string without ``?`` (``"ms=300"``), empty when there is none.
+    query: str
+    #: Header names in lower case; repeated headers joined with ``", "``.
+    headers: Mapping[str, str]
+    #: The HTTP version the client spoke, e.g. ``"HTTP/1.1"``.
+    protocol: str
+    received_at: datetime
+
+    @property
+    def params(self) -> dict[str, str]:
+        """The query parameters (the first value of each name)."""
+        return _query_params(self.query)
+
+
+def _query_params(query: str) -> dict[str, str]:
+    """The parameters of a query string, the first value of each name."""
+    params: dict[str, str] = {}
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        params.setdefault(name, value)
+    return params
+
+
+class _Recorder:
+    """What the server saw, shared by the handler threads; survives restarts."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.requests: list[RecordedRequest] = []
+        self.beacons: list[dict[str, Any]] = []
+        # Set while stopping: wakes handlers that are waiting before they answer.
+        self.stopping = threading.Event()
+
+    def add_request(self, request: RecordedRequest) -> None:
+        with self.lock:
+            self.requests.append(request)
+
+    def add_beacon(self, beacon: dict[str, Any]) -> None:
+        with self.lock:
+            self.beacons.append(beacon)
+
+
+# --- content ---------------------------------------------------------------------------
+
+
+@cache
+def _asset(name: str) -> str:
+    return (resources.files("pagelab.demo") / "static" / name).read_text(encoding="utf-8")
+
+
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_INTEGER = re.compile(r"[+-]?[0-9]{1,12}")
+
+
+def _render(page: str, **values: str) -> bytes:
+    """The HTML of ``page``, with the shared style, navigation and beacon script inlined."""
+    values = {
+        "css": _asset("site.css").strip(),
+        "nav": _asset("nav.html").strip(),
+        "beacon": _asset("beacon.js").replace("{{page}}", page).strip(),
+        **values,
+    }
+    html = _PLACEHOLDER.sub(lambda match: values[match.group(1)], _asset(f"{page}.html"))
+    return html.encode("utf-8")
+
+
+_hero_lock = threading.Lock()
+_hero_jpeg: bytes | None = None
+
+
+def _hero_image() -> bytes:
+    """The hero JPEG of ``/heavy``: drawn once per process (about 0.3 s), then cached."""
+    global _hero_jpeg
+    with _hero_lock:
+        if _hero_jpeg is None:
+            _hero_jpeg = _draw_hero()
+        return _hero_jpeg
+
+
+def _warm_hero_image() -> None:
+    """Draw the hero image in the background, before the browser asks for it."""
+    if _hero_jpeg is None:
+        threading.Thread(target=_hero_image, name="pagelab-demo-hero", daemon=True).start()
+
+
+def _ridge(rng: random.Random, points: int, base: float, roughness: float) -> list[float]:
+    """Heights of a mountain ridge by midpoint displacement."""
+    heights = [base, base]
+    while len(heights) < points:
+        refined: list[float] = []
+        for left, right in pairwise(heights):
+            refined += [left, (left + right) / 2 + rng.uniform(-roughness, roughness)]
+        refined.append(heights[-1])
+        heights = refined
+        roughness *= 0.55
+    return heights
+
+
+def _draw_hero() -> bytes:
+    """A sunset over a mountain lake, the same bytes on every call."""
+    # Imported here: only /heavy needs Pillow, and importing it costs time at startup.
+    from PIL import Image, ImageDraw, ImageFilter, ImageOps
+
+    width, height = _HERO_SIZE
+    horizon = 1000
+    rng = random.Random(_HERO_SEED)
+    gradient = Image.linear_gradient("L").resize((width, horizon))
+    sky = ImageOps.colorize(
+        gradient, black=(38, 52, 112), white=(252, 176, 96), mid=(214, 120, 128)
+    )
+    image = Image.new("RGB", (width, height))
+    image.paste(sky, (0, 0))
+
+    sun_x, sun_y = 1560, 700
+    glow = Image.new("L", (width, height), 0)
+    ImageDraw.Draw(glow).ellipse((sun_x - 260, sun_y - 260, sun_x + 260, sun_y + 260), fill=170)
+    glow = glow.filter(ImageFilter.GaussianBlur(120))
+    image = Image.composite(Image.new("RGB", (width, height), (255, 222, 160)), image, glow)
+    draw = ImageDraw.Draw(image)
+    draw.ellipse((sun_x - 110, sun_y - 110, sun_x + 110, sun_y + 110), fill=(255, 236, 190))
+    for base, roughness, color in (
+        (760, 220, (92, 70, 118)),
+        (840, 160, (62, 50, 92)),
+        (920, 110, (34, 32, 62)),
+    ):
+        heights = _ridge(rng, width // 8, base, roughness)
+        step = width / (len(heights) - 1)
+        outline = [(i * step, h) for i, h in enumerate(heights)]
+        draw.polygon([*outline, (width, horizon), (0, horizon)], fill=color)
+
+    depth = height - horizon
+    mirrored = image.crop((0, horizon - depth, width, horizon))
+    water = Image.blend(
+        mirrored.transpose(Image.Transpose.FLIP_TOP_BOTTOM),
+        Image.new("RGB", mirrored.size, (20, 34, 70)),
+        0.45,
+    )
+    ripples = ImageDraw.Draw(water)
+    for _ in range(650):
+        y = rng.uniform(0, depth)
+        x = rng.uniform(-100, width)
+        length = rng.uniform(40, 260) * (0.3 + y / depth)
+        shade = rng.randint(-40, 20)
+        ripples.line(
+            (x, y, x + length, y),
+            fill=(150 + shade, 130 + shade, 150 + shade),
+            width=rng.randint(1, 3),
+        )
+    image.paste(water, (0, horizon))
+
+    # Film grain from the seeded generator: it makes the JPEG as large as a real photo's
+    # (1-2 MB) where a flat illustration would compress to a tenth of that.
+    grain = Image.frombytes("L", (width, height), rng.randbytes(width * height))
+    image = Image.blend(image, grain.convert("RGB"), 0.09)
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=92)
+    return buffer.getvalue()
+
+
+# --- HTTP ------------------------------------------------------------------------------
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    # SO_REUSEPORT would let a second server bind a port already in use.
+    allow_reuse_port = False
+
+    def __init__(self, address: tuple[str, int], recorder: _Recorder) -> None:
+        self.recorder = recorder
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def track(self, connection: socket.socket, *, open_: bool) -> None:
+        with self._connections_lock:
+            if open_:
+                self._connections.add(connection)
+            else:
+                self._connections.discard(connection)
+
+    def close_connections(self) -> None:
+        """Hang up on keep-alive clients, so that stopping really ends every exchange."""
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A browser that hangs up mid-response, or a stop that hangs up on it, is normal.
+        if self.recorder.stopping.is_set():
+            return
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "pagelab-demo"
+    timeout = _IDLE_TIMEOUT_S
+
+    @property
+    def _server(self) -> _HTTPServer:
+        return cast(_HTTPServer, self.server)
+
+    def setup(self) -> None:
+        super().setup()
+        self._server.track(self.connection, open_=True)
+
+    def finish(self) -> None:
+        self._server.track(self.connection, open_=False)
+        with suppress(OSError):
+            super().finish()
+
+    def version_string(self) -> str:
+        return self.server_version
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: requests are recorded instead of logged."""
+
+    def parse_request(self) -> bool:
+        received_at = datetime.now(UTC)
+        if not super().parse_request():
+            return False
+        target = urlsplit(self.path)
+        headers: dict[str, str] = {}
+        for name, value in self.headers.items():
+            key = name.lower()
+            headers[key] = f"{headers[key]}, {value}" if key in headers else value
+        self._server.recorder.add_request(
+            RecordedRequest(
+                method=self.command,
+                path=target.path,
+                query=target.query,
+                headers=headers,
+                protocol=self.request_version,
+                received_at=received_at,
+            )
+        )
+        return True
+
+    def do_GET(self) -> None:
+        self._get(head=False)
+
+    def do_HEAD(self) -> None:
+        self._get(head=True)
+
+    def do_POST(self) -> None:
+        if urlsplit(self.path).path != "/beacon":
+            # The body was not read, so this connection cannot carry another request.
+            self.close_connection = True
+            self._send_text(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                "only /beacon accepts POST",
+                extra={"Allow": "GET, HEAD", "Connection": "close"},
+            )
+            return
+        length_header = self.headers.get("Content-Length")
+        if length_header is None or not length_header.isdigit():
+            self.close_connection = True
+            self._send_text(
+                HTTPStatus.LENGTH_REQUIRED,
+                "a beacon needs a Content-Length",
+                extra={"Connection": "close"},
+            )
+            return
+        length = int(length_header)
+        if length > _MAX_BEACON_BYTES:
+            self.close_connection = True
+            self._send_text(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                f"a beacon is at most {_MAX_BEACON_BYTES} bytes",
+                extra={"Connection": "close"},
+            )
+            return
+        try:
+            beacon = json.loads(self.rfile.read(length))
+        except ValueError:
+            beacon = None
+        if not isinstance(beacon, dict):
+            self._send_text(HTTPStatus.BAD_REQUEST, "a beacon is a JSON object")
+            return
+        self._server.recorder.add_beacon(beacon)
+        self._send_no_content()
+
+    def _get(self, *, head: bool) -> None:
+        target = urlsplit(self.path)
+        path = target.path
+        if path in ("/", "/fast", "/heavy", "/shift"):
+            if path == "/heavy":
+                _warm_hero_image()
+            self._send(HTTPStatus.OK, _render(path.strip("/") or "index"), _HTML, head=head)
+        elif path == "/slow":
+            self._slow(target.query, head=head)
+        elif path == "/static/blocking.js":
+            if self._wait(_BLOCKING_SCRIPT_DELAY_S):
+                self._send(HTTPStatus.OK, _asset("blocking.js").encode("utf-8"), _JS, head=head)
+        elif path == "/static/hero.jpg":
+            self._send(HTTPStatus.OK, _hero_image(), _JPEG, head=head)
+        elif path == "/beacon":
+            beacon = _query_params(target.query)
+            if head:
+                self._send_no_content()
+            elif not beacon:
+                self._send_text(HTTPStatus.BAD_REQUEST, "a beacon needs a query string")
+            else:
+                self._server.recorder.add_beacon(beacon)
+                self._send_no_content()
+        else:
+            self._send_text(HTTPStatus.NOT_FOUND, f"no page at {path}", head=head)
+
+    def _slow(self, query: str, *, head: bool) -> None:
+        raw = _query_params(query).get("ms")
+        if raw is None:
+            ms = _SLOW_DEFAULT_MS
+        else:
+            if not _INTEGER.fullmatch(raw):
+                self._send_text(
+                    HTTPStatus.BAD_REQUEST,
+                    f"ms must be a whole number of milliseconds (0 to {_SLOW_MAX_MS}), got {raw!r}",
+                    head=head,
+                )
+                return
+            ms = min(max(int(raw), 0), _SLOW_MAX_MS)
+        if self._wait(ms / 1000):
+            self._send(HTTPStatus.OK, _render("slow", ms=str(ms)), _HTML, head=head)
+
+    def _wait(self, seconds: float) -> bool:
+        """Sleep before answering; False (and hang up) when the server stops meanwhile."""
+        if self._server.recorder.stopping.wait(seconds):
+            self.close_connection = True
+            return False
+        return True
+
+    def _send(
+        self,
+        status: HTTPStatus,
+        body: bytes,
+        content_type: str,
+        *,
+        head: bool = False,
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        # Every load does the same work: nothing the browser kept from a previous run.
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    def _send_text(
+        self,
+        status: HTTPStatus,
+        message: str,
+        *,
+        head: bool = False,
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
+        body = f"{status.value} {status.phrase}: {message}\n".encode()
+        self._send(status, body, _TEXT, head=head, extra=extra)
+
+    def _send_no_content(self) -> None:
+        self.send_response(HTTPStatus.NO_CONTENT)
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+
+
+# --- public API ------------------------------------------------------------------------
+
+
+def _check_host(host: str) -> None:
+    if host == "localhost":
+        return
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if address is None or address.version != 4 or not address.is_loopback:
+        raise InvalidInputError(
+            f"host must be a loopback IPv4 address such as 127.0.0.1, got {host!r}: "
+            "the demo site is never exposed to the network"
+        )
+
+
+def _check_port(port: int) -> None:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InvalidInputError(f"port must be an integer from 0 to 65535, got {port!r}")
+
+
+class DemoServer:
+    """The demo site on ``host:port`` (port 0: any free port), served by a background thread.
+
+    Use it as a context manager, or call :meth:`start` and :meth:`stop`. Recorded requests
+    and beacons are kept across restarts until :meth:`clear`.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        _check_host(host)
+        _check_port(port)
+        self._host = host
+        self._requested_port = port
+        self._recorder = _Recorder()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._address: tuple[str, int] | None = None
+
+    def start(self) -> Self:
+        """Bind the port and serve in the background; raises if the port is in use."""
+        if self._httpd is not None:
+            raise RuntimeError("the demo server is already running")
+        self._recorder.stopping.clear()
+        try:
+            httpd = _HTTPServer((self._host, self._requested_port), self._recorder)
+        except OSError as exc:
+            where = f"{self._host}:{self._requested_port}"
+            if exc.errno == errno.EADDRINUSE:
+                message = (
+                    f"port {self._requested_port} on {self._host} is already in use; "
+                    "choose another port, or 0 for any free one"
+                )
+            else:
+                message = f"cannot serve the demo site on {where}: {exc.strerror or exc}"
+            raise InvalidInputError(message) from exc
+        host, port = httpd.server_address[:2]
+        self._address = (str(host), int(port))
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"pagelab-demo-{port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, hang up on open connections and free the port. Idempotent."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        self._recorder.stopping.set()
+        httpd.shutdown()
+        httpd.server_close()
+        httpd.close_connections()
+        if thread is not None:
+            thread.join()
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        """Whether the server is serving now."""
+        return self._httpd is not None
+
+    @property
+    def port(self) -> int:
+        """The port bound by the last :meth:`start`."""
+        return self._bound()[1]
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. ``http://127.0.0.1:8080`` (no trailing slash)."""
+        host, port = self._bound()
+        return f"http://{host}:{port}"
+
+    def page_url(self, name: str) -> str:
+        """The URL of a page by name: ``fast``, ``heavy``, ``shift``, ``slow`` or ``index``.
+
+        A query may follow the name, as in ``page_url("slow?ms=300")``.
+        """
+        page, sep, query = name.partition("?")
+        route = _ROUTES.get(page.strip("/") or "index")
+        if route is None:
+            known = ", ".join(sorted(_ROUTES))
+            raise InvalidInputError(f"no demo page named {page!r}; the pages are: {known}")
+        return f"{self.url}{route}{sep}{query}"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, oldest first (a copy)."""
+        with self._recorder.lock:
+            return list(self._recorder.requests)
+
+    @property
+    def beacons(self) -> list[dict[str, Any]]:
+        """Every beacon the pages sent so far, oldest first (copies).
+
+        A POSTed beacon is the JSON object the page sent; a GET beacon is its query
+        parameters, as strings.
+        """
+        with self._recorder.lock:
+            return [dict(beacon) for beacon in self._recorder.beacons]
+
+    def clear(self) -> None:
+        """Forget the recorded requests and beacons."""
+        with self._recorder.lock:
+            self._recorder.requests.clear()
+            self._recorder.beacons.clear()
+
+    def _bound(self) -> tuple[str, int]:
+        if self._address is None:
+            raise RuntimeError("the demo server has not been started; call start() first")
+        return self._address
+
+    def __repr__(self) -> str:
+        where = self.url if self._address is not None else f"{self._host}:{self._requested_port}"
+        state = "running" if self.running else "stopped"
+        return f"<DemoServer {where} {state}>"
+
+
+@contextmanager
+def serve(port: int = 0, host: str = "127.0.0.1") -> Iterator[str]:
+    """Serve the demo site for the duration of a ``with`` block, yielding its base URL."""
+    with DemoServer(host=host, port=port) as server:
+        yield server.url
+
+
+def serve_forever(port: int = 8080, host: str = "127.0.0.1") -> None:
+    """Serve the demo site in the foreground until Ctrl-C (``pagelab demo serve``)."""
+    server = DemoServer(host=host, port=port).start()
+    try:
+        print(f"pagelab demo site at {server.url}/", flush=True)
+        for name in (*PAGES, "slow"):
+            print(f"  {name:<6} {server.page_url(name)}", flush=True)
+        print("Press Ctrl-C to stop.", flush=True)
+        # Short sleeps keep Ctrl-C responsive on every platform.
+        while server.running:
+            time.sleep(0.25)
+    except KeyboardInterrupt:
+        print("\nStopped.", flush=True)
+    finally:
+        server.stop()
