@@ -1,0 +1,224 @@
+"""The asynchronous client: the same methods as :class:`~pagelab.client.Client`, awaited."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx
+
+from pagelab.models import (
+    BatchReport,
+    BatchType,
+    Credits,
+    LocationInfo,
+    TestReport,
+    TTFBRegion,
+    TTFBResult,
+)
+
+from ._core import (
+    BaseClient,
+    Call,
+    ConfigInput,
+    ProgressCallback,
+    RetryPolicy,
+    TimeInput,
+    Waiter,
+    report_id,
+)
+
+__all__ = ["AsyncClient"]
+
+T = TypeVar("T")
+
+
+class AsyncClient(BaseClient):
+    """The asynchronous client, over ``httpx.AsyncClient``::
+
+        async with AsyncClient("http://127.0.0.1:8000", api_key) as client:
+            report = await client.wait_test(await client.create_test("https://example.com/"))
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        retry: RetryPolicy | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(base_url, api_key, timeout=timeout, retry=retry)
+        #: The underlying httpx client (pass your own for proxies, TLS or transports).
+        self.http = http_client or httpx.AsyncClient()
+        self.http.base_url = httpx.URL(self.base_url)
+        self.http.headers.update(self.headers)
+        self.http.timeout = self.timeout
+
+    async def _send(self, call: Call[T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                response = await self.http.request(
+                    call.method, call.path, **self._request_kwargs(call)
+                )
+            except httpx.HTTPError as exc:
+                delay = self._retry_delay(call, attempt, exc=exc)
+                if delay is None:
+                    raise self._transport_error(exc, call) from exc
+            else:
+                delay = self._retry_delay(call, attempt, response=response)
+                if delay is None:
+                    return self._result(call, response)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    # -- endpoints ---------------------------------------------------------------------
+
+    async def create_test(
+        self, url: str, device: str = "mobile", location: str = "us", config: ConfigInput = None
+    ) -> TestReport:
+        """``POST /v1/lighthouse-tests``: queue a test (returned ``idle``)."""
+        return await self._send(self._create_test_call(url, device, location, config))
+
+    async def create_batch(
+        self,
+        urls: Sequence[str],
+        devices: Sequence[str],
+        locations: Sequence[str],
+        batch_type: BatchType | str,
+        config: ConfigInput = None,
+    ) -> BatchReport:
+        """``POST /v1/lighthouse-batch-tests``: queue one test per item."""
+        call = self._create_batch_call(urls, devices, locations, batch_type, config)
+        return await self._send(call)
+
+    async def create_ttfb_test(
+        self, url: str, region: str, *, timeout: float = 300.0
+    ) -> TTFBResult:
+        """``POST /v1/ttfb-tests``: measured while the request waits (``timeout`` s)."""
+        return await self._send(self._create_ttfb_call(url, region, timeout))
+
+    async def get_test(self, test_id: str) -> TestReport:
+        """``GET /v1/lighthouse-tests/{id}``."""
+        return await self._send(self._get_test_call(test_id))
+
+    async def get_batch(self, batch_id: str) -> BatchReport:
+        """``GET /v1/lighthouse-batch-tests/{id}``."""
+        return await self._send(self._get_batch_call(batch_id))
+
+    async def list_tests(
+        self,
+        page: int = 1,
+        per_page: int = 10,
+        *,
+        created_at_gt: TimeInput = None,
+        created_at_gte: TimeInput = None,
+        created_at_lt: TimeInput = None,
+        created_at_lte: TimeInput = None,
+    ) -> list[TestReport]:
+        """``GET /v1/lighthouse-tests``: one page, newest first."""
+        return await self._send(self._list_tests_call(
+            page, per_page, created_at_gt, created_at_gte, created_at_lt, created_at_lte
+        ))
+
+    async def iter_tests(
+        self,
+        *,
+        per_page: int = 100,
+        created_at_gt: TimeInput = None,
+        created_at_gte: TimeInput = None,
+        created_at_lt: TimeInput = None,
+        created_at_lte: TimeInput = None,
+    ) -> AsyncIterator[TestReport]:
+        """Every test matching the filters, newest first, page after page."""
+        page = 1
+        while batch := await self.list_tests(
+            page, per_page, created_at_gt=created_at_gt, created_at_gte=created_at_gte,
+            created_at_lt=created_at_lt, created_at_lte=created_at_lte,
+        ):
+            for report in batch:
+                yield report
+            page += 1
+
+    async def get_resource(self, test_id: str, resource_name: str) -> str:
+        """``GET /v1/lighthouse-tests/{id}/resources/{resource_name}``: one string
+        (``lighthouse-json``, ``html-report``, ``screenshot``, ``filmstrip``, ``video``)."""
+        return await self._send(self._get_resource_call(test_id, resource_name))
+
+    async def get_credits(self) -> Credits:
+        """``GET /v1/account/credits``."""
+        return await self._send(self._credits_call())
+
+    async def list_locations(self) -> list[LocationInfo]:
+        """``GET /v1/locations``."""
+        return await self._send(self._locations_call())
+
+    async def list_ttfb_regions(self) -> list[TTFBRegion]:
+        """``GET /v1/ttfb-regions``."""
+        return await self._send(self._ttfb_regions_call())
+
+    async def health(self) -> dict[str, Any]:
+        """``GET /healthz`` (pagelab servers)."""
+        return await self._send(self._health_call())
+
+    # -- waiting -----------------------------------------------------------------------
+
+    async def wait_test(
+        self,
+        test: TestReport | str,
+        *,
+        timeout: float | None = 900.0,
+        poll_interval: float = 2.0,
+        progress: ProgressCallback | None = None,
+    ) -> TestReport:
+        """Poll until the test is ``success`` or ``failed``; :class:`~pagelab.TimeoutError`
+        after ``timeout`` seconds (None: no limit)."""
+        waiter: Waiter[TestReport] = Waiter(
+            report_id(test), timeout=timeout, poll_interval=poll_interval, progress=progress
+        )
+        # A report passed in is the first observation: no request if it is already final.
+        report = test if isinstance(test, TestReport) else await self.get_test(waiter.id)
+        while not waiter.observe(report):
+            await asyncio.sleep(waiter.next_sleep())
+            report = await self.get_test(waiter.id)
+        return report
+
+    async def wait_batch(
+        self,
+        batch: BatchReport | str,
+        *,
+        timeout: float | None = 3600.0,
+        poll_interval: float = 2.0,
+        progress: ProgressCallback | None = None,
+    ) -> BatchReport:
+        """Poll until every item of the batch is final (whatever the batch status says)."""
+        waiter: Waiter[BatchReport] = Waiter(
+            report_id(batch), timeout=timeout, poll_interval=poll_interval, progress=progress
+        )
+        # A report passed in is the first observation: no request if it is already final.
+        report = batch if isinstance(batch, BatchReport) else await self.get_batch(waiter.id)
+        while not waiter.observe(report):
+            await asyncio.sleep(waiter.next_sleep())
+            report = await self.get_batch(waiter.id)
+        return report
+
+    # -- lifetime ----------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+

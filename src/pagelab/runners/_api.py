@@ -1,0 +1,134 @@
+"""The runner over any server of the Web Performance Testing API."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Self
+
+import httpx
+
+from pagelab._exceptions import InvalidInputError
+from pagelab.client import Client, RetryPolicy
+from pagelab.models import (
+    BatchReport,
+    BatchType,
+    LocationInfo,
+    TestReport,
+    TTFBRegion,
+    TTFBResult,
+)
+
+from ._base import ConfigInput, ProgressCallback, TimeInput, coerce_config
+
+__all__ = ["ApiRunner"]
+
+
+class ApiRunner:
+    """:class:`~pagelab.runners.Runner` over HTTP: the tests run on the server.
+
+    ``base_url`` defaults to ``$PAGELAB_API_URL`` and ``api_key`` to ``$PAGELAB_API_KEY``,
+    so notebooks and the pytest plugin switch backends with two environment variables.
+    ``lighthouse`` and ``batch`` block until every test is final, polling every
+    ``poll_interval`` seconds for at most ``wait_timeout`` seconds (None: no limit).
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        poll_interval: float = 2.0,
+        wait_timeout: float | None = 3600.0,
+        timeout: float | httpx.Timeout | None = None,
+        retry: RetryPolicy | None = None,
+        client: Client | None = None,
+    ) -> None:
+        self.client = client or Client(base_url, api_key, timeout=timeout, retry=retry)
+        self.poll_interval = poll_interval
+        self.wait_timeout = wait_timeout
+
+    def __repr__(self) -> str:
+        return f"ApiRunner({self.client.base_url!r})"
+
+    def lighthouse(
+        self,
+        url: str,
+        device: str = "mobile",
+        location: str = "us",
+        config: ConfigInput = None,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> TestReport:
+        created = self.client.create_test(url, device, location, _config(config))
+        return self.client.wait_test(
+            created, timeout=self.wait_timeout, poll_interval=self.poll_interval,
+            progress=progress,
+        )
+
+    def batch(
+        self,
+        urls: Sequence[str],
+        devices: Sequence[str],
+        locations: Sequence[str],
+        batch_type: BatchType | str,
+        config: ConfigInput = None,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> BatchReport:
+        created = self.client.create_batch(urls, devices, locations, batch_type, _config(config))
+        return self.client.wait_batch(
+            created, timeout=self.wait_timeout, poll_interval=self.poll_interval,
+            progress=progress,
+        )
+
+    def ttfb(self, url: str, region: str) -> TTFBResult:
+        return self.client.create_ttfb_test(url, region)
+
+    def locations(self) -> builtins.list[LocationInfo]:
+        return self.client.list_locations()
+
+    def ttfb_regions(self) -> builtins.list[TTFBRegion]:
+        return self.client.list_ttfb_regions()
+
+    def get(self, id: str) -> TestReport | BatchReport:
+        """A test (``lt_…``) or a batch (``lbt_…``) by id."""
+        if id.startswith("lt_"):
+            return self.client.get_test(id)
+        if id.startswith("lbt_"):
+            return self.client.get_batch(id)
+        raise InvalidInputError(f"id: {id[:100]!r} is neither a test (lt_…) nor a batch (lbt_…)")
+
+    def list(
+        self,
+        page: int = 1,
+        per_page: int = 10,
+        created_at_gt: TimeInput = None,
+        created_at_gte: TimeInput = None,
+        created_at_lt: TimeInput = None,
+        created_at_lte: TimeInput = None,
+    ) -> builtins.list[TestReport]:
+        return self.client.list_tests(
+            page, per_page, created_at_gt=created_at_gt, created_at_gte=created_at_gte,
+            created_at_lt=created_at_lt, created_at_lte=created_at_lte,
+        )
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _config(config: ConfigInput) -> ConfigInput:
+    # Checked here so a bad config fails before any request, naming the field.
+    return None if config is None else coerce_config(config)
