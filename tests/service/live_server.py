@@ -1,0 +1,183 @@
+"""Real servers of the API for the tests: uvicorn on 127.0.0.1 on a random port, over a real
+SQLite store in a temporary directory. Not a test module.
+
+- :class:`LiveServer` runs ``create_app(settings)`` in a thread of the test process (fast:
+  most tests use it with the worker off, so tests stay queued).
+- :class:`ServerProcess` runs ``python -m pagelab serve`` as a child process, for what a
+  thread cannot show: SIGKILL, a restart, the server's own log output.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+import uvicorn
+
+import pagelab
+from pagelab.service import Settings, create_app
+from pagelab.store import Store, create_account, transaction
+
+__all__ = [
+    "LiveServer",
+    "ServerProcess",
+    "StartServer",
+    "create_key",
+    "free_port",
+    "pagelab_env",
+    "run_cli",
+]
+
+LOOPBACK = "127.0.0.1"
+
+
+def create_key(data_dir: Path, *, lighthouse: int = 100, ttfb: int = 100) -> str:
+    """A new API key with these monthly credits, written straight into the store."""
+    with Store(data_dir).connection() as conn, transaction(conn, immediate=True):
+        _, key = create_account(conn, lighthouse_credits=lighthouse, ttfb_credits=ttfb)
+    return key
+
+
+class LiveServer:
+    """The app served by uvicorn in a background thread."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._server = uvicorn.Server(
+            uvicorn.Config(
+                create_app(settings), host=LOOPBACK, port=0, log_level="warning",
+                lifespan="on",
+            )
+        )
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    @property
+    def data_dir(self) -> Path:
+        return self.settings.data_dir
+
+    @property
+    def base_url(self) -> str:
+        port = self._server.servers[0].sockets[0].getsockname()[1]
+        return f"http://{LOOPBACK}:{port}"
+
+    def key(self, *, lighthouse: int = 100, ttfb: int = 100) -> str:
+        return create_key(self.data_dir, lighthouse=lighthouse, ttfb=ttfb)
+
+    def client(self, key: str | None = None) -> httpx.Client:
+        """A plain httpx client (the wire as it is, no pagelab.Client)."""
+        headers = {"X-API-KEY": key} if key is not None else {}
+        return httpx.Client(base_url=self.base_url, headers=headers, timeout=30)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the API server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._server.should_exit = True
+        self._thread.join(30)
+
+
+#: The ``start_server`` fixture: ``start_server(**settings) -> LiveServer``.
+StartServer = Callable[..., "LiveServer"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+def pagelab_env(**extra: str) -> dict[str, str]:
+    """The environment for a child process that imports this very pagelab."""
+    source = str(Path(pagelab.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m pagelab ARGS`` in a child process."""
+    return subprocess.run(
+        [sys.executable, "-m", "pagelab", *args], env=pagelab_env(), capture_output=True,
+        text=True, timeout=120, check=False,
+    )
+
+
+class ServerProcess:
+    """``python -m pagelab serve`` in a child process, its output in ``log_path``."""
+
+    def __init__(self, data_dir: Path, log_path: Path, *extra_args: str) -> None:
+        self.data_dir = data_dir
+        self.log_path = log_path
+        self.port = free_port()
+        self.base_url = f"http://{LOOPBACK}:{self.port}"
+        self._args = extra_args
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Self:
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "pagelab", "serve", "--host", LOOPBACK, "--port",
+                 str(self.port), "--data-dir", str(self.data_dir), *self._args],
+                env=pagelab_env(), stdout=log, stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited: {self.log_path.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{self.base_url}/healthz", timeout=2).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("the server did not answer /healthz within 60 s")
+
+    def health(self) -> dict[str, Any]:
+        body: dict[str, Any] = httpx.get(f"{self.base_url}/healthz", timeout=10).json()
+        return body
+
+    def descendants(self) -> list[int]:
+        """Pids of the processes the server started (Chromium, Node) and theirs."""
+        import psutil
+
+        assert self.process is not None
+        try:
+            return [child.pid for child in psutil.Process(self.process.pid).children(True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown code runs, as when the machine loses power."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> None:
+        """SIGTERM, the way a service manager stops it; waits for a clean exit."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
