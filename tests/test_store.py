@@ -65,9 +65,13 @@ def test_newer_schema_is_refused_not_overwritten(tmp_path: Path) -> None:
 def test_failed_write_changes_nothing(tmp_path: Path) -> None:
     store = Store(tmp_path)
     with store.connection() as conn:
-        with pytest.raises(RuntimeError), transaction(conn):
-            _create(conn)
-            raise RuntimeError("crash mid-transaction")
+        def crash_mid_transaction() -> None:
+            with transaction(conn):
+                _create(conn)
+                raise RuntimeError("crash mid-transaction")
+
+        with pytest.raises(RuntimeError):
+            crash_mid_transaction()
         assert list_tests(conn, TestQuery()) == []
 
 
@@ -118,7 +122,8 @@ def test_list_is_newest_first_paged_and_filtered(tmp_path: Path) -> None:
             ids = [_create(conn, created_at=1_000 * (i + 1)) for i in range(5)]
         newest = [r.id for r in list_tests(conn, TestQuery(per_page=2), now=10_000)]
         assert newest == [ids[4], ids[3]]
-        assert [r.id for r in list_tests(conn, TestQuery(page=3, per_page=2), now=10_000)] == [ids[0]]
+        third = list_tests(conn, TestQuery(page=3, per_page=2), now=10_000)
+        assert [r.id for r in third] == [ids[0]]
         assert list_tests(conn, TestQuery(page=4, per_page=2), now=10_000) == []
         assert len(list_tests(conn, TestQuery(created_at_gt=2_000), now=10_000)) == 3
         assert len(list_tests(conn, TestQuery(created_at_gte=2_000), now=10_000)) == 4

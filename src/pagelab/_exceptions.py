@@ -4,7 +4,7 @@
     ├── InvalidInputError (also ValueError)   bad arguments to a runner, a model or the CLI
     ├── NotFoundError (also KeyError)         no test or batch with that id
     ├── EngineError                           the local engine cannot run at all
-    │   └── EngineNotInstalledError           Chromium, Node or Lighthouse missing: run `pagelab setup`
+    │   └── EngineNotInstalledError           Chromium, Node or Lighthouse missing
     ├── StoreError                            the local store cannot be read or written
     ├── TransportError                        the API server could not be reached
     │   └── TimeoutError                      waiting for a test or a request took too long
@@ -72,7 +72,7 @@ class TransportError(PagelabError):
     """The API server could not be reached."""
 
 
-class TimeoutError(TransportError):  # noqa: A001 - mirrors httpx.TimeoutException's role
+class TimeoutError(TransportError):
     """A request, or waiting for a test to finish, took longer than allowed."""
 
 

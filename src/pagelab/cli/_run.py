@@ -20,7 +20,8 @@ def register(subparsers: Any) -> None:
                      help=f"device id (default mobile; one of {', '.join(Device)})")
     run.add_argument("--location", default="us", metavar="ID",
                      help=f"location id (default us; one of {', '.join(Location)})")
-    run.add_argument("--config", metavar="JSON", help='config object, e.g. \'{"connection": "4g"}\'')
+    run.add_argument("--config", metavar="JSON",
+                     help='config object, e.g. \'{"connection": "4g"}\'')
     run.add_argument("--json", action="store_true", help="print the report as JSON")
     run.set_defaults(handler=_run)
 

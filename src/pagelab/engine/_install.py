@@ -108,7 +108,8 @@ def install_engine(*, log: bool = True) -> EngineInstall:
         for name in ("package.json", "package-lock.json"):
             shutil.copy2(_node_dir() / name, staging / name)
         if log:
-            print(f"pagelab: installing Lighthouse {pinned_lighthouse_version()} into {target.root}")
+            version = pinned_lighthouse_version()
+            print(f"pagelab: installing Lighthouse {version} into {target.root}")
         completed = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
             cwd=staging, capture_output=True, text=True, check=False,

@@ -53,7 +53,7 @@ class ChildProcess:
             stdout=subprocess.PIPE if pipe_stdout else subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, async-signal-safe
+            preexec_fn=_die_with_parent,
             text=True,
             encoding="utf-8",
             errors="replace",

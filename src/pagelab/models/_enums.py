@@ -16,9 +16,9 @@ __all__ = [
     "DeviceId",
     "HttpVersion",
     "Location",
+    "TTFBStatus",
     "TestStatus",
     "ThrottlingMethod",
-    "TTFBStatus",
 ]
 
 

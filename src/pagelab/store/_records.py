@@ -44,8 +44,8 @@ __all__ = [
     "new_id",
     "now_ms",
     "run_config",
+    "run_timing",
     "start_test",
-    "test_timing",
 ]
 
 #: The account of tests run by a LocalRunner (the API service uses one account per key).
@@ -248,7 +248,7 @@ def get_test(
     return _test_from_row(row, report_url(row["id"]) if report_url else None)
 
 
-def test_timing(conn: sqlite3.Connection, test_id: str) -> tuple[int | None, int | None]:
+def run_timing(conn: sqlite3.Connection, test_id: str) -> tuple[int | None, int | None]:
     """When the engine started and finished the test (epoch ms)."""
     row = conn.execute(
         "SELECT started_at, finished_at FROM tests WHERE id = ?", (test_id,)

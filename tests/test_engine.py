@@ -1,0 +1,200 @@
+"""The real engine: Lighthouse in Chromium against the bundled demo site.
+
+These tests run real Lighthouse (about 6 s a run, warm); they are grouped so that one run
+checks several things.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from pagelab import LocalRunner, TestReport
+from pagelab.demo import DemoServer
+from pagelab.engine import ENGINE_CRASHED, TIMEOUT, Engine, pinned_lighthouse_version
+from pagelab.store import Store, run_timing
+
+pytestmark = pytest.mark.engine
+
+ENGINE_METRICS = (
+    "cumulative_layout_shift", "first_contentful_paint", "time_to_interactive",
+    "largest_contentful_paint", "server_response_time", "speed_index", "total_blocking_time",
+    "performance_score",
+)
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _assert_gone(pids: list[int]) -> None:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        alive = [pid for pid in pids if psutil.pid_exists(pid)
+                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"processes left behind: {alive}")
+
+
+@pytest.fixture
+def site() -> Iterator[DemoServer]:
+    with DemoServer() as server:
+        yield server
+
+
+def test_batch_of_demo_pages_measures_their_traits(
+    engine: Engine, site: DemoServer, data_dir: Path
+) -> None:
+    runner = LocalRunner(engine=engine)
+    seen: list[tuple[str, ...]] = []
+    canary = {"auth_username": "ann", "auth_password": "canary-pass-9f3",
+              "cookies": ["sid=canary-cookie-7c1"]}
+    batch = runner.batch(
+        [site.page_url(p) for p in ("fast", "heavy", "shift")], ["mobile"], ["de"],
+        "multiple-urls", canary,
+        progress=lambda b: seen.append(tuple(item.status.value for item in b.reports)),
+    )
+    assert batch.status == "completed"
+    assert seen[0] == ("idle", "idle", "idle")
+    assert ("active", "idle", "idle") in seen
+    assert seen[-1] == ("success", "success", "success")
+    fast, heavy, shift = batch.reports
+    for item in batch.reports:
+        assert item.metrics is not None
+        for name in ENGINE_METRICS:
+            assert isinstance(getattr(item.metrics, name), float), name
+        # Lighthouse 13 no longer computes FMP: null, never invented.
+        assert item.metrics.first_meaningful_paint is None
+        assert item.report_url is not None
+        assert item.report_url.startswith("file://")
+        assert item.vantage == "local"
+        assert item.lighthouse_version == pinned_lighthouse_version()
+        assert item.location == "de"
+    assert fast.metrics
+    assert heavy.metrics
+    assert shift.metrics
+    assert fast.metrics.performance_score is not None
+    assert fast.metrics.performance_score >= 90
+    assert heavy.metrics.largest_contentful_paint > fast.metrics.largest_contentful_paint  # type: ignore[operator]
+    assert heavy.metrics.total_blocking_time > 0  # type: ignore[operator]
+    assert shift.metrics.cumulative_layout_shift > 0.1  # type: ignore[operator]
+
+    # The page really got the credentials; no stored byte holds them.
+    auth = [r.headers.get("authorization") for r in site.requests if r.path == "/fast"]
+    assert auth
+    assert auth[0]
+    assert auth[0].startswith("Basic ")
+    stored = b"".join(p.read_bytes() for p in data_dir.rglob("*") if p.is_file())
+    assert b"canary-pass-9f3" not in stored
+    assert b"canary-cookie-7c1" not in stored
+
+    # Artifacts: the full LHR, the HTML report, the final screenshot and the filmstrip.
+    store = Store(data_dir)
+    with store.connection() as conn:
+        names = set(store.artifacts.names(conn, fast.id or ""))
+        lhr = json.loads(store.artifacts.read(conn, fast.id or "", "lighthouse-json") or b"{}")
+    assert names == {"lighthouse-json", "html-report", "screenshot", "filmstrip"}
+    assert lhr["lighthouseVersion"] == pinned_lighthouse_version()
+    assert lhr["audits"]["largest-contentful-paint"]["numericValue"] == pytest.approx(
+        fast.metrics.largest_contentful_paint
+    )
+
+    # History survives: a new runner on the same data dir reads it back.
+    again = LocalRunner(engine=engine)
+    assert again.get(batch.id or "") == batch
+    assert [r.id for r in again.list(per_page=3)] == [i.id for i in reversed(batch.reports)]
+    frame = batch.to_frame()
+    assert frame["status"].tolist() == ["success"] * 3
+    assert frame["chrome_version"].notna().all()
+
+
+def test_two_cli_runs_never_overlap_and_report_json(site: DemoServer, data_dir: Path) -> None:
+    closed = f"http://127.0.0.1:{_closed_port()}/"
+    env = {**os.environ, "PAGELAB_DATA_DIR": str(data_dir)}
+    command = [sys.executable, "-m", "pagelab", "run", "--json"]
+    processes = [
+        subprocess.Popen([*command, url], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+        for url in (site.page_url("fast"), closed)
+    ]
+    outputs = [p.communicate(timeout=300) for p in processes]
+    assert [p.returncode for p in processes] == [0, 0], outputs
+    ok, failed = (TestReport.model_validate_json(out) for out, _ in outputs)
+
+    assert ok.status == "success"
+    assert ok.metrics is not None
+    for name in ENGINE_METRICS:
+        assert isinstance(getattr(ok.metrics, name), float), name
+    assert failed.status == "failed"
+    assert failed.metrics is None
+    assert failed.error is not None
+    assert failed.error.code in {"CHROME_INTERSTITIAL_ERROR", "FAILED_DOCUMENT_REQUEST"}
+    assert failed.report_url is None
+
+    with Store(data_dir).connection() as conn:
+        spans = sorted(run_timing(conn, r.id or "") for r in (ok, failed))
+    (start_a, end_a), (start_b, end_b) = spans
+    assert None not in (start_a, end_a, start_b, end_b)
+    assert end_a <= start_b, f"runs overlapped: {spans}"  # type: ignore[operator]
+
+
+def test_hard_timeout_kills_everything_and_the_next_run_works(site: DemoServer) -> None:
+    with Engine(run_timeout=6) as engine:
+        # A cold engine's first run takes longer than 6 s: give warm-up runs more.
+        assert engine.run(site.page_url("fast"), "desktop", timeout=60).status == "success"
+        pids = engine.process_ids()
+        assert pids
+        result = engine.run(site.url + "/slow?ms=30000", "desktop")
+        assert result.error is not None
+        assert result.error.code == TIMEOUT
+        assert result.engine_failure
+        _assert_gone(pids)
+        after = engine.run(site.page_url("fast"), "desktop", timeout=60)
+        assert after.status == "success"
+        pids = engine.process_ids()
+    _assert_gone(pids)  # closing the engine ends everything it started
+
+
+def test_chromium_killed_mid_run_is_a_crash_and_the_next_run_works(site: DemoServer) -> None:
+    with Engine(run_timeout=60) as engine:
+        started = threading.Event()
+        results = []
+
+        def run() -> None:
+            results.append(engine.run(site.url + "/slow?ms=8000", "mobile",
+                                      on_start=started.set))
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        assert started.wait(60)
+        time.sleep(3)  # Lighthouse is waiting for the slow page by now
+        pids = engine.process_ids()
+        browser = engine._processes.browser
+        assert browser is not None
+        os.kill(browser.process.pid, signal.SIGKILL)
+        worker.join(60)
+        assert results
+        assert results[0].error is not None
+        assert results[0].error.code == ENGINE_CRASHED
+        assert results[0].engine_failure
+        _assert_gone(pids)
+        after = engine.run(site.page_url("fast"), "mobile")
+        assert after.status == "success"
+        pids = engine.process_ids()
+    _assert_gone(pids)
