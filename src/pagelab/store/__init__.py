@@ -36,8 +36,8 @@ from ._records import (
     new_id,
     now_ms,
     run_config,
+    run_timing,
     start_test,
-    test_timing,
 )
 from ._secrets import service_secret
 from ._store import DEFAULT_RETENTION, Store
@@ -82,10 +82,10 @@ __all__ = [
     "requeue_interrupted",
     "revoke_account",
     "run_config",
+    "run_timing",
     "service_secret",
     "start_test",
     "test_owner",
-    "test_timing",
     "top_up_account",
     "transaction",
 ]
