@@ -11,6 +11,7 @@ from live_server import LiveServer, StartServer
 
 from pagelab.service import Settings
 
+
 @pytest.fixture
 def start_server(tmp_path: Path) -> Iterator[StartServer]:
     """Starts servers with the given settings (worker off unless told); stops them after."""

@@ -110,7 +110,9 @@ INVALID_BODIES: list[tuple[str, Any, str]] = [
 
 
 @pytest.mark.parametrize(
-    ("body", "message"), [(b, m) for _, b, m in INVALID_BODIES], ids=[i for i, _, _ in INVALID_BODIES]
+    ("body", "message"),
+    [(body, message) for _, body, message in INVALID_BODIES],
+    ids=[name for name, _, _ in INVALID_BODIES],
 )
 def test_invalid_input_is_400_naming_the_field(
     server: LiveServer, body: Any, message: str

@@ -1,0 +1,175 @@
+"""Credits (atomic charges, 402, refunds, top-ups, refill date), TTFB tests and the keys CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+from live_server import LiveServer, StartServer, run_cli
+
+from fixtures_http import FixtureServer, closed_port
+from pagelab.models import LighthouseError, TestStatus
+from pagelab.store import Store, finish_test, transaction
+
+
+async def _create_concurrently(base_url: str, key: str, count: int) -> list[httpx.Response]:
+    async with httpx.AsyncClient(
+        base_url=base_url, headers={"X-API-KEY": key}, timeout=60,
+        limits=httpx.Limits(max_connections=count),
+    ) as client:
+        return await asyncio.gather(*(
+            client.post("/v1/lighthouse-tests", json={"url": f"https://a.test/{i}"})
+            for i in range(count)
+        ))
+
+
+def test_50_concurrent_creations_against_20_credits(server: LiveServer) -> None:
+    key = server.key(lighthouse=20)
+    started = time.perf_counter()
+    responses = asyncio.run(_create_concurrently(server.base_url, key, 50))
+    elapsed = time.perf_counter() - started
+    statuses = sorted(r.status_code for r in responses)
+    with server.client(key) as client:
+        credits = client.get("/v1/account/credits").json()["lighthouse"]
+        listed = client.get("/v1/lighthouse-tests", params={"per_page": 100}).json()["data"]
+    print(f"50 concurrent creations, 20 credits: {statuses.count(201)} created, "
+          f"{statuses.count(402)} refused in {elapsed:.2f} s")
+    assert statuses == [201] * 20 + [402] * 30
+    assert credits == {"available_credits": 0, "available_paid_credits": 0}
+    assert len(listed) == 20
+    for response in responses:
+        if response.status_code == 402:
+            assert response.json()["code"] == "insufficient_credits"
+
+
+def test_credits_shape_and_refill_date(server: LiveServer) -> None:
+    with server.client(server.key(lighthouse=7, ttfb=3)) as client:
+        credits = client.get("/v1/account/credits").json()
+    assert credits["lighthouse"] == {"available_credits": 7, "available_paid_credits": 0}
+    assert credits["ttfb"] == {"available_credits": 3, "available_paid_credits": 0}
+    refill = datetime.fromisoformat(credits["credits_refill_date"].replace("Z", "+00:00"))
+    now = datetime.now(UTC)
+    assert refill > now
+    assert (refill.day, refill.hour, refill.minute) == (1, 0, 0)
+    assert (refill - now).days <= 31
+
+
+def test_plan_credits_are_spent_before_paid_ones(server: LiveServer) -> None:
+    key = server.key(lighthouse=1)
+    result = run_cli("keys", "credits", key[:11], "--lighthouse", "2", "--data-dir",
+                     str(server.data_dir))
+    assert result.returncode == 0, result.stderr
+    assert "1/1 + 2 paid" in result.stdout
+    with server.client(key) as client:
+        assert client.get("/v1/account/credits").json()["lighthouse"] == {
+            "available_credits": 1, "available_paid_credits": 2}
+        statuses = [client.post("/v1/lighthouse-tests", json={"url": "https://a.test/"})
+                    .status_code for _ in range(4)]
+        after_one = client.get("/v1/account/credits").json()["lighthouse"]
+    assert statuses == [201, 201, 201, 402]
+    assert after_one == {"available_credits": 0, "available_paid_credits": 0}
+
+
+def test_an_engine_failure_gives_the_credit_back(start_server: StartServer) -> None:
+    server = start_server(sweep_interval=0.1, poll_interval=0.05)
+    key = server.key(lighthouse=2)
+    with server.client(key) as client:
+        crashed = client.post("/v1/lighthouse-tests", json={"url": "https://a.test/"}).json()
+        page_failed = client.post("/v1/lighthouse-tests", json={"url": "https://b.test/"}).json()
+        store = Store(server.data_dir)
+        # Recorded as the engine records them: a crash is the engine's fault, NO_FCP the page's.
+        with store.connection() as conn, transaction(conn):
+            finish_test(conn, crashed["id"], status=TestStatus.FAILED, lighthouse_version=None,
+                        metrics=None, error=LighthouseError(code="ENGINE_CRASHED", message="x"),
+                        vantage="local", environment=None, engine_failure=True)
+            finish_test(conn, page_failed["id"], status=TestStatus.FAILED,
+                        lighthouse_version="13.5.0", metrics=None,
+                        error=LighthouseError(code="NO_FCP", message="y"), vantage="local",
+                        environment=None)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            credits = client.get("/v1/account/credits").json()["lighthouse"]
+            if credits["available_credits"] == 1:
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)  # several more sweeps: the refund happens once
+        credits = client.get("/v1/account/credits").json()["lighthouse"]
+    assert credits == {"available_credits": 1, "available_paid_credits": 0}
+
+
+@pytest.fixture
+def page_server() -> FixtureServer:
+    with FixtureServer() as site:
+        yield site
+
+
+def test_ttfb_test_measures_each_location_of_the_region(
+    server: LiveServer, page_server: FixtureServer
+) -> None:
+    with server.client(server.key(ttfb=2)) as client:
+        response = client.post("/v1/ttfb-tests",
+                               json={"url": page_server.url("/delay/30"), "region": "middle-east"})
+        credits = client.get("/v1/account/credits").json()["ttfb"]
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["region"] == "middle-east"
+    assert result["vantage"] == "local"
+    assert [r["location_id"] for r in result["result"]] == ["il-central", "qa-central"]
+    for location in result["result"]:
+        assert location["status"] == "success"
+        timings = location["data"]["timings"]
+        assert timings["ttfb"] >= 30  # milliseconds
+        assert timings["total"] >= timings["ttfb"]
+        assert location["data"]["http_status"] == 200
+    assert page_server.requests == 2
+    assert credits["available_credits"] == 1
+
+
+def test_ttfb_failures(server: LiveServer) -> None:
+    with server.client(server.key(ttfb=1)) as client:
+        region = client.post("/v1/ttfb-tests", json={"url": "https://a.test/", "region": "moon"})
+        url = client.post("/v1/ttfb-tests", json={"url": "gopher://a", "region": "africa"})
+        refused = client.post("/v1/ttfb-tests", json={
+            "url": f"http://127.0.0.1:{closed_port()}/", "region": "africa"})
+        empty = client.post("/v1/ttfb-tests", json={"url": "https://a.test/", "region": "africa"})
+    assert region.status_code == url.status_code == 400
+    assert region.json()["message"].startswith("region:")
+    assert url.json()["message"].startswith("url:")
+    # A page that cannot be reached is a measured failure, not an error response.
+    assert refused.status_code == 200
+    assert refused.json()["result"][0]["status"] == "failed"
+    assert refused.json()["result"][0]["error"]["code"] == "CONNECTION_REFUSED"
+    assert empty.status_code == 402
+
+
+def test_keys_cli(start_server: StartServer) -> None:
+    server = start_server()
+    data_dir = str(server.data_dir)
+    created = run_cli("keys", "create", "--data-dir", data_dir, "--lighthouse-credits", "5",
+                      "--ttfb-credits", "0")
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip()
+    assert key.startswith("pl_")
+    assert len(key) > 30
+    assert "shown once" in created.stderr
+    listed = run_cli("keys", "list", "--data-dir", data_dir)
+    assert key[:11] in listed.stdout
+    assert key not in listed.stdout
+    assert "lighthouse 5/5 + 0 paid" in listed.stdout
+    with server.client(key) as client:
+        assert client.get("/v1/account/credits").status_code == 200
+        revoked = run_cli("keys", "revoke", key[:11], "--data-dir", data_dir)
+        assert revoked.returncode == 0
+        assert "revoked" in revoked.stdout
+        assert client.get("/v1/account/credits").status_code == 401
+    unknown = run_cli("keys", "revoke", "pl_00000000", "--data-dir", data_dir)
+    assert unknown.returncode == 2
+    assert "no key starts with" in unknown.stderr
+    short = run_cli("keys", "credits", "pl_", "--lighthouse", "1", "--data-dir", data_dir)
+    assert short.returncode == 2
+    # Only the hash is stored.
+    database = (server.data_dir / "pagelab.sqlite3").read_bytes()
+    assert key.encode() not in database
