@@ -39,6 +39,9 @@ _REQUEST_MODELS: tuple[type[BaseModel], ...] = (
 )
 
 
+_PUBLIC_PATHS = ("/v1/locations", "/v1/ttfb-regions")
+
+
 def _merge_request_schemas(schemas: dict[str, Any]) -> None:
     """Add the request bodies' schemas (validation mode) to the components.
 
@@ -86,8 +89,12 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             operation.get("responses", {}).pop("422", None)
     schemas.pop("HTTPValidationError", None)
     schemas.pop("ValidationError", None)
-    # The spec: the key is the default security requirement of the whole interface.
+    # The spec: the key is the default security requirement of the whole interface. The
+    # reference lists take it optionally ({} = no requirement), /healthz not at all.
     document["security"] = [{"ApiKey": []}]
+    for path in _PUBLIC_PATHS:
+        document["paths"][path]["get"]["security"] = [{}, {"ApiKey": []}]
+    document["paths"]["/healthz"]["get"]["security"] = [{}]
     app.openapi_schema = document
     return document
 

@@ -38,7 +38,6 @@ class Health(BaseModel):
         "No key needed. `status` is `ok` when the background worker is alive (it runs "
         "tests, or only tidies the store when started with `--no-worker`)."
     ),
-    openapi_extra={"security": []},
 )
 def healthz(request: Request) -> Health:
     worker: Worker = request.app.state.worker

@@ -27,7 +27,6 @@ _PUBLIC = (
     summary="List the lighthouse test locations",
     description=_PUBLIC,
     responses=error_responses(401, 429),
-    openapi_extra={"security": [{}, {"ApiKey": []}]},
 )
 def list_locations(account: OptionalAccountDep) -> ListResponse[LocationInfo]:
     return ListResponse(data=list(LOCATIONS.values()))
@@ -39,7 +38,6 @@ def list_locations(account: OptionalAccountDep) -> ListResponse[LocationInfo]:
     summary="List the TTFB regions and their locations",
     description=_PUBLIC,
     responses=error_responses(401, 429),
-    openapi_extra={"security": [{}, {"ApiKey": []}]},
 )
 def list_ttfb_regions(account: OptionalAccountDep) -> ListResponse[TTFBRegion]:
     return ListResponse(data=list(TTFB_REGIONS.values()))
