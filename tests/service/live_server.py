@@ -3,12 +3,15 @@ SQLite store in a temporary directory. Not a test module.
 
 - :class:`LiveServer` runs ``create_app(settings)`` in a thread of the test process (fast:
   most tests use it with the worker off, so tests stay queued).
+- :class:`ScriptedServer` answers from a script: another server of the API as a client
+  may meet it.
 - :class:`ServerProcess` runs ``python -m pagelab serve`` as a child process, for what a
   thread cannot show: SIGKILL, a restart, the server's own log output.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -17,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -30,6 +34,7 @@ from pagelab.store import Store, create_account, transaction
 
 __all__ = [
     "LiveServer",
+    "ScriptedServer",
     "ServerProcess",
     "StartServer",
     "create_key",
@@ -181,3 +186,50 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(10)
+
+
+class ScriptedServer:
+    """A real HTTP server on loopback that answers each request with the next scripted
+    response for its method and path: another server of the API, as a client meets it
+    (flaky, slow to say "completed", writing timestamps in seconds)."""
+
+    def __init__(self, script: dict[tuple[str, str], list[tuple[int, Any, dict[str, str]]]]):
+        self.script = {key: list(answers) for key, answers in script.items()}
+        self.requests: list[tuple[str, str]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                path = self.path.split("?", 1)[0]
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                outer.requests.append((self.command, path))
+                answers = outer.script.get((self.command, path)) or [
+                    (404, {"code": "not_found", "message": "not scripted"}, {})
+                ]
+                status, body, headers = answers.pop(0) if len(answers) > 1 else answers[0]
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self.base_url = f"http://{LOOPBACK}:{self._server.server_address[1]}"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
