@@ -33,10 +33,8 @@ def register(subparsers: Any) -> None:
 
 
 def _setup(args: argparse.Namespace) -> int:
-    chromium = install_chromium()
-    print(f"chromium    {chromium} ({chromium_version(chromium)})")
-    install = install_engine()
-    print(f"lighthouse  {pinned_lighthouse_version()} in {install.root}")
+    install_chromium()
+    install_engine()
     return _doctor(args)
 
 
