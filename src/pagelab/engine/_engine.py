@@ -351,7 +351,7 @@ class Engine:
         browser_died_at: float | None = None
         while (remaining := deadline - time.monotonic()) > 0:
             try:
-                message = driver.messages.get(timeout=min(0.5, remaining))
+                message: object = driver.messages.get(timeout=min(0.5, remaining))
             except queue.Empty:
                 # A dead Chromium can leave Lighthouse waiting on a protocol timeout: give
                 # it a moment to report, then stop waiting.
@@ -363,7 +363,8 @@ class Engine:
             if message is _EOF:
                 return _EOF
             if isinstance(message, dict) and message.get("id") == request_id:
-                return message
+                reply: dict[str, Any] = message
+                return reply
         return None
 
     def _result_from_files(self, out: Path, chrome: str | None, started: datetime) -> RunResult:

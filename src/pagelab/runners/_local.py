@@ -96,8 +96,12 @@ class LocalRunner:
                     config=request.config, retention=self.store.retention,
                 )
             self._notify(progress, test_id)
+
+            def started() -> None:
+                self._notify(progress, test_id)
+
             execute_test(self.store, self.engine, test_id, vantage=self.vantage,
-                         on_start=lambda: self._notify(progress, test_id))
+                         on_start=started)
             report = self._notify(progress, test_id)
         return report
 

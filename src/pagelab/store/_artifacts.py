@@ -61,8 +61,9 @@ class ArtifactFiles:
         ).fetchone()
         if row is None:
             return None
+        relpath: str = row["relpath"]
         try:
-            return (self.root / row["relpath"]).read_bytes()
+            return (self.root / relpath).read_bytes()
         except FileNotFoundError:
             return None
 
