@@ -60,6 +60,19 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         raise InvalidInputError(fields) from exc
 
 
+def _log_config(level: str) -> dict[str, Any]:
+    """uvicorn's logging, plus the service's own loggers (worker, errors) on its handler."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config: dict[str, Any] = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["pagelab"] = {
+        "handlers": ["default"], "level": level.upper(), "propagate": False,
+    }
+    return config
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -80,6 +93,7 @@ def _serve(args: argparse.Namespace) -> int:
             )
     uvicorn.run(
         create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
+        log_config=_log_config(args.log_level),
         # Behind a proxy set --public-url; the forwarded headers are not trusted blindly.
         proxy_headers=False, server_header=False,
     )
