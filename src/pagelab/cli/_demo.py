@@ -18,6 +18,27 @@ _SHOWN = [
 ]
 
 
+def _number(fmt: str) -> Any:
+    return lambda value: "-" if pd.isna(value) else fmt.format(value)
+
+
+# Times in whole ms, CLS to 3 decimals (its "good" threshold is 0.1), the score as an integer.
+_FORMATTERS = dict.fromkeys(
+    ["performance_score", "first_contentful_paint", "largest_contentful_paint",
+     "total_blocking_time", "speed_index", "server_response_time"],
+    _number("{:,.0f}"),
+) | {"cumulative_layout_shift": _number("{:.3f}")}
+
+
+# Short headers with units, so the table fits a terminal.
+_HEADERS = {
+    "performance_score": "score", "first_contentful_paint": "FCP ms",
+    "largest_contentful_paint": "LCP ms", "total_blocking_time": "TBT ms",
+    "cumulative_layout_shift": "CLS", "speed_index": "SI ms",
+    "server_response_time": "TTFB ms", "lighthouse_version": "lighthouse",
+}
+
+
 def register(subparsers: Any) -> None:
     demo = subparsers.add_parser(
         "demo", help="test each page of the bundled demo site and print the DataFrame"
@@ -51,9 +72,9 @@ def _demo(args: argparse.Namespace) -> int:
                 print(f"pagelab: testing {url} on {device} ...", flush=True)
                 reports.append(runner.lighthouse(url, device=device))
     frame = runner_frame(reports)
-    with pd.option_context("display.width", 200, "display.max_columns", 20,
-                           "display.float_format", "{:,.1f}".format):
-        print(frame[_SHOWN].to_string(index=False))
+    table = frame[_SHOWN].rename(columns=_HEADERS)
+    formatters = {_HEADERS[name]: fmt for name, fmt in _FORMATTERS.items()}
+    print(table.to_string(index=False, formatters=formatters, na_rep="-"))
     print(f"\nstored in {runner.store.data_dir}")
     return 0
 
