@@ -13,7 +13,7 @@ import filelock
 from pagelab._exceptions import EngineError, StoreError
 from pagelab.engine import ENGINE_CRASHED, Engine
 from pagelab.models import LighthouseError, TestStatus
-from pagelab.runners._execute import execute_test
+from pagelab.runners import execute_test
 from pagelab.store import (
     delete_expired,
     finish_test,

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import BatchReport, BatchTestRequest
-from pagelab.runners._batch import plan_batch
+from pagelab.runners import plan_batch
 from pagelab.store import (
     charge_credits,
     create_batch,
