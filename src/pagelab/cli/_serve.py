@@ -6,9 +6,12 @@ import argparse
 import sys
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError
+
+if TYPE_CHECKING:
+    from pagelab.service import Settings
 
 __all__ = ["register", "settings_from_args"]
 
@@ -40,8 +43,9 @@ def register(subparsers: Any) -> None:
     serve.set_defaults(handler=_serve)
 
 
-def settings_from_args(args: argparse.Namespace) -> Any:
+def settings_from_args(args: argparse.Namespace) -> Settings:
     """The service :class:`~pagelab.service.Settings` the arguments describe."""
+    # Imported here: `pagelab --help` should not load FastAPI.
     from pydantic import ValidationError
 
     from pagelab.service import Settings

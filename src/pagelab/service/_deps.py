@@ -109,7 +109,8 @@ def json_body(model: type[ModelT]) -> Callable[..., Awaitable[ModelT]]:
     """
 
     async def read_body(request: Request, account: AccountDep) -> ModelT:
-        if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             raise ApiProblem(400, f"body: larger than {MAX_BODY_BYTES} bytes")
         raw = bytearray()
         async for chunk in request.stream():
