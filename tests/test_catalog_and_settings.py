@@ -71,7 +71,7 @@ def test_http_version_is_a_browser_switch() -> None:
     ).browser_flags == ("--disable-http2",)
 
 
-def test_secrets_go_to_headers_and_the_scrub_list() -> None:
+def test_secrets_go_to_the_tested_origin_only_and_the_scrub_list() -> None:
     spec = build_run_spec(
         Device.MOBILE,
         LighthouseConfig(auth_username="ann", auth_password="pw-123", cookies=["sid=c00kie"],
@@ -79,9 +79,26 @@ def test_secrets_go_to_headers_and_the_scrub_list() -> None:
     )
     settings = spec.config["settings"]
     token = base64.b64encode(b"ann:pw-123").decode()
-    assert settings["extraHeaders"] == {"Cookie": "sid=c00kie", "Authorization": f"Basic {token}"}
+    # Not Lighthouse's extraHeaders, which every origin the page contacts would receive.
+    assert "extraHeaders" not in settings
+    assert spec.network is not None
+    assert spec.network["origin_headers"] == {
+        "Cookie": "sid=c00kie", "Authorization": f"Basic {token}"
+    }
     assert settings["emulatedUserAgent"] == "probe/1"
     assert {"pw-123", "c00kie", token} <= set(spec.secrets)
+
+
+def test_requests_are_only_paused_when_an_option_needs_it() -> None:
+    assert build_run_spec(Device.MOBILE, LighthouseConfig()).network is None
+    spec = build_run_spec(
+        Device.MOBILE,
+        LighthouseConfig(blacklist=["*.js"], whitelist=["*/app.js"], adblock=True, video=True),
+    )
+    assert spec.network == {
+        "origin_headers": {}, "block": ["*.js"], "allow": ["*/app.js"], "adblock": True
+    }
+    assert spec.video
 
 
 def test_unneeded_work_is_skipped() -> None:

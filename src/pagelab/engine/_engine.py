@@ -35,6 +35,7 @@ from ._lock import engine_lock
 from ._mapping import filmstrip, final_screenshot, summarize_lhr
 from ._process import ChildProcess
 from ._settings import build_run_spec
+from ._video import Frame, VideoError, encode_video
 
 __all__ = ["CHROMIUM_FLAGS", "ENGINE_CRASHED", "TIMEOUT", "Engine", "RunResult"]
 
@@ -91,9 +92,13 @@ class RunResult:
     finished_at: datetime
     #: True when the engine, not the page, failed (crash, timeout): credits are refunded.
     engine_failure: bool = False
-    #: Resource name (``lighthouse-json``, ``html-report``, ``screenshot``, ``filmstrip``)
-    #: -> content.
+    #: Resource name (``lighthouse-json``, ``html-report``, ``screenshot``, ``filmstrip``,
+    #: ``video``) -> content.
     artifacts: dict[str, bytes] = field(default_factory=dict)
+    #: Requests the engine refused to send (blacklist or adblock), as (URL, reason).
+    blocked: tuple[tuple[str, str], ...] = ()
+    #: Why a requested resource is missing (e.g. the video when FFmpeg failed), by name.
+    artifact_errors: dict[str, str] = field(default_factory=dict)
 
 
 class _Browser:
@@ -194,8 +199,12 @@ class Engine:
         chromium: Path | None = None,
         install: EngineInstall | None = None,
         lock: filelock.BaseFileLock | None = None,
+        chromium_flags: tuple[str, ...] = (),
     ) -> None:
+        """``chromium_flags`` are added to every Chromium this engine starts (tests use it to
+        trust a fixture's self-signed certificate); never needed in normal use."""
         self.run_timeout = run_timeout
+        self.chromium_flags = tuple(chromium_flags)
         self.startup_timeout = startup_timeout
         self._chromium = chromium
         self._install = install
@@ -292,7 +301,7 @@ class Engine:
             device, config, chrome_major=int(chrome.split(".")[0]) if chrome else None
         )
         try:
-            browser, driver = self._ensure_started(spec.browser_flags)
+            browser, driver = self._ensure_started(self.chromium_flags + spec.browser_flags)
         except (RuntimeError, OSError) as exc:
             self._processes.close()
             return self._engine_failure(ENGINE_CRASHED, str(exc), started)
@@ -308,6 +317,8 @@ class Engine:
                     "secrets": spec.secrets,
                     "lhr_path": str(out / "lhr.json"),
                     "html_path": str(out / "report.html"),
+                    "network": spec.network,
+                    "frames_dir": str(out) if spec.video else None,
                 })
             except (OSError, ValueError) as exc:
                 self._processes.close()
@@ -341,7 +352,7 @@ class Engine:
                     started_at=started,
                     finished_at=datetime.now(UTC),
                 )
-            return self._result_from_files(out, chrome, started)
+            return self._result_from_files(out, chrome, started, reply, video=spec.video)
 
     def _await_reply(
         self, driver: _Driver, browser: _Browser, request_id: int, timeout: float
@@ -367,7 +378,10 @@ class Engine:
                 return reply
         return None
 
-    def _result_from_files(self, out: Path, chrome: str | None, started: datetime) -> RunResult:
+    def _result_from_files(
+        self, out: Path, chrome: str | None, started: datetime, reply: dict[str, Any],
+        *, video: bool,
+    ) -> RunResult:
         lhr_bytes = (out / "lhr.json").read_bytes()
         lhr = json.loads(lhr_bytes)
         summary = summarize_lhr(lhr, chrome_version=chrome)
@@ -381,6 +395,16 @@ class Engine:
         strip = filmstrip(lhr)
         if strip:
             artifacts["filmstrip"] = strip.encode()
+        errors: dict[str, str] = {}
+        frames = [Frame(Path(f["file"]), float(f["ms"])) for f in reply.get("frames") or []]
+        if video:
+            # Encoded while the engine lock is held: FFmpeg's CPU use must not overlap the
+            # next run's measurement.
+            try:
+                artifacts["video"] = encode_video(frames, out / "video.webm")
+            except VideoError as exc:
+                errors["video"] = str(exc)
+        blocked = tuple((str(b["url"]), str(b["reason"])) for b in reply.get("blocked") or [])
         return RunResult(
             status=summary.status,
             lighthouse_version=summary.lighthouse_version,
@@ -390,6 +414,8 @@ class Engine:
             started_at=started,
             finished_at=datetime.now(UTC),
             artifacts=artifacts,
+            blocked=blocked,
+            artifact_errors=errors,
         )
 
     def _engine_failure(self, code: str, message: str, started: datetime) -> RunResult:

@@ -30,6 +30,12 @@ class LighthouseRunSpec:
     secrets: list[str] = field(default_factory=list)
     #: Chromium command-line switches this run needs (a browser restart when they change).
     browser_flags: tuple[str, ...] = ()
+    #: Per-request network control for the driver (None: the run needs none, and requests
+    #: are not paused at all): ``origin_headers`` added only to requests for the tested
+    #: page's origin, ``block`` / ``allow`` URL patterns, ``adblock``.
+    network: dict[str, Any] | None = None
+    #: Whether to keep the trace's screenshots for a page-load video.
+    video: bool = False
 
 
 def _throttling(device: Device, config: LighthouseConfig) -> dict[str, float]:
@@ -45,7 +51,8 @@ def _throttling(device: Device, config: LighthouseConfig) -> dict[str, float]:
     }
 
 
-def _extra_headers(config: LighthouseConfig) -> tuple[dict[str, str], list[str]]:
+def _origin_headers(config: LighthouseConfig) -> tuple[dict[str, str], list[str]]:
+    """Cookie and Authorization headers for the tested origin, and the strings to scrub."""
     headers: dict[str, str] = {}
     secrets: list[str] = []
     if config.cookies:
@@ -67,7 +74,7 @@ def build_run_spec(
     user_agent: str | None = config.user_agent
     if user_agent is None and profile.user_agent is not None:
         user_agent = profile.user_agent.format(chrome_major=chrome_major or 120)
-    headers, secrets = _extra_headers(config)
+    headers, secrets = _origin_headers(config)
     applied = config.throttling_method == ThrottlingMethod.APPLIED
     settings: dict[str, Any] = {
         "onlyCategories": ["performance"],
@@ -85,12 +92,23 @@ def build_run_spec(
         "throttling": _throttling(device, config),
         "disableFullPageScreenshot": True,
         "skipAudits": list(_SKIPPED_AUDITS),
-        "blockedUrlPatterns": list(config.blacklist or []),
-        "extraHeaders": headers or None,
     }
+    # Not Lighthouse's extraHeaders (sent to every origin the page contacts: credentials
+    # would leak to third parties) nor its blockedUrlPatterns (no whitelist exceptions): the
+    # driver decides per request.
+    network: dict[str, Any] | None = None
+    if headers or config.blacklist or config.whitelist or config.adblock:
+        network = {
+            "origin_headers": headers,
+            "block": list(config.blacklist or []),
+            "allow": list(config.whitelist or []),
+            "adblock": config.adblock,
+        }
     flags: tuple[str, ...] = ("--disable-http2",) if config.http_version == "1.1" else ()
     return LighthouseRunSpec(
         config={"extends": "lighthouse:default", "settings": settings},
         secrets=secrets,
         browser_flags=flags,
+        network=network,
+        video=config.video,
     )

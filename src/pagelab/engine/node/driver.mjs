@@ -1,9 +1,13 @@
 // pagelab's Node side of the local engine: a long-lived process that drives Lighthouse.
 //
 // Protocol (one JSON object per line):
-//   stdout <- {"type": "ready", "lighthouse_version", "node_version", "user_agents"}
-//   stdin  -> {"id", "url", "browser_url", "config", "lhr_path", "html_path", "secrets": [...]}
-//   stdout <- {"type": "result", "id", "ok": true}
+//   stdout <- {"type": "ready", "lighthouse_version", "node_version", "user_agents",
+//              "ad_entities", "ad_domains"}
+//   stdin  -> {"id", "url", "browser_url", "config", "lhr_path", "html_path", "secrets": [...],
+//              "network": null | {"origin_headers", "block", "allow", "adblock"},
+//              "frames_dir": null | path}
+//   stdout <- {"type": "result", "id", "ok": true, "blocked": [{"url", "reason"}],
+//              "frames": [{"file", "ms"}]}
 //          |  {"type": "result", "id", "ok": false, "error": {"code", "message", "lighthouse"}}
 // Python owns Chromium (it starts, restarts and kills it); this process only connects to it.
 // Each run gets a fresh browser context, so no cookie, cache or storage survives a run.
@@ -22,6 +26,14 @@ const constants = await fromEngine('lighthouse/core/config/constants.js');
 const {default: puppeteer} = await fromEngine('puppeteer-core/lib/puppeteer/puppeteer-core.js');
 const lighthousePackage = JSON.parse(
   await readFile(path.join(engineDir, 'node_modules', 'lighthouse', 'package.json'), 'utf8'));
+// The ad entities of third-party-web, the entity list Lighthouse itself classifies requests
+// with: `*.example.com` covers example.com and its subdomains, a plain domain only itself.
+const entities = JSON.parse(await readFile(
+  path.join(engineDir, 'node_modules', 'third-party-web', 'dist', 'entities.json'), 'utf8'));
+const adEntities = entities.filter((entity) => entity.category === 'ad');
+const adPatterns = adEntities.flatMap((entity) => entity.domains).map((d) => d.toLowerCase());
+const adHosts = new Set(adPatterns.filter((d) => !d.startsWith('*.')));
+const adSuffixes = new Set(adPatterns.filter((d) => d.startsWith('*.')).map((d) => d.slice(2)));
 
 const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
 
@@ -50,6 +62,111 @@ function scrub(text, secrets) {
   return out;
 }
 
+function isAdHost(hostname) {
+  let host = hostname.toLowerCase().replace(/\.$/, '');
+  if (adHosts.has(host)) return true;
+  // Walk up the labels: a.b.doubleclick.net, b.doubleclick.net, doubleclick.net, net.
+  while (host) {
+    if (adSuffixes.has(host)) return true;
+    const dot = host.indexOf('.');
+    if (dot < 0) return false;
+    host = host.slice(dot + 1);
+  }
+  return false;
+}
+
+// The config's URL patterns: `*` matches any run of characters; a pattern without `*` matches
+// any URL containing it (what Chromium's Network.setBlockedURLs did with plain strings).
+// Python's pagelab.models.url_pattern_matches has the same rules.
+function patternMatcher(pattern) {
+  if (!pattern.includes('*')) return (url) => url.includes(pattern);
+  const escaped = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'));
+  const regex = new RegExp(`^${escaped.join('.*')}$`, 's');
+  return (url) => regex.test(url);
+}
+
+/**
+ * Per-request control over the page's network, on a CDP session of our own: the Fetch domain
+ * pauses every request so that (1) the whitelist, blacklist and ad list decide whether it may
+ * leave the browser and (2) credentials and cookies are added only to requests for the tested
+ * page's origin. Lighthouse's `extraHeaders` would send them to every origin the page contacts,
+ * and its `blockedUrlPatterns` cannot express whitelist exceptions.
+ */
+async function controlNetwork(page, network) {
+  const session = await page.createCDPSession();
+  const allow = (network.allow || []).map(patternMatcher);
+  const block = (network.block || []).map(patternMatcher);
+  const originHeaders = Object.entries(network.origin_headers || {});
+  const blocked = [];
+  session.on('Fetch.requestPaused', (event) => {
+    const {requestId, request} = event;
+    let url;
+    try {
+      url = new URL(request.url);
+    } catch {
+      url = null;
+    }
+    const allowed = allow.some((matches) => matches(request.url));
+    let reason = null;
+    if (!allowed && block.some((matches) => matches(request.url))) reason = 'blacklist';
+    else if (!allowed && network.adblock && url && isAdHost(url.hostname)) reason = 'adblock';
+    if (reason) {
+      blocked.push({url: request.url, reason});
+      session.send('Fetch.failRequest', {requestId, errorReason: 'BlockedByClient'})
+        .catch(() => {});
+      return;
+    }
+    if (url && url.origin === network.origin && originHeaders.length) {
+      withOriginHeaders(request).then(
+        (headers) => session.send('Fetch.continueRequest', {requestId, headers}),
+        () => session.send('Fetch.continueRequest', {requestId}),
+      ).catch(() => {});
+      return;
+    }
+    session.send('Fetch.continueRequest', {requestId}).catch(() => {});
+  });
+
+  // A Cookie header set here replaces the cookie jar's for this request, so the cookies the
+  // page itself set (document.cookie, Set-Cookie) are merged in; theirs win on a name clash,
+  // as the page's later value would in a browser.
+  async function withOriginHeaders(request) {
+    const own = new Map(originHeaders.map(([name, value]) => [name.toLowerCase(), [name, value]]));
+    if (own.has('cookie')) {
+      const {cookies} = await session.send('Network.getCookies', {urls: [request.url]});
+      const jar = new Map(cookies.map((cookie) => [cookie.name, cookie.value]));
+      const merged = own.get('cookie')[1].split('; ')
+        .filter((pair) => !jar.has(pair.split('=')[0]));
+      for (const [name, value] of jar) merged.push(`${name}=${value}`);
+      own.set('cookie', ['Cookie', merged.join('; ')]);
+    }
+    const headers = Object.entries(request.headers)
+      .filter(([name]) => !own.has(name.toLowerCase()))
+      .map(([name, value]) => ({name, value}));
+    for (const [name, value] of own.values()) headers.push({name, value});
+    return headers;
+  }
+  await session.send('Fetch.enable', {patterns: [{urlPattern: '*', requestStage: 'Request'}]});
+  return {blocked, session};
+}
+
+// The trace's screenshots (Lighthouse records them anyway, for the filmstrip and Speed
+// Index), so a video costs the run nothing: written as JPEG files for Python to encode.
+async function writeFrames(artifacts, lhr, dir) {
+  const events = artifacts?.Trace?.traceEvents || [];
+  const origin = lhr.audits?.metrics?.details?.items?.[0]?.observedTimeOriginTs;
+  const shots = events.filter((e) => e.name === 'Screenshot' && e.args?.snapshot)
+    .sort((a, b) => a.ts - b.ts);
+  if (!shots.length) return [];
+  const start = typeof origin === 'number' ? origin : shots[0].ts;
+  const frames = [];
+  for (const [index, shot] of shots.entries()) {
+    const file = path.join(dir, `frame-${String(index).padStart(5, '0')}.jpg`);
+    await writeFile(file, Buffer.from(shot.args.snapshot, 'base64'));
+    frames.push({file, ms: Math.max(0, (shot.ts - start) / 1000)});
+  }
+  return frames;
+}
+
 async function runOne(request) {
   const browser = await browserAt(request.browser_url);
   const context = await browser.createBrowserContext();
@@ -60,8 +177,13 @@ async function runOne(request) {
     if (settings.emulatedUserAgent === null) {
       settings.emulatedUserAgent = constants.userAgents[settings.formFactor];
     }
+    // The tested page's origin is the requested URL's (a redirect elsewhere gets nothing).
+    const control = request.network
+      ? await controlNetwork(page, {...request.network, origin: new URL(request.url).origin})
+      : null;
     const result = await lighthouse(request.url, {logLevel: 'error'}, config, page);
     if (!result) throw new Error('Lighthouse returned no result');
+    await control?.session.detach().catch(() => {});
     const lhr = result.lhr;
     if (lhr.configSettings?.extraHeaders) {
       lhr.configSettings.extraHeaders = Object.fromEntries(
@@ -70,6 +192,9 @@ async function runOne(request) {
     const secrets = request.secrets || [];
     await writeFile(request.lhr_path, scrub(ReportGenerator.generateReport(lhr, 'json'), secrets));
     await writeFile(request.html_path, scrub(ReportGenerator.generateReport(lhr, 'html'), secrets));
+    const frames = request.frames_dir ? await writeFrames(result.artifacts, lhr, request.frames_dir)
+      : [];
+    return {blocked: control ? control.blocked : [], frames};
   } finally {
     await context.close().catch(() => {});
   }
@@ -80,6 +205,8 @@ send({
   lighthouse_version: lighthousePackage.version,
   node_version: process.version,
   user_agents: constants.userAgents,
+  ad_entities: adEntities.length,
+  ad_domains: adPatterns.length,
 });
 
 const lines = createInterface({input: process.stdin});
@@ -94,8 +221,8 @@ for await (const line of lines) {
     continue;
   }
   try {
-    await runOne(request);
-    send({type: 'result', id: request.id, ok: true});
+    const extra = await runOne(request);
+    send({type: 'result', id: request.id, ok: true, ...extra});
   } catch (err) {
     const isLighthouseError = Boolean(err?.code && err?.friendlyMessage !== undefined);
     send({
