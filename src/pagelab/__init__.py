@@ -30,6 +30,7 @@ from ._exceptions import (
     TimeoutError,
     TransportError,
 )
+from .client import AsyncClient, Client, RetryPolicy
 from .models import (
     BatchItem,
     BatchReport,
@@ -47,19 +48,22 @@ from .models import (
     ThrottlingMethod,
     TTFBResult,
 )
-from .runners import LocalRunner, Runner
+from .runners import ApiRunner, LocalRunner, Runner
 
 __version__ = "0.1.0"
 
 __all__ = [
     "APIError",
     "APINotFoundError",
+    "ApiRunner",
+    "AsyncClient",
     "AuthenticationError",
     "BadRequestError",
     "BatchItem",
     "BatchReport",
     "BatchStatus",
     "BatchType",
+    "Client",
     "Connection",
     "Device",
     "EngineError",
@@ -75,6 +79,7 @@ __all__ = [
     "NotFoundError",
     "PagelabError",
     "RateLimitedError",
+    "RetryPolicy",
     "Runner",
     "ServerError",
     "StoreError",
@@ -97,8 +102,5 @@ def connect(data_dir: str | None = None) -> Runner:
     per-user data dir).
     """
     if os.environ.get("PAGELAB_API_URL"):
-        from .runners._api import ApiRunner  # type: ignore[import-not-found,unused-ignore]
-
-        runner: Runner = ApiRunner()
-        return runner
+        return ApiRunner()
     return LocalRunner(data_dir)

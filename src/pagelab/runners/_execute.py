@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from pagelab.engine import Engine, RunResult
 from pagelab.models import Device, to_epoch_ms
-from pagelab.store import Store, finish_test, run_config, start_test, transaction
+from pagelab.store import Store, finish_test, run_config, start_test, transaction, truncate_wal
 
 __all__ = ["execute_test"]
 
@@ -57,4 +57,5 @@ def execute_test(
                 started_at=to_epoch_ms(result.started_at),
                 finished_at=to_epoch_ms(result.finished_at),
             )
+        truncate_wal(conn)  # no clear secret left in the log
     return result

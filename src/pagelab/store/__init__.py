@@ -20,7 +20,7 @@ from ._accounts import (
     top_up_account,
 )
 from ._artifacts import ARTIFACT_NAMES, ArtifactFiles
-from ._db import MIGRATIONS, SCHEMA_VERSION, connect, migrate, transaction
+from ._db import MIGRATIONS, SCHEMA_VERSION, connect, migrate, transaction, truncate_wal
 from ._queue import next_queued_test, queue_counts, requeue_interrupted
 from ._records import (
     LOCAL_ACCOUNT,
@@ -88,4 +88,5 @@ __all__ = [
     "test_owner",
     "top_up_account",
     "transaction",
+    "truncate_wal",
 ]
