@@ -4,7 +4,8 @@
 registers (path -> body), so a page can reference a second :class:`RecordingSite` on another
 port (a second origin). Every request is recorded (path, lower-case headers, protocol) before
 it is answered, and pages that include :data:`BEACON_JS` POST their viewport, DPR, user agent
-and ``document.cookie`` to ``/beacon`` after load.
+and ``document.cookie`` to ``/beacon`` after load (plus ``window.pagelabBefore``, which a
+page may set to report what it found before it changed anything).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ addEventListener("load", function () {
       innerHeight: innerHeight,
       devicePixelRatio: devicePixelRatio,
       userAgent: navigator.userAgent,
-      cookie: document.cookie
+      cookie: document.cookie,
+      before: window.pagelabBefore || null
     });
     if (!(navigator.sendBeacon && navigator.sendBeacon("/beacon", body))) {
       fetch("/beacon", {method: "POST", body: body, keepalive: true});

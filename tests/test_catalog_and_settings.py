@@ -85,7 +85,9 @@ def test_secrets_go_to_the_tested_origin_only_and_the_scrub_list() -> None:
     assert spec.network["origin_headers"] == {
         "Cookie": "sid=c00kie", "Authorization": f"Basic {token}"
     }
-    assert settings["emulatedUserAgent"] == "probe/1"
+    # A custom user agent is set by the driver, verbatim (Lighthouse would rewrite it).
+    assert settings["emulatedUserAgent"] is False
+    assert spec.user_agent == "probe/1"
     assert {"pw-123", "c00kie", token} <= set(spec.secrets)
 
 

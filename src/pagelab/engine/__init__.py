@@ -15,6 +15,7 @@ from ._lock import engine_lock
 from ._mapping import LHR_AUDITS, LhrSummary, filmstrip, final_screenshot, summarize_lhr
 from ._settings import LighthouseRunSpec, build_run_spec
 from ._ttfb import TTFB_ERROR_CODES, probe, run_ttfb
+from ._video import VIDEO_FPS, find_ffmpeg
 
 __all__ = [
     "APT_INSTALL_COMMAND",
@@ -23,6 +24,7 @@ __all__ = [
     "LHR_AUDITS",
     "TIMEOUT",
     "TTFB_ERROR_CODES",
+    "VIDEO_FPS",
     "Engine",
     "EngineInstall",
     "LhrSummary",
@@ -35,6 +37,7 @@ __all__ = [
     "filmstrip",
     "final_screenshot",
     "find_chromium",
+    "find_ffmpeg",
     "install_chromium",
     "install_engine",
     "pinned_lighthouse_version",

@@ -318,6 +318,7 @@ class Engine:
                     "lhr_path": str(out / "lhr.json"),
                     "html_path": str(out / "report.html"),
                     "network": spec.network,
+                    "user_agent": spec.user_agent,
                     "frames_dir": str(out) if spec.video else None,
                 })
             except (OSError, ValueError) as exc:

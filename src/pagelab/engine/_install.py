@@ -3,7 +3,7 @@
 Lighthouse and a Node.js it supports are npm packages pinned by the committed
 ``node/package-lock.json``; they are installed with ``npm ci`` into the per-user cache dir,
 in a folder named after the lock file's hash, so a new pin never mixes with an old install.
-Chromium comes from Debian's ``chromium`` package.
+Chromium comes from Debian's ``chromium`` package, FFmpeg (page-load videos) from ``ffmpeg``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ __all__ = [
     "pinned_lighthouse_version",
 ]
 
-APT_INSTALL_COMMAND = "apt-get update && apt-get install -y chromium"
+APT_INSTALL_COMMAND = "apt-get update && apt-get install -y chromium ffmpeg"
 
 # Debian's /usr/bin/chromium is a shell wrapper around this binary; starting the binary
 # directly spares a shell and its noise on stderr.
@@ -150,17 +150,28 @@ def chromium_version(path: Path) -> str | None:
 
 
 def install_chromium(*, log: bool = True) -> Path:
-    """Install Debian's Chromium with apt when missing (root only)."""
+    """Install Debian's Chromium, and FFmpeg for page-load videos, with apt when either is
+    missing (root only)."""
+    from ._video import find_ffmpeg
+
     found = find_chromium()
-    if found is not None:
+    missing = [name for name, present in (("chromium", found), ("ffmpeg", find_ffmpeg()))
+               if present is None]
+    if found is not None and not missing:
         return found
     if os.geteuid() != 0:
+        if found is not None:
+            # Chromium is enough to run tests; only `video` needs FFmpeg.
+            if log:
+                print(f"pagelab: ffmpeg is missing (videos need it): run "
+                      f"`sudo sh -c '{APT_INSTALL_COMMAND}'`")
+            return found
         raise EngineNotInstalledError(
             f"Chromium is missing: run `sudo sh -c '{APT_INSTALL_COMMAND}'`, then `pagelab setup`"
         )
     if log:
-        print("pagelab: installing Chromium with apt")
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        print(f"pagelab: installing {' and '.join(missing)} with apt")
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *missing]):
         completed = subprocess.run(
             command, capture_output=True, text=True, check=False,
             env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},

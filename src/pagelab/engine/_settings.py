@@ -36,6 +36,8 @@ class LighthouseRunSpec:
     network: dict[str, Any] | None = None
     #: Whether to keep the trace's screenshots for a page-load video.
     video: bool = False
+    #: A custom user agent, sent exactly as given (None: the device's, via Lighthouse).
+    user_agent: str | None = None
 
 
 def _throttling(device: Device, config: LighthouseConfig) -> dict[str, float]:
@@ -71,8 +73,11 @@ def build_run_spec(
 ) -> LighthouseRunSpec:
     """The Lighthouse config for ``device`` and ``config`` (performance category only)."""
     profile = DEVICES[device]
-    user_agent: str | None = config.user_agent
-    if user_agent is None and profile.user_agent is not None:
+    # Lighthouse rewrites the Chrome version inside any emulated user agent to the running
+    # browser's: right for the device profiles, wrong for a custom one, which the driver
+    # sets verbatim instead (Lighthouse's emulatedUserAgent: false leaves it alone).
+    user_agent: str | bool | None = False if config.user_agent is not None else None
+    if config.user_agent is None and profile.user_agent is not None:
         user_agent = profile.user_agent.format(chrome_major=chrome_major or 120)
     headers, secrets = _origin_headers(config)
     applied = config.throttling_method == ThrottlingMethod.APPLIED
@@ -111,4 +116,5 @@ def build_run_spec(
         browser_flags=flags,
         network=network,
         video=config.video,
+        user_agent=config.user_agent,
     )

@@ -5,6 +5,7 @@
 //              "ad_entities", "ad_domains"}
 //   stdin  -> {"id", "url", "browser_url", "config", "lhr_path", "html_path", "secrets": [...],
 //              "network": null | {"origin_headers", "block", "allow", "adblock"},
+//              "user_agent": null | string,
 //              "frames_dir": null | path}
 //   stdout <- {"type": "result", "id", "ok": true, "blocked": [{"url", "reason"}],
 //              "frames": [{"file", "ms"}]}
@@ -176,6 +177,11 @@ async function runOne(request) {
     const settings = config.settings;
     if (settings.emulatedUserAgent === null) {
       settings.emulatedUserAgent = constants.userAgents[settings.formFactor];
+    }
+    if (request.user_agent) {
+      // Verbatim: Lighthouse's own emulation would rewrite its Chrome version.
+      const session = await page.createCDPSession();
+      await session.send('Network.setUserAgentOverride', {userAgent: request.user_agent});
     }
     // The tested page's origin is the requested URL's (a redirect elsewhere gets nothing).
     const control = request.network
