@@ -25,6 +25,8 @@ const {default: lighthouse} = await fromEngine('lighthouse/core/index.js');
 const {ReportGenerator} = await fromEngine('lighthouse/report/generator/report-generator.js');
 const constants = await fromEngine('lighthouse/core/config/constants.js');
 const {default: puppeteer} = await fromEngine('puppeteer-core/lib/puppeteer/puppeteer-core.js');
+const {ExecutionContext} = await fromEngine('lighthouse/core/gather/driver/execution-context.js');
+const {pageFunctions} = await fromEngine('lighthouse/core/lib/page-functions.js');
 const lighthousePackage = JSON.parse(
   await readFile(path.join(engineDir, 'node_modules', 'lighthouse', 'package.json'), 'utf8'));
 // The ad entities of third-party-web, the entity list Lighthouse itself classifies requests
@@ -37,6 +39,30 @@ const adHosts = new Set(adPatterns.filter((d) => !d.startsWith('*.')));
 const adSuffixes = new Set(adPatterns.filter((d) => d.startsWith('*.')).map((d) => d.slice(2)));
 
 const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
+
+// Lighthouse measures the machine's CPU (its BenchmarkIndex, ~1 s of busy JavaScript on
+// about:blank) before every run. The value is only reported (lhr.environment) and warned on,
+// never used for a metric, and a warm engine runs on the same machine run after run: measure
+// it on the first run, then again every BENCHMARK_EVERY_RUNS runs or BENCHMARK_MAX_AGE_MS.
+// Lighthouse's ExecutionContext and pageFunctions are the very module instances Lighthouse
+// uses (same files), so the wrapper sees its calls; any other evaluation passes through.
+const BENCHMARK_EVERY_RUNS = 10;
+const BENCHMARK_MAX_AGE_MS = 5 * 60 * 1000;
+const benchmark = {value: null, measuredAt: 0, reused: 0};
+const evaluate = ExecutionContext.prototype.evaluate;
+ExecutionContext.prototype.evaluate = function (mainFn, options) {
+  if (mainFn !== pageFunctions.computeBenchmarkIndex) return evaluate.call(this, mainFn, options);
+  const fresh = benchmark.value !== null && benchmark.reused < BENCHMARK_EVERY_RUNS - 1 &&
+    Date.now() - benchmark.measuredAt < BENCHMARK_MAX_AGE_MS;
+  if (fresh) {
+    benchmark.reused += 1;
+    return Promise.resolve(benchmark.value);
+  }
+  return evaluate.call(this, mainFn, options).then((value) => {
+    Object.assign(benchmark, {value, measuredAt: Date.now(), reused: 0});
+    return value;
+  });
+};
 
 /** @type {Map<string, import('puppeteer-core').Browser>} */
 const browsers = new Map();
@@ -169,6 +195,7 @@ async function writeFrames(artifacts, lhr, dir) {
 }
 
 async function runOne(request) {
+  const started = performance.now();
   const browser = await browserAt(request.browser_url);
   const context = await browser.createBrowserContext();
   try {
@@ -187,8 +214,10 @@ async function runOne(request) {
     const control = request.network
       ? await controlNetwork(page, {...request.network, origin: new URL(request.url).origin})
       : null;
+    const lighthouseStarted = performance.now();
     const result = await lighthouse(request.url, {logLevel: 'error'}, config, page);
     if (!result) throw new Error('Lighthouse returned no result');
+    const lighthouseMs = performance.now() - lighthouseStarted;
     await control?.session.detach().catch(() => {});
     const lhr = result.lhr;
     if (lhr.configSettings?.extraHeaders) {
@@ -200,7 +229,9 @@ async function runOne(request) {
     await writeFile(request.html_path, scrub(ReportGenerator.generateReport(lhr, 'html'), secrets));
     const frames = request.frames_dir ? await writeFrames(result.artifacts, lhr, request.frames_dir)
       : [];
-    return {blocked: control ? control.blocked : [], frames};
+    const timings = {setup_ms: lighthouseStarted - started, lighthouse_ms: lighthouseMs,
+      output_ms: performance.now() - lighthouseStarted - lighthouseMs};
+    return {blocked: control ? control.blocked : [], frames, timings};
   } finally {
     await context.close().catch(() => {});
   }

@@ -1,0 +1,147 @@
+"""Benchmark: pagelab's warm engine against the bare ``lighthouse`` CLI of the same version.
+
+Serves the demo site on loopback, then, for each compared page (default: ``fast``, a trivial
+page like the prototype's, and ``heavy``), runs it N times through
+:class:`pagelab.engine.Engine` (device ``mobile``: Lighthouse's own mobile defaults) and N
+times through ``<engine install>/node_modules/.bin/lighthouse`` (the pinned version, run with
+the pinned Node, ``CHROME_PATH`` = Debian's Chromium, the engine's Chromium flags,
+``--only-categories=performance``), interleaved, the order alternating every round. Every run
+of either holds the machine-wide engine lock, so none overlaps another Lighthouse run.
+One untimed warm-up run of each comes first (it draws the demo's hero image, fills the OS
+file cache and, for the engine, starts Chromium and Node).
+
+Prints runs per minute of both and their ratio (target >= 2.5x), the median FCP / LCP /
+score of both (target: within 10 %), then, for 5 repeated engine runs of each demo page, the
+coefficient of variation (stdev / mean) of LCP and score.
+
+Usage: ``python benchmarks/engine.py [-n 10] [--pages fast heavy] [--repeats 5]`` from the
+repository root, after ``pagelab setup``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+_ROOT = Path(__file__).resolve().parent.parent
+_METRICS = {
+    "FCP ms": ("first-contentful-paint", 1.0),
+    "LCP ms": ("largest-contentful-paint", 1.0),
+}
+
+
+def _summary(lhr: dict[str, Any]) -> dict[str, float]:
+    out = {name: float(lhr["audits"][audit]["numericValue"]) * scale
+           for name, (audit, scale) in _METRICS.items()}
+    out["score"] = float(lhr["categories"]["performance"]["score"]) * 100
+    return out
+
+
+def _cli_run(url: str, chromium: Path, flags: tuple[str, ...], out: Path) -> dict[str, Any]:
+    """One bare CLI run (its own Chromium, launched and killed by chrome-launcher)."""
+    from pagelab.engine import engine_install, engine_lock
+
+    install = engine_install()
+    cli = install.root / "node_modules" / "lighthouse" / "cli" / "index.js"
+    command = [
+        str(install.node), str(cli), url,
+        "--only-categories=performance", "--output=json", f"--output-path={out}",
+        "--quiet", f"--chrome-flags={' '.join(flags)}",
+    ]
+    env = {**os.environ, "CHROME_PATH": str(chromium)}
+    with engine_lock():
+        subprocess.run(command, env=env, check=True, capture_output=True, timeout=300)
+    lhr: dict[str, Any] = json.loads(out.read_text())
+    return lhr
+
+
+def _median_row(name: str, ours: list[dict[str, float]], cli: list[dict[str, float]]) -> str:
+    a = statistics.median(r[name] for r in ours)
+    b = statistics.median(r[name] for r in cli)
+    diff = (a - b) / b * 100 if b else float("nan")
+    return f"  {name:<8} engine {a:9.1f}   cli {b:9.1f}   diff {diff:+6.1f} %"
+
+
+def _cv(values: list[float]) -> float:
+    mean = statistics.fmean(values)
+    return statistics.stdev(values) / mean * 100 if mean else float("nan")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("-n", type=int, default=10, help="runs per side (default 10)")
+    parser.add_argument("--pages", nargs="+", default=["fast", "heavy"],
+                        help="demo pages to compare (default: fast heavy)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="engine runs per demo page for the variation (default 5)")
+    args = parser.parse_args(argv)
+
+    sys.path.insert(0, str(_ROOT / "src"))
+    from pagelab.demo import PAGES, DemoServer
+    from pagelab.engine import CHROMIUM_FLAGS, Engine, find_chromium, pinned_lighthouse_version
+
+    chromium = find_chromium()
+    if chromium is None:
+        print("Chromium is missing: run `pagelab setup`", file=sys.stderr)
+        return 1
+
+    with DemoServer() as site, Engine() as engine, tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cli.json"
+
+        def ours(url: str) -> dict[str, float]:
+            result = engine.run(url, "mobile")
+            if result.status != "success":
+                raise RuntimeError(f"engine run failed: {result.error}")
+            return _summary(json.loads(result.artifacts["lighthouse-json"]))
+
+        def cli(url: str) -> dict[str, float]:
+            return _summary(_cli_run(url, chromium, CHROMIUM_FLAGS, out))
+
+        print(f"Lighthouse {pinned_lighthouse_version()}, Chromium {engine.chrome_version}, "
+              f"{os.cpu_count()} cores; device mobile, {args.n} runs each, interleaved")
+        sides = {"engine": ours, "cli": cli}
+        for page in args.pages:
+            url = site.page_url(page)
+            ours(url)
+            cli(url)  # warm-ups, not timed
+            results: dict[str, list[dict[str, float]]] = {"engine": [], "cli": []}
+            seconds = {"engine": 0.0, "cli": 0.0}
+            for index in range(args.n):
+                order = ("engine", "cli") if index % 2 == 0 else ("cli", "engine")
+                for side in order:
+                    started = time.perf_counter()
+                    results[side].append(sides[side](url))
+                    seconds[side] += time.perf_counter() - started
+
+            rate = {side: args.n / seconds[side] * 60 for side in seconds}
+            print(f"\nPage {page}: throughput")
+            for side in ("engine", "cli"):
+                print(f"  {side:<6} {rate[side]:5.2f} runs/min   "
+                      f"({seconds[side] / args.n:5.2f} s/run)")
+            print(f"  ratio  {rate['engine'] / rate['cli']:5.2f}x  (target >= 2.5x)")
+            print(f"Page {page}: medians (target: within 10 %)")
+            for name in (*_METRICS, "score"):
+                print(_median_row(name, results["engine"], results["cli"]))
+
+        print(f"\nVariation over {args.repeats} engine runs per page (CV = stdev / mean)")
+        for name in PAGES:
+            runs = [engine.run(site.page_url(name), "mobile") for _ in range(args.repeats)]
+            summaries = [_summary(json.loads(r.artifacts["lighthouse-json"])) for r in runs
+                         if r.status == "success"]
+            lcp = [s["LCP ms"] for s in summaries]
+            score = [s["score"] for s in summaries]
+            print(f"  {name:<6} LCP median {statistics.median(lcp):7.1f} ms  CV {_cv(lcp):5.2f} %"
+                  f"   score median {statistics.median(score):5.1f}  CV {_cv(score):5.2f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
