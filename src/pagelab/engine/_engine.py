@@ -49,10 +49,12 @@ CHROMIUM_FLAGS: tuple[str, ...] = (
     "--no-sandbox",
     "--disable-gpu",
     "--disable-dev-shm-usage",
+    # NetworkTimeServiceQuerying: Chromium otherwise asks an outside time server at start-up
+    # (--disable-background-networking does not stop it); seen with a catch-all resolver.
     "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,"
     "CalculateNativeWinOcclusion,InterestFeedContentSuggestions,"
     "CertificateTransparencyComponentUpdater,AutofillServerCommunication,"
-    "PrivacySandboxSettings4,RenderDocument",
+    "PrivacySandboxSettings4,RenderDocument,NetworkTimeServiceQuerying",
     "--disable-extensions",
     "--disable-component-extensions-with-background-pages",
     "--disable-background-networking",
