@@ -246,9 +246,10 @@ def flagged_engine(fixtures: _Fixtures) -> Iterator[Engine]:
 def test_blacklist_whitelist_and_adblock(flagged_engine: Engine, fixtures: _Fixtures) -> None:
     hosts = fixtures.hosts
     for path in ("/tag.js", "/ut.js", "/js/ld.js", "/lib.js", "/blocked/a.js", "/both.js",
-                 "/keep.js"):
+                 "/keep.js", "/plain-part.js", "/q.js"):
         hosts.add(path, "1;", content_type="text/javascript")
-    scripts = [*_AD_BLOCKED, _AD_WHITELISTED, _NOT_AN_AD, "/blocked/a.js", "/both.js", "/keep.js"]
+    scripts = [*_AD_BLOCKED, _AD_WHITELISTED, _NOT_AN_AD, "/blocked/a.js", "/both.js", "/keep.js",
+               "/plain-part.js", "/q.js?v=1"]
     url = hosts.add("/blocking", page("blocking", head="".join(
         f'<script src="{src}"></script>' for src in scripts)))
     local = hosts.origin.removeprefix("http://")
@@ -266,7 +267,8 @@ def test_blacklist_whitelist_and_adblock(flagged_engine: Engine, fixtures: _Fixt
     hosts.clear()
     result = flagged_engine.run(url, "desktop", LighthouseConfig(
         adblock=True,
-        blacklist=["*/blocked/*", "*both*"],
+        # A pattern without `*` matches URLs containing it; `?` and `.` are literal.
+        blacklist=["*/blocked/*", "*both*", "plain-part", "*/q.js?v=1"],
         whitelist=["*/both.js", "*static.criteo.net*"],
     ))
     requests = _network_requests(_lhr(result))
@@ -288,8 +290,12 @@ def test_blacklist_whitelist_and_adblock(flagged_engine: Engine, fixtures: _Fixt
     assert (local, "/keep.js") in received
     for src in (_AD_WHITELISTED, _NOT_AN_AD, hosts.url("/both.js"), hosts.url("/keep.js")):
         assert requests[src]["statusCode"] == 200, src
+    assert (local, "/plain-part.js") not in received
+    assert (local, "/q.js") not in received
+    blacklisted = ["/blocked/a.js", "/plain-part.js", "/q.js?v=1"]
     assert sorted(result.blocked) == sorted(
-        [(hosts.url("/blocked/a.js"), "blacklist")] + [(ad, "adblock") for ad in _AD_BLOCKED]
+        [(hosts.url(path), "blacklist") for path in blacklisted]
+        + [(ad, "adblock") for ad in _AD_BLOCKED]
     )
 
 
@@ -381,3 +387,30 @@ def test_connections_throttling_methods_and_video_on_the_heavy_page(
     assert frames > 1
     assert distinct > 1
     assert frames / 10 >= observed_applied / 1000  # 10 fps, up to the LCP and beyond
+
+
+def test_video_encoding_keeps_the_page_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without Lighthouse: three frames painted at 0, 0.5 and 1.2 s become a 10 fps video
+    that shows each for as long as it was on screen, the last held 1 s."""
+    from PIL import Image
+
+    from pagelab.engine._video import Frame, VideoError, encode_video
+
+    frames = []
+    for index, (ms, color) in enumerate([(0, "white"), (500, "gray"), (1200, "black")]):
+        file = tmp_path / f"f{index}.jpg"
+        Image.new("RGB", (251, 499), color).save(file)  # odd sizes: the encoder evens them
+        frames.append(Frame(file, ms))
+    video = tmp_path / "v.webm"
+    video.write_bytes(encode_video(frames, video))
+    count, distinct = _ffprobe_frames(video)
+    assert count == 22  # 2.2 s at 10 fps
+    assert distinct == 3
+
+    with pytest.raises(VideoError, match="no screenshots"):
+        encode_video([], tmp_path / "none.webm")
+    monkeypatch.setenv("PAGELAB_FFMPEG", str(tmp_path / "missing-ffmpeg"))
+    with pytest.raises(VideoError, match="ffmpeg is missing"):
+        encode_video(frames, tmp_path / "other.webm")
