@@ -14,6 +14,7 @@ from pagelab.engine import (
     chromium_version,
     engine_install,
     find_chromium,
+    find_ffmpeg,
     install_chromium,
     install_engine,
     pinned_lighthouse_version,
@@ -70,6 +71,13 @@ def _doctor(args: argparse.Namespace) -> int:
         rows.append(("node", "missing"))
         rows.append(("lighthouse", f"missing (pinned {pinned})"))
         problems.append("Lighthouse and Node: run `pagelab setup`")
+
+    ffmpeg = find_ffmpeg()
+    if ffmpeg is None:
+        rows.append(("ffmpeg", "missing (only needed for video)"))
+        problems.append(f"FFmpeg (page-load videos): run `{APT_INSTALL_COMMAND}` as root")
+    else:
+        rows.append(("ffmpeg", str(ffmpeg)))
 
     store = Store()
     rows.append(("store", str(store.data_dir)))
