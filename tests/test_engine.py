@@ -198,3 +198,31 @@ def test_chromium_killed_mid_run_is_a_crash_and_the_next_run_works(site: DemoSer
         assert after.status == "success"
         pids = engine.process_ids()
     _assert_gone(pids)
+
+
+_CHILD = """
+import json, sys, threading, time
+from pagelab.engine import Engine
+
+engine = Engine()
+assert engine.run(sys.argv[1] + "/fast").status == "success"
+print(json.dumps(engine.process_ids()), flush=True)
+if sys.argv[2] == "hang":
+    engine.run(sys.argv[1] + "/slow?ms=30000")  # killed while Lighthouse waits
+# "exit": leave without closing the engine
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "hang"])
+def test_no_orphans_after_interpreter_exit_or_sigkill(site: DemoServer, how: str) -> None:
+    """Chromium and Node end with the Python process that started them, however it ends."""
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, site.url, how],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    pids = json.loads(child.stdout.readline() or "[]")
+    assert pids, child.stderr.read() if child.stderr else ""
+    if how == "hang":
+        time.sleep(3)
+        child.send_signal(signal.SIGKILL)
+    child.wait(timeout=60)
+    _assert_gone(pids)
