@@ -246,7 +246,7 @@ def test_api_runner(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None
                                            "multiple-urls")
         assert runner.get(created.id or "") == created
         assert isinstance(runner.get(batch.id or ""), BatchReport)
-        with pytest.raises(errors.InvalidInputError):
+        with pytest.raises(errors.NotFoundError):
             runner.get("x_1")
         assert [t.id for t in runner.list(per_page=1)] == [batch.reports[0].id]
         assert len(runner.list(created_at_gte=created.created_at)) == 2

@@ -9,7 +9,7 @@ from typing import Self
 
 import httpx
 
-from pagelab._exceptions import InvalidInputError
+from pagelab._exceptions import NotFoundError
 from pagelab.client import Client, RetryPolicy
 from pagelab.models import (
     BatchReport,
@@ -98,7 +98,8 @@ class ApiRunner:
             return self.client.get_test(id)
         if id.startswith("lbt_"):
             return self.client.get_batch(id)
-        raise InvalidInputError(f"id: {id[:100]!r} is neither a test (lt_…) nor a batch (lbt_…)")
+        # As the LocalRunner: an id of neither kind names nothing that exists.
+        raise NotFoundError(f"no test or batch with id {id[:100]!r} (ids start lt_ or lbt_)")
 
     def list(
         self,
