@@ -203,8 +203,7 @@ def test_batch_status_rule_and_item_rules(server: LiveServer) -> None:
 
 def test_comparison_page_renders_in_chromium(server: LiveServer, tmp_path: Path) -> None:
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(chromium).exists():
-        pytest.skip("Chromium is not installed")
+    assert Path(chromium).exists(), "Chromium is missing: run `pagelab setup`"
     store = Store(server.data_dir)
     with server.client(server.key()) as client:
         batch = _batch(client, urls=["https://a.test/<script>", "https://b.test/"],
