@@ -18,21 +18,7 @@ from pagelab.store import Store, service_secret, transaction
 from ._ratelimit import RateLimiter
 from ._settings import Settings
 
-__all__ = ["ConnectionPool", "ReportLinks", "ServiceStore", "Services"]
-
-
-class ServiceStore(Store):
-    """The store, with connections that overwrite deleted content.
-
-    ``secure_delete`` zeroes the bytes of a deleted or shrunk row, so when a finished test
-    forgets its unmasked config (password, cookies) the secret does not linger in free
-    space of the database file. The worker's engine runs open their connections here too.
-    """
-
-    def connect(self) -> sqlite3.Connection:
-        conn = super().connect()
-        conn.execute("PRAGMA secure_delete = ON")
-        return conn
+__all__ = ["ConnectionPool", "ReportLinks", "Services"]
 
 
 class ConnectionPool:
@@ -109,7 +95,7 @@ class Services:
     """Everything a request may need, on ``app.state.services``."""
 
     settings: Settings
-    store: ServiceStore
+    store: Store
     pool: ConnectionPool
     limiter: RateLimiter
     links: ReportLinks
@@ -118,7 +104,7 @@ class Services:
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
-        store = ServiceStore(settings.data_dir, retention=settings.retention)
+        store = Store(settings.data_dir, retention=settings.retention)
         pool = ConnectionPool(store)
         with pool.connection() as conn, transaction(conn, immediate=True):
             secret = service_secret(conn, "report-links")

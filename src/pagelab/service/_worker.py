@@ -4,7 +4,6 @@ the store tidy (expired tests deleted, engine failures refunded)."""
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 
@@ -22,6 +21,7 @@ from pagelab.store import (
     refund_engine_failures,
     requeue_interrupted,
     transaction,
+    truncate_wal,
 )
 
 from ._state import Services
@@ -172,7 +172,6 @@ class Worker:
             if refunded:
                 logger.info("refunded the credits of %d test(s) failed by the engine",
                             len(refunded))
-            _truncate_wal(conn)
 
     def _sweep(self) -> None:
         store = self._services.store
@@ -184,17 +183,5 @@ class Worker:
                 store.artifacts.remove(test_id)
             if deleted:
                 logger.info("deleted %d expired test(s)", len(deleted))
-            _truncate_wal(conn)
+            truncate_wal(conn)
 
-
-def _truncate_wal(conn: sqlite3.Connection) -> None:
-    """Copy the write-ahead log into the database and empty it.
-
-    The log keeps old page images, among them the unmasked config of a test that has now
-    run; truncating it after each test leaves no clear secret on disk. Busy readers make it
-    a no-op, and the next call catches up.
-    """
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    except sqlite3.Error as exc:
-        logger.debug("WAL checkpoint skipped: %s", exc)

@@ -130,6 +130,9 @@ def connect(path: Path) -> sqlite3.Connection:
 
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply the migrations this file lacks; returns the schema version."""
+    # Every connection checks; only an outdated file takes the write lock.
+    if int(conn.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION:
+        return SCHEMA_VERSION
     with transaction(conn, immediate=True):
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
