@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
@@ -52,6 +53,20 @@ def test_store_is_wal_and_migrated(tmp_path: Path) -> None:
         test_id = _create(conn)
     with Store(tmp_path).connection() as conn:
         assert get_test(conn, test_id) is not None
+
+
+def _open_store(data_dir: Path) -> int:
+    with Store(data_dir).connection() as conn:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def test_processes_opening_a_new_store_at_once_all_succeed(tmp_path: Path) -> None:
+    # Without the set-up lock, about one round in six lost the race for the switch to WAL
+    # with "database is locked" (two `pagelab run` at once on a fresh machine).
+    with ProcessPoolExecutor(6) as pool:
+        for round_ in range(15):
+            dirs = [tmp_path / str(round_)] * 6
+            assert list(pool.map(_open_store, dirs)) == [SCHEMA_VERSION] * 6
 
 
 def test_newer_schema_is_refused_not_overwritten(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import filelock
+
 from pagelab._exceptions import StoreError
 
 __all__ = [
@@ -112,20 +114,32 @@ def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the store's SQLite file."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: transactions are explicit (see transaction()).
-        conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        conn.row_factory = sqlite3.Row
-        # WAL: readers never block the writer, and a crash mid-write loses nothing committed.
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        # Deleted content is overwritten, so a config forgotten after its run (passwords,
-        # cookies) does not linger in the file's free pages.
-        conn.execute("PRAGMA secure_delete=ON")
-        migrate(conn)
-    except sqlite3.Error as exc:
+        # Two processes opening a new file at once race on the switch to WAL and on the first
+        # migration, and SQLite answers the loser "database is locked" without waiting. A
+        # sidecar flock serialises that set-up; it is held for microseconds once migrated.
+        with filelock.FileLock(f"{path}.lock", timeout=60):
+            # isolation_level=None: transactions are explicit (see transaction()).
+            conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            try:
+                _configure(conn)
+                migrate(conn)
+            except BaseException:
+                conn.close()
+                raise
+    except (sqlite3.Error, OSError) as exc:  # filelock.Timeout is an OSError
         raise StoreError(f"cannot open the store at {path}: {exc}") from exc
     return conn
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.row_factory = sqlite3.Row
+    # WAL: readers never block the writer, and a crash mid-write loses nothing committed.
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    # Deleted content is overwritten, so a config forgotten after its run (passwords,
+    # cookies) does not linger in the file's free pages.
+    conn.execute("PRAGMA secure_delete=ON")
 
 
 def migrate(conn: sqlite3.Connection) -> int:
