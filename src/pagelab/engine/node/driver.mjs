@@ -77,13 +77,13 @@ async function slimConfig(config) {
   const filters = Object.fromEntries(FILTER_SETTINGS.map((key) => [key, config.settings?.[key]]));
   const key = JSON.stringify(filters);
   let base = slimConfigs.get(key);
-  if (!base) {
+  if (base === undefined) {
     const {resolvedConfig} = await initializeConfig('navigation', {extends: config.extends,
       settings: filters});
     const paths = [...resolvedConfig.artifacts.map((a) => a.gatherer.path),
       ...(resolvedConfig.audits || []).map((a) => a.path)];
-    if (paths.some((p) => typeof p !== 'string')) return config;  // not expressible by path
-    base = {
+    // Not expressible by path: remembered as null, so Lighthouse alone resolves it from then on.
+    base = paths.some((p) => typeof p !== 'string') ? null : {
       artifacts: resolvedConfig.artifacts.map((a) => ({id: a.id, gatherer: a.gatherer.path})),
       audits: (resolvedConfig.audits || []).map((a) => ({path: a.path, options: a.options})),
       categories: resolvedConfig.categories,
@@ -91,7 +91,7 @@ async function slimConfig(config) {
     };
     slimConfigs.set(key, base);
   }
-  return {...structuredClone(base), settings: config.settings};
+  return base ? {...structuredClone(base), settings: config.settings} : config;
 }
 
 /** @type {Map<string, import('puppeteer-core').Browser>} */
