@@ -32,16 +32,19 @@ from pathlib import Path
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parent.parent
-_METRICS = {
-    "FCP ms": ("first-contentful-paint", 1.0),
-    "LCP ms": ("largest-contentful-paint", 1.0),
-}
+# Compared metrics, keyed by their registry labels (FCP, LCP); the score apart.
+_METRICS = ("FCP", "LCP")
 
 
 def _summary(lhr: dict[str, Any]) -> dict[str, float]:
-    out = {name: float(lhr["audits"][audit]["numericValue"]) * scale
-           for name, (audit, scale) in _METRICS.items()}
-    out["score"] = float(lhr["categories"]["performance"]["score"]) * 100
+    """The compared values of one LHR, read through the engine's own mapping."""
+    from pagelab.engine import summarize_lhr
+    from pagelab.models import metric
+
+    metrics = summarize_lhr(lhr).metrics
+    assert metrics is not None, lhr.get("runtimeError")
+    out = {label: float(getattr(metrics, metric(label).name)) for label in _METRICS}
+    out["score"] = float(metrics.performance_score or 0)
     return out
 
 
@@ -136,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             runs = [engine.run(site.page_url(name), "mobile") for _ in range(args.repeats)]
             summaries = [_summary(json.loads(r.artifacts["lighthouse-json"])) for r in runs
                          if r.status == "success"]
-            lcp = [s["LCP ms"] for s in summaries]
+            lcp = [s["LCP"] for s in summaries]
             score = [s["score"] for s in summaries]
             print(f"  {name:<6} LCP median {statistics.median(lcp):7.1f} ms  CV {_cv(lcp):5.2f} %"
                   f"   score median {statistics.median(score):5.1f}  CV {_cv(score):5.2f} %")

@@ -22,6 +22,7 @@ import pytest
 from pagelab import LocalRunner, TestReport
 from pagelab.demo import DemoServer
 from pagelab.engine import ENGINE_CRASHED, TIMEOUT, Engine, pinned_lighthouse_version
+from pagelab.frames import to_frame
 from pagelab.store import Store, run_timing
 
 pytestmark = pytest.mark.engine
@@ -119,7 +120,7 @@ def test_batch_of_demo_pages_measures_their_traits(
     again = LocalRunner(engine=engine)
     assert again.get(batch.id or "") == batch
     assert [r.id for r in again.list(per_page=3)] == [i.id for i in reversed(batch.reports)]
-    frame = batch.to_frame()
+    frame = to_frame(batch)
     assert frame["status"].tolist() == ["success"] * 3
     assert frame["chrome_version"].notna().all()
 

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pagelab.frames import COLUMNS, METRICS, UNITS, to_frame, to_long
-from pagelab.models import BatchReport, EngineEnvironment, Metrics, TestReport
+from pagelab.frames import COLUMNS, UNITS, to_frame, to_long
+from pagelab.models import (
+    METRIC_NAMES,
+    BatchReport,
+    EngineEnvironment,
+    LighthouseConfig,
+    Metrics,
+    TestReport,
+)
 
 SUCCESS = TestReport(
     id="lt_1", url="https://a.test/", device="desktop", location="de", status="success",
@@ -39,7 +46,7 @@ def test_wide_frame_columns_and_dtypes() -> None:
 
 
 def test_report_to_frame_and_empty_frame() -> None:
-    assert len(SUCCESS.to_frame()) == 1
+    assert len(to_frame(SUCCESS)) == 1
     empty = to_frame([])
     assert list(empty.columns) == list(COLUMNS)
     assert len(empty) == 0
@@ -57,19 +64,37 @@ def test_batch_contributes_one_row_per_item() -> None:
              "status": "success", "metrics": {"performance_score": 99}},
         ],
     })
-    frame = batch.to_frame()
+    frame = to_frame(batch)
     assert frame["id"].tolist() == ["lt_a", "lt_b"]
     assert frame["lighthouse_version"].tolist() == ["13.5.0", "13.5.0"]
     assert frame["created_at"].notna().all()
     assert frame["performance_score"].tolist() == [80.0, 99.0]
+    assert frame["batch_id"].tolist() == ["lbt_1", "lbt_1"]
 
 
 def test_units_and_long_frame() -> None:
-    assert set(UNITS) == set(METRICS)
+    assert set(UNITS) == set(METRIC_NAMES)
     assert UNITS["cumulative_layout_shift"] == "unitless"
-    assert UNITS["performance_score"] == "percent"
+    assert UNITS["performance_score"] == "score"
     assert UNITS["largest_contentful_paint"] == "ms"
     long = to_long(to_frame([SUCCESS]))
     assert len(long) == 9
     row = long[long["metric"] == "largest_contentful_paint"].iloc[0]
     assert (row["value"], row["unit"]) == (812.5, "ms")
+
+
+def test_run_context_columns() -> None:
+    crashed = TestReport(
+        id="lt_3", url="https://c.test/", device="mobile", location="us", status="failed",
+        batch_id="lbt_9", config=LighthouseConfig(connection="4g", throttling_method="applied"),
+        error={"code": "ENGINE_CRASHED", "message": "Chromium died"},
+    )
+    frame = to_frame([SUCCESS, FAILED, crashed])
+    assert frame["engine_failure"].tolist() == [False, False, True]
+    assert frame["batch_id"].tolist()[2] == "lbt_9"
+    assert pd.isna(frame.loc[0, "batch_id"])
+    assert frame["connection"].tolist()[2] == "4g"
+    assert pd.isna(frame.loc[0, "connection"])
+    assert frame["throttling_method"].tolist() == ["simulated", "simulated", "applied"]
+    assert frame["run"].isna().all()
+    assert frame["report_url"].isna().all()

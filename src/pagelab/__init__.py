@@ -4,14 +4,20 @@ Real Lighthouse runs in real Chromium (or through any server of the Web Performa
 API), as typed reports and pandas DataFrames.
 
     >>> import pagelab
-    >>> runner = pagelab.connect()            # LocalRunner, or ApiRunner if PAGELAB_API_URL
-    >>> report = runner.lighthouse("http://127.0.0.1:8000/fast", device="desktop")
-    >>> report.to_frame()
+    >>> results = pagelab.measure(["http://127.0.0.1:8000/fast"], devices=["mobile", "desktop"])
+    >>> results.summary()                     # median per cell, CV, representative run
+    >>> results.compare(by="device", a="mobile", b="desktop")
+
+The analysis modules (``frames``, ``stats``, ``measure``, ``plots``, ``export``,
+``budgets``, ``widgets``) load on first use, so ``import pagelab`` (and ``pagelab serve``)
+stays light.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from typing import TYPE_CHECKING, Any
 
 from ._exceptions import (
     APIError,
@@ -32,6 +38,7 @@ from ._exceptions import (
 )
 from .client import AsyncClient, Client, RetryPolicy
 from .models import (
+    METRICS,
     BatchItem,
     BatchReport,
     BatchStatus,
@@ -42,17 +49,23 @@ from .models import (
     LighthouseConfig,
     LighthouseError,
     Location,
+    Metric,
     Metrics,
     TestReport,
     TestStatus,
     ThrottlingMethod,
     TTFBResult,
+    metric,
 )
 from .runners import ApiRunner, LocalRunner, Runner
+
+if TYPE_CHECKING:
+    from . import frames
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "METRICS",
     "APIError",
     "APINotFoundError",
     "ApiRunner",
@@ -75,6 +88,7 @@ __all__ = [
     "LighthouseError",
     "LocalRunner",
     "Location",
+    "Metric",
     "Metrics",
     "NotFoundError",
     "PagelabError",
@@ -91,7 +105,26 @@ __all__ = [
     "TransportError",
     "__version__",
     "connect",
+    "frames",
+    "metric",
 ]
+
+# Submodules and names loaded on first access (PEP 562): pandas, matplotlib and ipywidgets
+# are paid for only by code that uses them.
+_LAZY_MODULES = frozenset({"frames"})
+_LAZY_NAMES: dict[str, str] = {}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(_LAZY_NAMES[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def connect(data_dir: str | None = None) -> Runner:

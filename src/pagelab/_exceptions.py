@@ -9,7 +9,7 @@
     ├── TransportError                        the API server could not be reached
     │   └── TimeoutError                      waiting for a test or a request took too long
     └── APIError                              the API server answered with an error body
-        ├── BadRequestError           400 invalid_request
+        ├── BadRequestError           400 invalid_request (also InvalidInputError)
         ├── AuthenticationError       401 unauthorized
         ├── InsufficientCreditsError  402 insufficient_credits
         ├── APINotFoundError          404 not_found (also NotFoundError)
@@ -86,8 +86,9 @@ class APIError(PagelabError):
         self.message = message
 
 
-class BadRequestError(APIError):
-    """400 ``invalid_request``."""
+class BadRequestError(APIError, InvalidInputError):
+    """400 ``invalid_request``: the server found the input invalid, so it is an
+    :class:`InvalidInputError` too, as the same input is on the local runner."""
 
 
 class AuthenticationError(APIError):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab.models import TestReport
+from pagelab.models import METRICS, TestReport
 
 __all__ = ["register"]
 
@@ -18,25 +18,14 @@ _SHOWN = [
 ]
 
 
-def _number(fmt: str) -> Any:
-    return lambda value: "-" if pd.isna(value) else fmt.format(value)
-
-
-# Times in whole ms, CLS to 3 decimals (its "good" threshold is 0.1), the score as an integer.
-_FORMATTERS = dict.fromkeys(
-    ["performance_score", "first_contentful_paint", "largest_contentful_paint",
-     "total_blocking_time", "speed_index", "server_response_time"],
-    _number("{:,.0f}"),
-) | {"cumulative_layout_shift": _number("{:.3f}")}
-
-
-# Short headers with units, so the table fits a terminal.
-_HEADERS = {
-    "performance_score": "score", "first_contentful_paint": "FCP ms",
-    "largest_contentful_paint": "LCP ms", "total_blocking_time": "TBT ms",
-    "cumulative_layout_shift": "CLS", "speed_index": "SI ms",
-    "server_response_time": "TTFB ms", "lighthouse_version": "lighthouse",
+# Short headers with units (from the metric registry), so the table fits a terminal.
+_HEADERS = {name: METRICS[name].header for name in _SHOWN if name in METRICS} | {
+    "lighthouse_version": "lighthouse"
 }
+
+
+def _formatter(name: str) -> Any:
+    return lambda value: METRICS[name].format(None if pd.isna(value) else value, unit=False)
 
 
 def register(subparsers: Any) -> None:
@@ -73,7 +62,7 @@ def _demo(args: argparse.Namespace) -> int:
                 reports.append(runner.lighthouse(url, device=device))
     frame = runner_frame(reports)
     table = frame[_SHOWN].rename(columns=_HEADERS)
-    formatters = {_HEADERS[name]: fmt for name, fmt in _FORMATTERS.items()}
+    formatters = {_HEADERS[name]: _formatter(name) for name in _SHOWN if name in METRICS}
     print(table.to_string(index=False, formatters=formatters, na_rep="-"))
     print(f"\nstored in {runner.store.data_dir}")
     return 0

@@ -7,8 +7,7 @@ import json
 from typing import Any
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.frames import UNITS
-from pagelab.models import Device, Location, TestReport
+from pagelab.models import METRICS, Device, Location, TestReport
 
 __all__ = ["format_report", "register"]
 
@@ -38,17 +37,6 @@ def parse_config(text: str | None) -> dict[str, Any] | None:
     return config
 
 
-def _value(name: str, value: float | None) -> str:
-    if value is None:
-        return "-"
-    unit = UNITS[name]
-    if unit == "ms":
-        return f"{value:,.0f} ms"
-    if unit == "percent":
-        return f"{value:.0f}"
-    return f"{value:.3f}"
-
-
 def format_report(report: TestReport) -> str:
     """A few readable lines: status, target, metrics or error, report location."""
     lines = [
@@ -57,7 +45,7 @@ def format_report(report: TestReport) -> str:
     ]
     if report.metrics is not None:
         for name, value in report.metrics.model_dump().items():
-            lines.append(f"  {name:<26}{_value(name, value)}")
+            lines.append(f"  {name:<26}{METRICS[name].format(value)}")
     if report.error is not None:
         lines.append(f"  error {report.error.code}: {report.error.message}")
     if report.report_url:

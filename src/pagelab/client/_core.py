@@ -24,15 +24,17 @@ from pagelab import _exceptions as errors
 from pagelab.models import (
     BatchReport,
     BatchType,
+    ConfigInput,
     Credits,
     ErrorBody,
     LighthouseConfig,
     LocationInfo,
+    ProgressCallback,
     TestReport,
+    TimeInput,
     TTFBRegion,
     TTFBResult,
-    from_epoch,
-    to_epoch_ms,
+    epoch_ms_or_none,
 )
 
 __all__ = [
@@ -51,13 +53,6 @@ T = TypeVar("T")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 ReportT = TypeVar("ReportT", TestReport, BatchReport)
 
-#: A config as a model, a mapping of the JSON shape, or None for the defaults.
-ConfigInput = LighthouseConfig | Mapping[str, Any] | None
-#: A created_at bound: a datetime (naive means UTC) or an epoch number in s or ms.
-TimeInput = datetime | int | float | None
-#: Called with the report each time a test's status, or a batch's or one of its items'
-#: status, changes (and once with the first report seen).
-ProgressCallback = Callable[[Any], None]
 
 #: Per request: 30 s to answer (a TTFB test of a large region takes longer: see
 #: ``create_ttfb_test``), 10 s to connect.
@@ -163,20 +158,6 @@ def _config_json(config: ConfigInput) -> Any:
     if isinstance(config, LighthouseConfig):
         return config.model_dump(mode="json", exclude_none=True)
     return dict(config)
-
-
-def _epoch_ms(value: TimeInput, name: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return to_epoch_ms(value)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise errors.InvalidInputError(f"{name}: expected a datetime or an epoch number")
-    try:
-        # Seconds or milliseconds, read as the models read timestamps.
-        return to_epoch_ms(from_epoch(value))
-    except (ValueError, OverflowError, OSError) as exc:
-        raise errors.InvalidInputError(f"{name}: {value!r} is not a valid time") from exc
 
 
 def _path_id(value: str, name: str) -> str:
@@ -346,7 +327,7 @@ class BaseClient:
             ("created_at_lt", created_at_lt),
             ("created_at_lte", created_at_lte),
         ):
-            ms = _epoch_ms(value, name)
+            ms = epoch_ms_or_none(value, name)
             if ms is not None:
                 params[name] = ms
         return Call("GET", "/v1/lighthouse-tests", _listed(TestReport), params=params)

@@ -22,6 +22,8 @@ import filelock
 
 from pagelab._exceptions import EngineNotInstalledError
 from pagelab.models import (
+    ENGINE_CRASHED,
+    TIMEOUT,
     Device,
     EngineEnvironment,
     LighthouseConfig,
@@ -39,8 +41,6 @@ from ._video import Frame, VideoError, encode_video
 
 __all__ = ["CHROMIUM_FLAGS", "ENGINE_CRASHED", "TIMEOUT", "Engine", "RunResult"]
 
-ENGINE_CRASHED = "ENGINE_CRASHED"
-TIMEOUT = "TIMEOUT"
 
 #: chrome-launcher's defaults (what the lighthouse CLI uses), headless, plus what a closed
 #: network and a root user need.

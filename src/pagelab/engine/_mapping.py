@@ -6,20 +6,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from pagelab.models import EngineEnvironment, LighthouseError, Metrics, TestStatus
+from pagelab.models import METRICS, EngineEnvironment, LighthouseError, Metrics, TestStatus
 
 __all__ = ["LHR_AUDITS", "LhrSummary", "filmstrip", "final_screenshot", "summarize_lhr"]
 
-#: Metric field -> Lighthouse audit id. Values are ``numericValue`` (ms; CLS unitless).
+#: Metric field -> Lighthouse audit id (from the metric registry). Values are
+#: ``numericValue`` (ms; CLS unitless); the score comes from the performance category.
 LHR_AUDITS: dict[str, str] = {
-    "cumulative_layout_shift": "cumulative-layout-shift",
-    "first_contentful_paint": "first-contentful-paint",
-    "first_meaningful_paint": "first-meaningful-paint",
-    "time_to_interactive": "interactive",
-    "largest_contentful_paint": "largest-contentful-paint",
-    "server_response_time": "server-response-time",
-    "speed_index": "speed-index",
-    "total_blocking_time": "total-blocking-time",
+    name: m.audit_id for name, m in METRICS.items() if m.audit_id is not None
 }
 
 

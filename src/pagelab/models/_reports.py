@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -10,11 +10,11 @@ from ._config import LighthouseConfig
 from ._enums import BatchStatus, BatchType, DeviceId, Location, TestStatus
 from ._types import Timestamp
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 __all__ = [
-    "METRIC_NAMES",
+    "ENGINE_CRASHED",
+    "ENGINE_FAILURE_CODES",
+    "ENGINE_UNAVAILABLE",
+    "TIMEOUT",
     "BatchItem",
     "BatchReport",
     "EngineEnvironment",
@@ -46,8 +46,15 @@ class Metrics(_Model):
     performance_score: float | None = Field(default=None, ge=0, le=100)
 
 
-#: The metric fields, in the spec's order.
-METRIC_NAMES: tuple[str, ...] = tuple(Metrics.model_fields)
+#: The engine crashed mid-run (Chromium, Node or the driver died).
+ENGINE_CRASHED = "ENGINE_CRASHED"
+#: The run took longer than the engine's hard limit.
+TIMEOUT = "TIMEOUT"
+#: The engine could not start at all (e.g. Lighthouse not installed).
+ENGINE_UNAVAILABLE = "ENGINE_UNAVAILABLE"
+#: Error codes that say the measuring machine failed, not the page: such a run says nothing
+#: about the page (the service refunds it; the plugin retries it once).
+ENGINE_FAILURE_CODES: frozenset[str] = frozenset({ENGINE_CRASHED, TIMEOUT, ENGINE_UNAVAILABLE})
 
 
 class LighthouseError(_Model):
@@ -56,6 +63,11 @@ class LighthouseError(_Model):
 
     code: str
     message: str
+
+    @property
+    def is_engine_failure(self) -> bool:
+        """The measuring engine failed (crash, timeout, unavailable), not the page."""
+        return self.code in ENGINE_FAILURE_CODES
 
 
 class EngineEnvironment(_Model):
@@ -92,12 +104,8 @@ class TestReport(_Model):
     vantage: str | None = None
     #: pagelab extension: browser and throttling actually applied.
     environment: EngineEnvironment | None = None
-
-    def to_frame(self) -> pd.DataFrame:
-        """This report as a one-row wide frame (see :func:`pagelab.frames.to_frame`)."""
-        from pagelab.frames import to_frame
-
-        return to_frame([self])
+    #: pagelab extension: the batch this test belongs to, if any.
+    batch_id: str | None = None
 
 
 class BatchItem(_Model):
@@ -138,9 +146,3 @@ class BatchReport(_Model):
     def is_final(self) -> bool:
         """Every item is ``success`` or ``failed`` (whatever ``status`` says)."""
         return all(item.status.is_final for item in self.reports)
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per item (see :func:`pagelab.frames.to_frame`)."""
-        from pagelab.frames import to_frame
-
-        return to_frame([self])

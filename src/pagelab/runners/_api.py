@@ -8,19 +8,28 @@ from types import TracebackType
 from typing import Self
 
 import httpx
+from pydantic import ValidationError
 
 from pagelab._exceptions import NotFoundError
 from pagelab.client import Client, RetryPolicy
 from pagelab.models import (
     BatchReport,
     BatchType,
+    ConfigInput,
+    LighthouseTestRequest,
     LocationInfo,
+    ProgressCallback,
     TestReport,
+    TimeInput,
     TTFBRegion,
     TTFBResult,
+    check_paging,
+    coerce_config,
+    epoch_ms_or_none,
+    invalid_input,
 )
 
-from ._base import ConfigInput, ProgressCallback, TimeInput, coerce_config
+from ._batch import plan_batch
 
 __all__ = ["ApiRunner"]
 
@@ -61,7 +70,15 @@ class ApiRunner:
         *,
         progress: ProgressCallback | None = None,
     ) -> TestReport:
-        created = self.client.create_test(url, device, location, _config(config))
+        try:
+            # The LocalRunner's own check, so bad input fails alike before any request.
+            request = LighthouseTestRequest.model_validate(
+                {"url": url, "device": device, "location": location,
+                 "config": coerce_config(config)}
+            )
+        except ValidationError as exc:
+            raise invalid_input(exc) from exc
+        created = self.client.create_test(url, device, location, request.config)
         return self.client.wait_test(
             created, timeout=self.wait_timeout, poll_interval=self.poll_interval,
             progress=progress,
@@ -72,12 +89,15 @@ class ApiRunner:
         urls: Sequence[str],
         devices: Sequence[str],
         locations: Sequence[str],
-        batch_type: BatchType | str,
+        batch_type: BatchType | str = BatchType.MULTIPLE_URLS,
         config: ConfigInput = None,
         *,
         progress: ProgressCallback | None = None,
     ) -> BatchReport:
-        created = self.client.create_batch(urls, devices, locations, batch_type, _config(config))
+        plan_batch(urls, devices, locations, batch_type)  # the spec's rules, checked alike
+        created = self.client.create_batch(
+            urls, devices, locations, batch_type, coerce_config(config)
+        )
         return self.client.wait_batch(
             created, timeout=self.wait_timeout, poll_interval=self.poll_interval,
             progress=progress,
@@ -110,9 +130,14 @@ class ApiRunner:
         created_at_lt: TimeInput = None,
         created_at_lte: TimeInput = None,
     ) -> builtins.list[TestReport]:
+        """A page of tests, newest first (``per_page`` 1-100)."""
+        check_paging(page, per_page)
         return self.client.list_tests(
-            page, per_page, created_at_gt=created_at_gt, created_at_gte=created_at_gte,
-            created_at_lt=created_at_lt, created_at_lte=created_at_lte,
+            page, per_page,
+            created_at_gt=epoch_ms_or_none(created_at_gt, "created_at_gt"),
+            created_at_gte=epoch_ms_or_none(created_at_gte, "created_at_gte"),
+            created_at_lt=epoch_ms_or_none(created_at_lt, "created_at_lt"),
+            created_at_lte=epoch_ms_or_none(created_at_lte, "created_at_lte"),
         )
 
     def close(self) -> None:
@@ -128,8 +153,3 @@ class ApiRunner:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _config(config: ConfigInput) -> ConfigInput:
-    # Checked here so a bad config fails before any request, naming the field.
-    return None if config is None else coerce_config(config)

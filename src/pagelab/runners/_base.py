@@ -1,49 +1,38 @@
-"""The runner interface every backend implements (local engine, HTTP API)."""
+"""The runner interface every backend implements (local engine, HTTP API).
+
+The input vocabulary (config, time bounds, progress callbacks, validation messages) lives in
+:mod:`pagelab.models`, so both runners read every argument the same way.
+"""
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
-from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
 
-from pydantic import ValidationError
-
-from pagelab._exceptions import InvalidInputError
 from pagelab.models import (
     BatchReport,
     BatchType,
-    LighthouseConfig,
+    ConfigInput,
     LocationInfo,
+    ProgressCallback,
     TestReport,
+    TimeInput,
     TTFBRegion,
     TTFBResult,
-    to_epoch_ms,
 )
 
-__all__ = [
-    "ConfigInput",
-    "ProgressCallback",
-    "Runner",
-    "TimeInput",
-    "coerce_config",
-    "epoch_ms_or_none",
-    "invalid_input",
-]
-
-#: Called with the current report each time a test's or a batch item's status changes.
-ProgressCallback = Callable[[Any], None]
-#: A config as a model, a plain dict (the JSON shape) or None for the defaults.
-ConfigInput = LighthouseConfig | dict[str, Any] | None
-#: A created_at bound: an aware/naive (UTC) datetime or epoch milliseconds.
-TimeInput = datetime | int | float | None
+__all__ = ["Runner"]
 
 
 @runtime_checkable
 class Runner(Protocol):
     """Runs tests and reads history; :class:`LocalRunner` and :class:`ApiRunner` implement it.
 
-    ``lighthouse`` and ``batch`` block until every test is ``success`` or ``failed``.
+    ``lighthouse`` and ``batch`` block until every test is ``success`` or ``failed``. Bad
+    arguments raise :class:`~pagelab.InvalidInputError` on every runner. A runner is a
+    context manager: leaving it (or ``close()``) releases its browser or connections.
     """
 
     def lighthouse(
@@ -61,7 +50,7 @@ class Runner(Protocol):
         urls: Sequence[str],
         devices: Sequence[str],
         locations: Sequence[str],
-        batch_type: BatchType | str,
+        batch_type: BatchType | str = BatchType.MULTIPLE_URLS,
         config: ConfigInput = None,
         *,
         progress: ProgressCallback | None = None,
@@ -85,32 +74,13 @@ class Runner(Protocol):
         created_at_lte: TimeInput = None,
     ) -> builtins.list[TestReport]: ...
 
+    def close(self) -> None: ...
 
-def invalid_input(exc: ValidationError, prefix: str = "") -> InvalidInputError:
-    """One readable line naming each bad field, e.g. ``config.whitelist: List should have…``."""
-    parts = []
-    for error in exc.errors():
-        location = ".".join(str(p) for p in (*([prefix] if prefix else []), *error["loc"]))
-        parts.append(f"{location}: {error['msg']}" if location else error["msg"])
-    return InvalidInputError("; ".join(parts))
+    def __enter__(self) -> Self: ...
 
-
-def coerce_config(config: ConfigInput) -> LighthouseConfig:
-    if config is None:
-        return LighthouseConfig()
-    if isinstance(config, LighthouseConfig):
-        return config
-    try:
-        return LighthouseConfig.model_validate(config)
-    except ValidationError as exc:
-        raise invalid_input(exc, "config") from exc
-
-
-def epoch_ms_or_none(value: TimeInput, name: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return to_epoch_ms(value)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInputError(f"{name}: expected a datetime or epoch milliseconds")
-    return int(value)
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None: ...

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 
 from pagelab.engine import Engine, RunResult
-from pagelab.models import Device, to_epoch_ms
-from pagelab.store import Store, finish_test, run_config, start_test, transaction, truncate_wal
+from pagelab.models import to_epoch_ms
+from pagelab.store import (
+    Store,
+    finish_test,
+    run_config,
+    start_test,
+    test_target,
+    transaction,
+    truncate_wal,
+)
 
 __all__ = ["execute_test"]
-
-
-def _test_target(conn: sqlite3.Connection, test_id: str) -> tuple[str, Device]:
-    row = conn.execute("SELECT url, device FROM tests WHERE id = ?", (test_id,)).fetchone()
-    if row is None:
-        raise KeyError(test_id)
-    return row["url"], Device(row["device"])
 
 
 def execute_test(
@@ -31,7 +31,7 @@ def execute_test(
     artifacts and outcome are written in one transaction (and the unmasked config is
     forgotten)."""
     with store.connection() as conn:
-        url, device = _test_target(conn, test_id)
+        url, device = test_target(conn, test_id)
         config = run_config(conn, test_id)
 
         def started() -> None:

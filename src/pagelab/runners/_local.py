@@ -5,21 +5,30 @@ from __future__ import annotations
 import builtins
 from collections.abc import Sequence
 from pathlib import Path
+from types import TracebackType
+from typing import Self
 
 from pydantic import ValidationError
 
-from pagelab._exceptions import InvalidInputError, NotFoundError
+from pagelab._exceptions import NotFoundError
 from pagelab.catalog import LOCATIONS, TTFB_REGIONS
 from pagelab.engine import Engine, run_ttfb
 from pagelab.models import (
     MAX_STRING_LENGTH,
     BatchReport,
     BatchType,
+    ConfigInput,
     LighthouseTestRequest,
     LocationInfo,
+    ProgressCallback,
     TestReport,
+    TimeInput,
     TTFBRegion,
     TTFBResult,
+    check_paging,
+    coerce_config,
+    epoch_ms_or_none,
+    invalid_input,
 )
 from pagelab.store import (
     Store,
@@ -33,14 +42,6 @@ from pagelab.store import (
     transaction,
 )
 
-from ._base import (
-    ConfigInput,
-    ProgressCallback,
-    TimeInput,
-    coerce_config,
-    epoch_ms_or_none,
-    invalid_input,
-)
 from ._batch import plan_batch
 from ._execute import execute_test
 
@@ -166,10 +167,7 @@ class LocalRunner:
         created_at_lte: TimeInput = None,
     ) -> builtins.list[TestReport]:
         """A page of tests, newest first (``per_page`` 1-100)."""
-        if not isinstance(page, int) or page < 1:
-            raise InvalidInputError("page: must be an integer >= 1")
-        if not isinstance(per_page, int) or not 1 <= per_page <= 100:
-            raise InvalidInputError("per_page: must be an integer from 1 to 100")
+        check_paging(page, per_page)
         query = TestQuery(
             page=page,
             per_page=per_page,
@@ -206,10 +204,15 @@ class LocalRunner:
         if self._owns_engine:
             self.engine.close()
 
-    def __enter__(self) -> LocalRunner:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         self.close()
 
     def __repr__(self) -> str:

@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from html import escape
 
-from pagelab.models import BatchItem, BatchReport, BatchStatus, Metrics, TestStatus
+from pagelab.models import METRICS, BatchItem, BatchReport, BatchStatus, Metric, Metrics, TestStatus
 
 __all__ = ["batch_comparison_page", "message_page"]
 
 #: Shown for a missing value (an en dash, as typeset tables do).
 _MISSING = "\u2013"
 
-# (field, label, format, lower is better)
-_COLUMNS: tuple[tuple[str, str, Callable[[float], str], bool], ...] = (
-    ("performance_score", "Score", lambda v: f"{v:.0f}", False),
-    ("first_contentful_paint", "FCP", lambda v: f"{v:,.0f} ms", True),
-    ("largest_contentful_paint", "LCP", lambda v: f"{v:,.0f} ms", True),
-    ("speed_index", "Speed Index", lambda v: f"{v:,.0f} ms", True),
-    ("total_blocking_time", "TBT", lambda v: f"{v:,.0f} ms", True),
-    ("cumulative_layout_shift", "CLS", lambda v: f"{v:.3f}", True),
-    ("time_to_interactive", "TTI", lambda v: f"{v:,.0f} ms", True),
-    ("server_response_time", "TTFB", lambda v: f"{v:,.0f} ms", True),
+# The page's metric columns, in reading order (labels, formats and directions: the registry).
+_COLUMNS: tuple[Metric, ...] = tuple(
+    METRICS[name]
+    for name in (
+        "performance_score", "first_contentful_paint", "largest_contentful_paint",
+        "speed_index", "total_blocking_time", "cumulative_layout_shift",
+        "time_to_interactive", "server_response_time",
+    )
 )
 
 _STYLE = """
@@ -60,27 +57,27 @@ def message_page(title: str, message: str) -> str:
 
 def _best_values(items: list[BatchItem]) -> dict[str, float]:
     best: dict[str, float] = {}
-    for field, _, _, lower_is_better in _COLUMNS:
+    for metric in _COLUMNS:
         values = [
             value
             for item in items
             if item.metrics is not None
-            and (value := getattr(item.metrics, field)) is not None
+            and (value := getattr(item.metrics, metric.name)) is not None
         ]
         if len(values) > 1:
-            best[field] = min(values) if lower_is_better else max(values)
+            best[metric.name] = min(values) if metric.lower_is_better else max(values)
     return best
 
 
 def _metric_cells(metrics: Metrics | None, best: dict[str, float]) -> str:
     cells = []
-    for field, _, fmt, _ in _COLUMNS:
-        value = getattr(metrics, field) if metrics is not None else None
+    for metric in _COLUMNS:
+        value = getattr(metrics, metric.name) if metrics is not None else None
         if value is None:
             cells.append(f"<td>{_MISSING}</td>")
         else:
-            marker = ' class="best"' if best.get(field) == value else ""
-            cells.append(f"<td{marker}>{escape(fmt(value))}</td>")
+            marker = ' class="best"' if best.get(metric.name) == value else ""
+            cells.append(f"<td{marker}>{escape(metric.format(value))}</td>")
     return "".join(cells)
 
 
@@ -111,7 +108,7 @@ def batch_comparison_page(batch: BatchReport) -> str:
     each item's report. Refreshes itself until the batch is completed."""
     best = _best_values(batch.reports)
     headers = "".join(
-        f"<th>{escape(label)}{' ↓' if lower else ' ↑'}</th>" for _, label, _, lower in _COLUMNS
+        f"<th>{escape(m.label)}{' ↓' if m.lower_is_better else ' ↑'}</th>" for m in _COLUMNS
     )
     rows = "".join(_item_row(i, item, best) for i, item in enumerate(batch.reports, start=1))
     done = sum(1 for item in batch.reports if item.status.is_final)

@@ -11,11 +11,11 @@ import filelock
 
 from pagelab._exceptions import EngineError, StoreError
 from pagelab.engine import ENGINE_CRASHED, Engine
-from pagelab.models import LighthouseError, TestStatus
+from pagelab.models import ENGINE_UNAVAILABLE, LighthouseError
 from pagelab.runners import execute_test
 from pagelab.store import (
     delete_expired,
-    finish_test,
+    fail_unfinished_test,
     next_queued_test,
     queue_counts,
     refund_engine_failures,
@@ -26,13 +26,10 @@ from pagelab.store import (
 
 from ._state import Services
 
-__all__ = ["ENGINE_UNAVAILABLE", "Worker"]
+__all__ = ["Worker"]
 
 logger = logging.getLogger("pagelab.service.worker")
 
-#: Error code of a test failed because the engine could not be started at all (for
-#: example Lighthouse not installed). Like ENGINE_CRASHED and TIMEOUT it refunds the credit.
-ENGINE_UNAVAILABLE = "ENGINE_UNAVAILABLE"
 
 
 class Worker:
@@ -155,15 +152,9 @@ class Worker:
 
     def _fail(self, test_id: str, code: str, message: str) -> None:
         """Record an engine failure for a test the engine could not finish."""
+        error = LighthouseError(code=code, message=message[:1000])
         with self._services.pool.connection() as conn, transaction(conn, immediate=True):
-            row = conn.execute("SELECT status FROM tests WHERE id = ?", (test_id,)).fetchone()
-            if row is None or TestStatus(row["status"]).is_final:
-                return
-            finish_test(
-                conn, test_id, status=TestStatus.FAILED, lighthouse_version=None,
-                metrics=None, error=LighthouseError(code=code, message=message[:1000]),
-                vantage="local", environment=None, engine_failure=True,
-            )
+            fail_unfinished_test(conn, test_id, error, vantage="local")
 
     def _after_test(self) -> None:
         with self._services.pool.connection() as conn:

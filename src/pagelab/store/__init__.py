@@ -29,6 +29,7 @@ from ._records import (
     create_batch,
     create_test,
     delete_expired,
+    fail_unfinished_test,
     finish_test,
     get_batch,
     get_test,
@@ -38,6 +39,7 @@ from ._records import (
     run_config,
     run_timing,
     start_test,
+    test_target,
 )
 from ._secrets import service_secret
 from ._store import DEFAULT_RETENTION, Store
@@ -63,6 +65,7 @@ __all__ = [
     "create_batch",
     "create_test",
     "delete_expired",
+    "fail_unfinished_test",
     "find_account",
     "find_account_by_key",
     "finish_test",
@@ -86,6 +89,7 @@ __all__ = [
     "service_secret",
     "start_test",
     "test_owner",
+    "test_target",
     "top_up_account",
     "transaction",
     "truncate_wal",

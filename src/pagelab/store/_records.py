@@ -37,6 +37,7 @@ __all__ = [
     "create_batch",
     "create_test",
     "delete_expired",
+    "fail_unfinished_test",
     "finish_test",
     "get_batch",
     "get_test",
@@ -46,6 +47,7 @@ __all__ = [
     "run_config",
     "run_timing",
     "start_test",
+    "test_target",
 ]
 
 #: The account of tests run by a LocalRunner (the API service uses one account per key).
@@ -130,6 +132,14 @@ def create_batch(
     return batch_id, test_ids
 
 
+def test_target(conn: sqlite3.Connection, test_id: str) -> tuple[str, Device]:
+    """The URL and device a stored test runs on; :class:`KeyError` if there is no such test."""
+    row = conn.execute("SELECT url, device FROM tests WHERE id = ?", (test_id,)).fetchone()
+    if row is None:
+        raise KeyError(test_id)
+    return row["url"], Device(row["device"])
+
+
 def run_config(conn: sqlite3.Connection, test_id: str) -> LighthouseConfig:
     """The unmasked config to run the test with (the masked one once it has run)."""
     row = conn.execute(
@@ -178,6 +188,23 @@ def finish_test(
     )
 
 
+def fail_unfinished_test(
+    conn: sqlite3.Connection, test_id: str, error: LighthouseError, *, vantage: str | None
+) -> bool:
+    """Fail a test the engine could not finish, as an engine failure (refundable).
+
+    A test that is already final (or gone) is left as it is; returns whether it was failed.
+    """
+    row = conn.execute("SELECT status FROM tests WHERE id = ?", (test_id,)).fetchone()
+    if row is None or TestStatus(row["status"]).is_final:
+        return False
+    finish_test(
+        conn, test_id, status=TestStatus.FAILED, lighthouse_version=None, metrics=None,
+        error=error, vantage=vantage, environment=None, engine_failure=True,
+    )
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class TestQuery:
     """The list endpoint's paging and created_at filters (epoch ms)."""
@@ -223,6 +250,7 @@ def _test_from_row(row: sqlite3.Row, report_url: str | None) -> TestReport:
             if row["environment_json"]
             else None
         ),
+        batch_id=row["batch_id"],
     )
 
 

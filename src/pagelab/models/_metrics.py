@@ -1,0 +1,138 @@
+"""The metric registry: the one place that knows what each of the nine metrics is.
+
+Every part of pagelab that names, formats, colours, compares or budgets a metric reads it from
+here: frames (units), the engine's LHR mapping (audit ids), the service's pages, the CLI
+tables, statistics (direction), plots (labels, thresholds) and budgets.
+
+Thresholds are the web-vitals "good" / "poor" boundaries where web.dev publishes them (FCP,
+LCP, CLS, TTFB) and Lighthouse's mobile scoring control points otherwise (TBT, TTI, Speed
+Index); the score uses Lighthouse's colour bands (90 and 50). A value is *good* when it is at
+or better than ``good``, *poor* when it is worse than ``poor``, else *needs improvement*.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+__all__ = [
+    "METRICS",
+    "METRIC_NAMES",
+    "Direction",
+    "Metric",
+    "Rating",
+    "metric",
+]
+
+
+class Direction(StrEnum):
+    """Which way is better."""
+
+    LOWER = "lower"
+    HIGHER = "higher"
+
+
+Rating = Literal["good", "needs-improvement", "poor"]
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """What one metric is: its name, how to show it, which way is better, its thresholds."""
+
+    #: The spec's field name, also the wide frame's column.
+    name: str
+    #: Short label, as Lighthouse and web.dev write it (``LCP``).
+    label: str
+    #: Full name (``Largest Contentful Paint``).
+    title: str
+    #: ``ms``, ``unitless`` or ``score`` (0-100).
+    unit: str
+    direction: Direction
+    #: Lighthouse audit id whose ``numericValue`` gives the value (None: the score).
+    audit_id: str | None
+    #: ``format(value, spec)`` spec for a value (without its unit).
+    spec: str
+    #: Good / poor boundaries (None where no published threshold exists).
+    good: float | None = None
+    poor: float | None = None
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.direction is Direction.LOWER
+
+    @property
+    def header(self) -> str:
+        """Column header with the unit, e.g. ``LCP (ms)``, ``CLS``, ``Score``."""
+        return f"{self.label} (ms)" if self.unit == "ms" else self.label
+
+    def format(self, value: float | None, *, unit: bool = True) -> str:
+        """``3,120 ms``, ``0.318``, ``54``; an en dash for a missing value."""
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "\u2013"
+        text = format(value, self.spec)
+        return f"{text} ms" if unit and self.unit == "ms" else text
+
+    def is_better(self, a: float, b: float) -> bool:
+        """Whether ``a`` is strictly better than ``b``."""
+        return a < b if self.lower_is_better else a > b
+
+    def rating(self, value: float | None) -> Rating | None:
+        """``good``, ``needs-improvement`` or ``poor`` (None without thresholds or value)."""
+        if value is None or self.good is None or self.poor is None or math.isnan(value):
+            return None
+        if self.lower_is_better:
+            return "good" if value <= self.good else "poor" if value > self.poor else (
+                "needs-improvement"
+            )
+        return "good" if value >= self.good else "poor" if value < self.poor else (
+            "needs-improvement"
+        )
+
+
+def _time(name: str, label: str, title: str, audit_id: str,
+          good: float | None = None, poor: float | None = None) -> Metric:
+    return Metric(name, label, title, "ms", Direction.LOWER, audit_id, ",.0f", good, poor)
+
+
+#: The nine metrics by name, in the spec's order.
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("cumulative_layout_shift", "CLS", "Cumulative Layout Shift", "unitless",
+               Direction.LOWER, "cumulative-layout-shift", ".3f", 0.1, 0.25),
+        _time("first_contentful_paint", "FCP", "First Contentful Paint",
+              "first-contentful-paint", 1800, 3000),
+        # Lighthouse >= 12.1 no longer computes it: always null from this engine.
+        _time("first_meaningful_paint", "FMP", "First Meaningful Paint",
+              "first-meaningful-paint"),
+        _time("time_to_interactive", "TTI", "Time to Interactive", "interactive", 3800, 7300),
+        _time("largest_contentful_paint", "LCP", "Largest Contentful Paint",
+              "largest-contentful-paint", 2500, 4000),
+        _time("server_response_time", "TTFB", "Server Response Time",
+              "server-response-time", 800, 1800),
+        _time("speed_index", "SI", "Speed Index", "speed-index", 3400, 5800),
+        _time("total_blocking_time", "TBT", "Total Blocking Time", "total-blocking-time",
+              200, 600),
+        Metric("performance_score", "Score", "Performance score", "score",
+               Direction.HIGHER, None, ".0f", 90, 50),
+    )
+}
+
+#: The metric fields, in the spec's order.
+METRIC_NAMES: tuple[str, ...] = tuple(METRICS)
+
+
+def metric(name: str) -> Metric:
+    """The registry entry for ``name`` (a field name or a label such as ``LCP``).
+
+    Raises :class:`KeyError` naming the valid names.
+    """
+    found = METRICS.get(name)
+    if found is not None:
+        return found
+    for candidate in METRICS.values():
+        if candidate.label.lower() == name.lower():
+            return candidate
+    raise KeyError(f"unknown metric {name!r}; valid: {', '.join(METRICS)}")
