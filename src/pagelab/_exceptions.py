@@ -6,6 +6,7 @@
     ├── EngineError                           the local engine cannot run at all
     │   └── EngineNotInstalledError           Chromium, Node or Lighthouse missing
     ├── StoreError                            the local store cannot be read or written
+    ├── MissingDependencyError (also ImportError)  an optional extra is not installed
     ├── TransportError                        the API server could not be reached
     │   └── TimeoutError                      waiting for a test or a request took too long
     └── APIError                              the API server answered with an error body
@@ -31,6 +32,7 @@ __all__ = [
     "EngineNotInstalledError",
     "InsufficientCreditsError",
     "InvalidInputError",
+    "MissingDependencyError",
     "NotFoundError",
     "PagelabError",
     "RateLimitedError",
@@ -66,6 +68,10 @@ class EngineNotInstalledError(EngineError):
 
 class StoreError(PagelabError):
     """The local store could not be read or written."""
+
+
+class MissingDependencyError(PagelabError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
 
 
 class TransportError(PagelabError):
