@@ -38,3 +38,20 @@ def test_connect_picks_the_local_runner_without_api_settings() -> None:
     runner = pagelab.connect()
     assert isinstance(runner, pagelab.LocalRunner)
     assert isinstance(runner, pagelab.Runner)
+
+
+def test_cli_parser_and_server_do_not_load_the_analysis_stack() -> None:
+    # `pagelab serve` and every CLI start pay only for what they use: pandas, matplotlib,
+    # scipy and ipywidgets load when an analysis runs, not at import.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pagelab\n"
+        "from pagelab.cli._main import build_parser\n"
+        "build_parser()\n"
+        "import pagelab.service\n"
+        "heavy = {'pandas', 'matplotlib', 'scipy', 'ipywidgets'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

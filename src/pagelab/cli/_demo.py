@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from pagelab.models import METRICS, TestReport
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["register"]
 
@@ -25,6 +26,9 @@ _HEADERS = {name: METRICS[name].header for name in _SHOWN if name in METRICS} | 
 
 
 def _formatter(name: str) -> Any:
+    # Imported when the table is printed: the CLI's parser must not load pandas.
+    import pandas as pd
+
     return lambda value: METRICS[name].format(None if pd.isna(value) else value, unit=False)
 
 
