@@ -5,12 +5,15 @@ from ._base import Runner
 from ._batch import MAX_BATCH_ITEMS, BatchPlan, plan_batch
 from ._execute import execute_test
 from ._local import LocalRunner
+from ._resources import RESOURCE_NAMES, ReportRef
 
 __all__ = [
     "MAX_BATCH_ITEMS",
+    "RESOURCE_NAMES",
     "ApiRunner",
     "BatchPlan",
     "LocalRunner",
+    "ReportRef",
     "Runner",
     "execute_test",
     "plan_batch",

@@ -10,7 +10,7 @@ from typing import Self
 import httpx
 from pydantic import ValidationError
 
-from pagelab._exceptions import NotFoundError
+from pagelab._exceptions import APINotFoundError, NotFoundError
 from pagelab.client import Client, RetryPolicy
 from pagelab.models import (
     BatchReport,
@@ -30,11 +30,12 @@ from pagelab.models import (
 )
 
 from ._batch import plan_batch
+from ._resources import ResourceReader
 
 __all__ = ["ApiRunner"]
 
 
-class ApiRunner:
+class ApiRunner(ResourceReader):
     """:class:`~pagelab.runners.Runner` over HTTP: the tests run on the server.
 
     ``base_url`` defaults to ``$PAGELAB_API_URL`` and ``api_key`` to ``$PAGELAB_API_KEY``,
@@ -139,6 +140,15 @@ class ApiRunner:
             created_at_lt=epoch_ms_or_none(created_at_lt, "created_at_lt"),
             created_at_lte=epoch_ms_or_none(created_at_lte, "created_at_lte"),
         )
+
+    def _read_resource(self, test_id: str, name: str) -> str | None:
+        try:
+            return self.client.get_resource(test_id, name)
+        except APINotFoundError:
+            # 404 says "no such test" or "no such resource": asking for the test tells which
+            # (it raises for an unknown test).
+            self.client.get_test(test_id)
+            return None
 
     def close(self) -> None:
         self.client.close()

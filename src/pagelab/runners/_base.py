@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Protocol, Self, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from pagelab.models import (
     BatchReport,
@@ -23,6 +23,8 @@ from pagelab.models import (
     TTFBResult,
 )
 
+from ._resources import ReportRef
+
 __all__ = ["Runner"]
 
 
@@ -33,6 +35,11 @@ class Runner(Protocol):
     ``lighthouse`` and ``batch`` block until every test is ``success`` or ``failed``. Bad
     arguments raise :class:`~pagelab.InvalidInputError` on every runner. A runner is a
     context manager: leaving it (or ``close()``) releases its browser or connections.
+
+    A test's stored resources come through ``resource`` (the API's string) and its typed
+    helpers ``lhr``, ``screenshot``, ``filmstrip`` and ``video``; each takes a
+    :class:`TestReport`, a :class:`BatchItem` or a test id, and a resource the test does not
+    have raises :class:`~pagelab.NotFoundError` naming it (``video`` returns None instead).
     """
 
     def lighthouse(
@@ -73,6 +80,16 @@ class Runner(Protocol):
         created_at_lt: TimeInput = None,
         created_at_lte: TimeInput = None,
     ) -> builtins.list[TestReport]: ...
+
+    def resource(self, report: ReportRef, name: str) -> str: ...
+
+    def lhr(self, report: ReportRef) -> dict[str, Any]: ...
+
+    def screenshot(self, report: ReportRef) -> bytes: ...
+
+    def filmstrip(self, report: ReportRef) -> builtins.list[tuple[float, bytes]]: ...
+
+    def video(self, report: ReportRef) -> bytes | None: ...
 
     def close(self) -> None: ...
 

@@ -39,16 +39,18 @@ from pagelab.store import (
     get_batch,
     get_test,
     list_tests,
+    resource_string,
     transaction,
 )
 
 from ._batch import plan_batch
 from ._execute import execute_test
+from ._resources import ResourceReader
 
 __all__ = ["LocalRunner"]
 
 
-class LocalRunner:
+class LocalRunner(ResourceReader):
     """Runs tests with the local engine (real Lighthouse in Chromium) and keeps them in the
     store under ``data_dir`` (default ``$PAGELAB_DATA_DIR`` or the per-user data dir).
 
@@ -178,6 +180,13 @@ class LocalRunner:
         )
         with self.store.connection() as conn:
             return list_tests(conn, query, report_url=self.store.report_file_url)
+
+    def _read_resource(self, test_id: str, name: str) -> str | None:
+        with self.store.connection() as conn:
+            if get_test(conn, test_id) is None:
+                raise NotFoundError(f"no test with id {test_id!r} (unknown or expired)")
+            data = self.store.artifacts.read(conn, test_id, name)
+        return None if data is None else resource_string(name, data)
 
     # -- helpers -----------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from ._accounts import (
     test_owner,
     top_up_account,
 )
-from ._artifacts import ARTIFACT_NAMES, ArtifactFiles
+from ._artifacts import ARTIFACT_NAMES, ArtifactFiles, resource_string
 from ._db import MIGRATIONS, SCHEMA_VERSION, connect, migrate, transaction, truncate_wal
 from ._queue import next_queued_test, queue_counts, requeue_interrupted
 from ._records import (
@@ -83,6 +83,7 @@ __all__ = [
     "refund_credits",
     "refund_engine_failures",
     "requeue_interrupted",
+    "resource_string",
     "revoke_account",
     "run_config",
     "run_timing",

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
 
-__all__ = ["ARTIFACT_NAMES", "ArtifactFiles"]
+__all__ = ["ARTIFACT_NAMES", "ArtifactFiles", "resource_string"]
 
 #: Resource name -> (file name, media type). The names are the API's resource names.
 ARTIFACT_NAMES: dict[str, tuple[str, str]] = {
@@ -18,6 +19,18 @@ ARTIFACT_NAMES: dict[str, tuple[str, str]] = {
     "filmstrip": ("filmstrip.json", "application/json"),
     "video": ("video.webm", "video/webm"),
 }
+
+
+def resource_string(name: str, data: bytes) -> str:
+    """The API's one string for an artifact: text as it is, binary (the video) as a data URI.
+
+    The service answers it and the :class:`~pagelab.LocalRunner` returns it, so both runners'
+    ``resource()`` give the same string.
+    """
+    media_type = ARTIFACT_NAMES[name][1]
+    if media_type.startswith("text/") or media_type == "application/json":
+        return data.decode("utf-8", errors="replace")
+    return f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 class ArtifactFiles:
