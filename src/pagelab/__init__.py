@@ -61,7 +61,7 @@ from .models import (
 from .runners import ApiRunner, LocalRunner, Runner
 
 if TYPE_CHECKING:
-    from . import frames
+    from . import frames, widgets
 
 __version__ = "0.1.0"
 
@@ -109,11 +109,12 @@ __all__ = [
     "connect",
     "frames",
     "metric",
+    "widgets",
 ]
 
 # Submodules and names loaded on first access (PEP 562): pandas, matplotlib and ipywidgets
 # are paid for only by code that uses them.
-_LAZY_MODULES = frozenset({"frames"})
+_LAZY_MODULES = frozenset({"frames", "widgets"})
 _LAZY_NAMES: dict[str, str] = {}
 
 

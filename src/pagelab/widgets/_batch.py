@@ -1,0 +1,346 @@
+"""BatchComparison: pick URLs, devices, locations and runs, press Run, see what is faster
+and whether the difference is real."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from pagelab._exceptions import InvalidInputError
+from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
+from pagelab.models import METRICS, ThrottlingMethod
+
+from ._common import Panel, error_html, error_message, figure_png, html_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from pagelab._measure import Results
+    from pagelab.runners import Runner
+
+__all__ = ["BatchComparison"]
+
+#: The columns that make a cell, in the order they are shown (``pagelab.stats.CELL``).
+_CELL = ("url", "device", "location", "connection")
+#: The hidden column naming a cell in one string, for :func:`pagelab.stats.compare`.
+_CELL_COLUMN = "cell"
+_EXPORT_FORMATS = (("CSV", ".csv"), ("Excel", ".xlsx"), ("HTML report", ".html"))
+
+
+class BatchComparison(Panel):
+    """Run a matrix of URLs x devices x locations several times and compare the cells.
+
+    The controls preset from the arguments; ``runner`` defaults to :func:`pagelab.connect`.
+    After a run, ``.results`` holds the :class:`~pagelab.Results` for the cells below, the
+    summary table shows the ``agg`` of each metric per cell (units in the headers, the
+    representative run's report linked), the plot shows every run of the chosen metric,
+    and the comparison tests every cell against the baseline cell. Exports are written to
+    ``export_dir`` (default: the working directory).
+    """
+
+    _title = "pagelab: batch comparison"
+
+    def __init__(
+        self,
+        runner: Runner | None = None,
+        *,
+        urls: Sequence[str] = (),
+        devices: Sequence[str] = ("mobile",),
+        locations: Sequence[str] = ("us",),
+        connection: str | None = None,
+        throttling_method: str = "simulated",
+        runs: int = 5,
+        metric: str = "largest_contentful_paint",
+        export_dir: Path | str = ".",
+    ) -> None:
+        super().__init__(runner)
+        w = self._w
+        self.results: Results | None = None
+        self.summary: pd.DataFrame | None = None
+        self.comparison: pd.DataFrame | None = None
+        self.export_dir = Path(export_dir)
+        self._cells: dict[str, tuple[Any, ...]] = {}
+        self._cell_columns: list[str] = []
+        full = {"layout": w.Layout(width="100%")}
+        self.urls = w.Textarea(
+            value="\n".join(urls), placeholder="one URL per line",
+            description="URLs", rows=3, **full,
+        )
+        self.devices = w.SelectMultiple(
+            options=[(f"{profile.label} ({device.value})", device.value)
+                     for device, profile in DEVICES.items()],
+            value=tuple(devices), rows=6, description="Devices",
+        )
+        self.locations = w.SelectMultiple(
+            options=[(f"{info.full_name} ({location.value})", location.value)
+                     for location, info in LOCATIONS.items()],
+            value=tuple(locations), rows=6, description="Locations",
+        )
+        self.connection = w.Dropdown(
+            options=[("device default", "")] + [
+                (f"{conn.value} ({profile.rtt_ms:.0f} ms RTT, "
+                 f"{profile.down_kbps / 1000:g} Mbit/s)", conn.value)
+                for conn, profile in CONNECTIONS.items()
+            ],
+            value=connection or "", description="Connection",
+        )
+        self.throttling_method = w.Dropdown(
+            options=[method.value for method in ThrottlingMethod],
+            value=throttling_method, description="Throttling",
+        )
+        self.runs = w.BoundedIntText(value=runs, min=1, max=100, description="Runs")
+        self.metric = w.Dropdown(
+            options=[(m.header, name) for name, m in METRICS.items()],
+            value=metric, description="Metric",
+        )
+        self.baseline = w.Dropdown(options=[], description="Baseline")
+        self.progress = w.IntProgress(value=0, min=0, max=1, description="Progress")
+        self.table = w.HTML(value="")
+        self.table.add_class("pagelab-summary-box")
+        self.plot = w.Image(format="png", value=b"")
+        self.plot.add_class("pagelab-plot")
+        self.comparison_table = w.HTML(value="")
+        self.comparison_table.add_class("pagelab-comparison-box")
+        self.export_buttons = []
+        for label, suffix in _EXPORT_FORMATS:
+            button = w.Button(description=label, icon="download", disabled=True)
+            button.on_click(lambda _b, suffix=suffix: self.export(suffix))
+            self.export_buttons.append(button)
+        self.export_status = w.HTML(value="")
+        self.metric.observe(lambda _change: self._redraw_plot(), names="value")
+        self.baseline.observe(lambda _change: self._recompare(), names="value")
+        self._build(
+            self.urls,
+            w.HBox([self.devices, self.locations]),
+            w.HBox([self.connection, self.throttling_method, self.runs]),
+            w.HBox([self.run_button, self.stop_button, self.progress, self.status]),
+            self.error_box,
+            self.table,
+            w.HBox([self.metric, self.baseline]),
+            self.plot,
+            self.comparison_table,
+            w.HBox([*self.export_buttons, self.export_status]),
+        )
+
+    # -- run -------------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        urls = [line.strip() for line in self.urls.value.splitlines() if line.strip()]
+        if not urls:
+            raise InvalidInputError("enter at least one URL (one per line)")
+        if not self.devices.value:
+            raise InvalidInputError("pick at least one device")
+        if not self.locations.value:
+            raise InvalidInputError("pick at least one location")
+        connection = self.connection.value or None
+        self._request: dict[str, Any] = {
+            "urls": urls,
+            "devices": list(self.devices.value),
+            "locations": list(self.locations.value),
+            "connections": [connection] if connection else None,
+            "runs": int(self.runs.value),
+            "config": {"throttling_method": self.throttling_method.value},
+        }
+        total = len(urls) * len(self.devices.value) * len(self.locations.value) * self.runs.value
+        self.progress.max = total
+        self.progress.value = 0
+        self.progress.bar_style = ""
+        for button in self.export_buttons:
+            button.disabled = True
+        self._set_status(f"Starting {total} runs…")
+
+    def _work(self) -> Results:
+        from pagelab import _measure
+
+        return _measure.measure(
+            **self._request, runner=self.runner, progress=self._on_progress,
+            stop=self._stop_event,
+        )
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self.progress.max = max(total, 1)
+        self.progress.value = done
+        self._set_status(f"{done} of {total} runs done")
+
+    # -- show ------------------------------------------------------------------------------
+
+    def _show(self, results: Results) -> None:
+        self.results = results
+        frame = results.frame
+        done = len(frame)
+        failed = int((frame["status"] == "failed").sum())
+        total = self.progress.max
+        self.progress.value = done
+        if results.interrupted:
+            self.progress.bar_style = "warning"
+            self._set_status(f"Stopped: {done} of {total} runs kept ({failed} failed).")
+        else:
+            self.progress.bar_style = "success" if failed == 0 else "warning"
+            self._set_status(f"Done: {done} runs ({failed} failed).")
+        if done == 0:
+            self.table.value = "<i>No run finished.</i>"
+            return
+        self._cell_columns = _varying(frame)
+        summary = results.summary(by=self._cell_columns)
+        self.summary = summary
+        self.table.value = _summary_html(summary, self._cell_columns)
+        self._cells = {
+            _cell_label(row, self._cell_columns): tuple(row[c] for c in self._cell_columns)
+            for _, row in summary.iterrows()
+        }
+        for button in self.export_buttons:
+            button.disabled = False
+        self._redraw_plot()
+        labels = list(self._cells)
+        # Setting the options fires the observer, which runs the comparison.
+        current = self.baseline.value
+        self.baseline.options = labels
+        if self.baseline.value == current:
+            self._recompare()
+
+    def _redraw_plot(self) -> None:
+        results = self.results
+        if results is None or results.frame.empty:
+            return
+        from pagelab import plots
+
+        metric, by = self.metric.value, self._cell_columns
+        try:
+            self.plot.value = figure_png(
+                lambda ax: plots.metric_by_group(results.frame, metric, by=by, ax=ax)
+            )
+        except Exception as exc:
+            self.error_box.value = error_html(f"Could not draw the plot: {error_message(exc)}")
+
+    def _recompare(self) -> None:
+        results, base = self.results, self.baseline.value
+        if results is None or not base or len(self._cells) < 2:
+            self.comparison_table.value = (
+                "<i>Pick two or more cells (URLs, devices or locations) to compare them.</i>"
+                if results is not None else ""
+            )
+            self.comparison = None
+            return
+        from pagelab import stats
+
+        pd = _pandas()
+        frame = results.frame.assign(**{_CELL_COLUMN: [
+            _cell_label(row, self._cell_columns) for _, row in results.frame.iterrows()
+        ]})
+        parts = []
+        for label in self._cells:
+            if label == base:
+                continue
+            compared = stats.compare(frame, _CELL_COLUMN, base, label)
+            parts.append(compared.assign(**{_CELL_COLUMN: label}))
+        self.comparison = pd.concat(parts, ignore_index=True)
+        self.comparison_table.value = (
+            f"<b>Against the baseline {html.escape(base)}</b>"
+            + _comparison_html(self.comparison)
+        )
+
+    # -- export ----------------------------------------------------------------------------
+
+    def export(self, suffix: str) -> Path | None:
+        """Write the shown results to ``export_dir`` as ``.csv``, ``.xlsx`` or ``.html``."""
+        if self.results is None:
+            return None
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        path = self.export_dir / f"pagelab-{stamp}{suffix}"
+        try:
+            self.export_dir.mkdir(parents=True, exist_ok=True)
+            self.results.export(path)
+        except Exception as exc:
+            self.export_status.value = error_html(error_message(exc))
+            return None
+        self.export_status.value = (
+            f'Saved <code class="pagelab-export-path">{html.escape(str(path))}</code>'
+        )
+        return path
+
+
+def _pandas() -> Any:
+    import pandas as pd
+
+    return pd
+
+
+def _varying(frame: pd.DataFrame) -> list[str]:
+    """The cell columns whose values differ between runs; the URL when none does."""
+    varying = [c for c in _CELL if c in frame and frame[c].nunique(dropna=True) > 1]
+    return varying or ["url"]
+
+
+def _cell_text(column: str, value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "default" if column == "connection" else "\u2013"
+    text = str(value)
+    if column == "url":
+        parts = urlsplit(text)
+        return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return text
+
+
+def _cell_label(row: Any, columns: Sequence[str]) -> str:
+    return " · ".join(_cell_text(c, row[c]) for c in columns)
+
+
+def _summary_html(summary: pd.DataFrame, columns: Sequence[str]) -> str:
+    metrics = [m for name, m in METRICS.items()
+               if name in summary and not summary[name].isna().all()]
+    headers = [*columns, "runs", "failed", *(m.header for m in metrics), "report"]
+    rows: list[list[str]] = []
+    for _, row in summary.iterrows():
+        cells = [html.escape(_cell_text(c, row[c])) for c in columns]
+        cells += [str(int(row["runs"])), str(int(row["failed"]))]
+        for m in metrics:
+            value = row[m.name]
+            cv = row.get(f"{m.name}_cv")
+            tip = f' title="CV {cv:.1f}%"' if isinstance(cv, float) and not math.isnan(cv) else ""
+            rating = m.rating(None if _missing(value) else float(value))
+            colour = {"good": "#0a7d32", "poor": "#b3261e"}.get(rating or "", "inherit")
+            cells.append(
+                f'<span style="color:{colour}"{tip}>{m.format(value, unit=False)}</span>'
+            )
+        link = row.get("representative_report_url")
+        cells.append(
+            f'<a href="{html.escape(str(link))}" target="_blank">report</a>'
+            if isinstance(link, str) and link else "\u2013"
+        )
+        rows.append(cells)
+    keys = [_cell_label(row, columns) for _, row in summary.iterrows()]
+    return html_table(headers, rows, css_class="pagelab-summary", row_keys=keys)
+
+
+def _comparison_html(comparison: pd.DataFrame) -> str:
+    headers = ["cell", "metric", "baseline", "cell median", "difference", "95% CI", "p",
+               "verdict"]
+    rows: list[list[str]] = []
+    for _, row in comparison.iterrows():
+        m = METRICS.get(str(row["metric"]))
+        if m is None or (_missing(row["a_median"]) and _missing(row["b_median"])):
+            continue
+        rel = row["rel_diff"]
+        difference = m.format(row["diff"])
+        if not _missing(rel):
+            difference += f" ({rel:+.1f}%)"
+        ci = (f"{m.format(row['ci_low'], unit=False)} to {m.format(row['ci_high'])}"
+              if not _missing(row["ci_low"]) else "\u2013")
+        p = "\u2013" if _missing(row["p_value"]) else f"{row['p_value']:.3f}"
+        rows.append([
+            html.escape(str(row[_CELL_COLUMN])), m.header, m.format(row["a_median"]),
+            m.format(row["b_median"]), difference, ci, p, html.escape(str(row["verdict"])),
+        ])
+    return html_table(headers, rows, css_class="pagelab-comparison")
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return value is None or math.isnan(float(value))
+    except (TypeError, ValueError):
+        return True

@@ -1,0 +1,261 @@
+"""What every widget shares: lazy ipywidgets, the worker thread with Run and Stop, error
+display, tables and figures as plain widget values.
+
+Why widget values and not an ``Output`` widget: ``with output:`` captures only what the
+kernel's main thread prints for the cell being executed, so a worker thread's plots and
+errors would land in the kernel log. Setting an ``HTML`` or ``Image`` widget's value is a
+comm message that works from any thread and that a test can read back.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from pagelab._exceptions import (
+    AuthenticationError,
+    EngineError,
+    EngineNotInstalledError,
+    InsufficientCreditsError,
+    InvalidInputError,
+    MissingDependencyError,
+    NotFoundError,
+    PagelabError,
+    RateLimitedError,
+    TimeoutError,
+    TransportError,
+)
+from pagelab._extras import require
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from pagelab.runners import Runner
+
+__all__ = [
+    "Panel",
+    "error_message",
+    "figure_png",
+    "html_table",
+    "ipywidgets",
+]
+
+#: Pixel size of the plots the widgets draw (at 100 dpi).
+FIGURE_SIZE_IN = (8.0, 4.0)
+FIGURE_DPI = 100
+
+
+def ipywidgets() -> ModuleType:
+    """The ipywidgets module, or :class:`~pagelab.MissingDependencyError` with the hint."""
+    return require("ipywidgets", "notebook")
+
+
+def error_message(exc: BaseException) -> str:
+    """One readable sentence for an error raised while a widget worked."""
+    text = str(exc).strip() or type(exc).__name__
+    # Most specific first: several of these share a base class.
+    hints: tuple[tuple[type[BaseException], str], ...] = (
+        (EngineNotInstalledError, "The local engine is not installed ({}). "
+                                  "Run `pagelab setup`, then press Run again."),
+        (EngineError, "The local engine could not run: {}"),
+        (InsufficientCreditsError, "The service refused the test: no credits left (402). {}"),
+        (AuthenticationError, "The service refused the API key (401): {}"),
+        (RateLimitedError, "The service is rate limiting this key (429): {}"),
+        (TimeoutError, "Timed out: {}"),
+        (TransportError, "Could not reach the service: {}"),
+        (InvalidInputError, "Invalid input: {}"),
+        (NotFoundError, "Not found: {}"),
+        (MissingDependencyError, "{}"),
+        (PagelabError, "{}"),
+    )
+    for kind, template in hints:
+        if isinstance(exc, kind):
+            return template.format(text)
+    return f"Unexpected error ({type(exc).__name__}): {text}"
+
+
+def error_html(message: str) -> str:
+    return (
+        '<div class="pagelab-error" style="color:#a00;border-left:3px solid #a00;'
+        f'padding:4px 8px;white-space:pre-wrap">{html.escape(message)}</div>'
+    )
+
+
+def html_table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    css_class: str,
+    row_keys: Iterable[str] | None = None,
+) -> str:
+    """A small HTML table; cells are HTML already (escape text before). ``row_keys`` go in
+    each row's ``data-key`` so a browser test can find a row."""
+    keys = list(row_keys) if row_keys is not None else None
+    head = "".join(f"<th>{cell}</th>" for cell in headers)
+    body: list[str] = []
+    for index, row in enumerate(rows):
+        key = f' data-key="{html.escape(keys[index])}"' if keys is not None else ""
+        cells = "".join(f"<td>{cell}</td>" for cell in row)
+        body.append(f"<tr{key}>{cells}</tr>")
+    style = (
+        "<style>.pagelab-table{border-collapse:collapse;font-size:12px}"
+        ".pagelab-table th,.pagelab-table td{border-bottom:1px solid #ddd;padding:2px 8px;"
+        "text-align:right}.pagelab-table th:first-child,.pagelab-table td:first-child"
+        "{text-align:left}</style>"
+    )
+    return (
+        f'{style}<table class="pagelab-table {css_class}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def figure_png(draw: Callable[[Axes], object], size: tuple[float, float] = FIGURE_SIZE_IN) -> bytes:
+    """Draw on a fresh figure's axes and return it as PNG bytes.
+
+    A bare :class:`matplotlib.figure.Figure` renders with Agg whatever the notebook's
+    backend is, from any thread, and pyplot's global state is never touched.
+    """
+    figure_module = require("matplotlib.figure", "notebook")
+    figure = figure_module.Figure(figsize=size, dpi=FIGURE_DPI)
+    ax = figure.subplots()
+    draw(ax)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+class Panel:
+    """A widget with Run and Stop whose work runs on a worker thread.
+
+    Subclasses build their controls in ``_controls()``, do the work in ``_work()`` (on the
+    worker thread; it should check ``self._stop_event`` between steps) and show its result
+    in ``_show()``. The kernel's main thread stays free, so the page stays live and Stop
+    is heard while a run goes on.
+    """
+
+    _title = ""
+
+    def __init__(self, runner: Runner | None = None) -> None:
+        w = ipywidgets()
+        self._w = w
+        self._runner = runner
+        self._thread: threading.Thread | None = None
+        self._stop_event = threading.Event()
+        self._lock = threading.Lock()
+        self.error: BaseException | None = None
+        self.run_button = w.Button(description="Run", button_style="primary", icon="play")
+        self.stop_button = w.Button(description="Stop", icon="stop", disabled=True)
+        self.run_button.add_class("pagelab-run")
+        self.stop_button.add_class("pagelab-stop")
+        self.run_button.on_click(lambda _button: self.run())
+        self.stop_button.on_click(lambda _button: self.stop())
+        self.status = w.HTML(value="")
+        self.status.add_class("pagelab-status")
+        self.error_box = w.HTML(value="")
+        self.error_box.add_class("pagelab-error-box")
+
+    # -- public ------------------------------------------------------------------------
+
+    @property
+    def runner(self) -> Runner:
+        """The runner used; :func:`pagelab.connect` makes one on first use when none given."""
+        if self._runner is None:
+            import pagelab
+
+            self._runner = pagelab.connect()
+        return self._runner
+
+    @property
+    def running(self) -> bool:
+        """True while the worker thread works."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    def run(self) -> None:
+        """Start the work on a worker thread (what the Run button does); returns at once."""
+        with self._lock:
+            if self.running:
+                return
+            self._stop_event.clear()
+            self.error = None
+            self.error_box.value = ""
+            self.run_button.disabled = True
+            self.stop_button.disabled = False
+            try:
+                self._prepare()
+            except Exception as exc:  # bad controls: shown, nothing started
+                self._fail(exc)
+                self._finish()
+                return
+            self._thread = threading.Thread(
+                target=self._main, name=f"pagelab-{type(self).__name__}", daemon=True
+            )
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the work to stop after the test in progress (what the Stop button does)."""
+        if self.running:
+            self._stop_event.set()
+            self.stop_button.disabled = True
+            self._set_status("Stopping after the test in progress…")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the work ends (``timeout`` in seconds); True when it has ended."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return not self.running
+
+    @property
+    def widget(self) -> Any:
+        """The ipywidgets box to display (the object displays itself too)."""
+        return self._box
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self._box._repr_mimebundle_(**kwargs)
+
+    # -- for subclasses ----------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        """Read and check the controls on the calling thread; raise to refuse."""
+
+    def _work(self) -> Any:
+        raise NotImplementedError
+
+    def _show(self, result: Any) -> None:
+        raise NotImplementedError
+
+    def _set_status(self, text: str) -> None:
+        self.status.value = f'<span class="pagelab-status-text">{html.escape(text)}</span>'
+
+    def _build(self, *children: Any) -> None:
+        title = self._w.HTML(value=f"<b>{html.escape(self._title)}</b>") if self._title else None
+        items = [title, *children] if title is not None else list(children)
+        self._box = self._w.VBox(items)
+        self._box.add_class(f"pagelab-{type(self).__name__.lower()}")
+
+    # -- the worker thread ---------------------------------------------------------------
+
+    def _main(self) -> None:
+        try:
+            result = self._work()
+            self._show(result)
+        except Exception as exc:
+            self._fail(exc)
+        finally:
+            self._finish()
+
+    def _fail(self, exc: BaseException) -> None:
+        self.error = exc
+        message = error_message(exc)
+        self.error_box.value = error_html(message)
+        self._set_status("Failed.")
+
+    def _finish(self) -> None:
+        self.run_button.disabled = False
+        self.stop_button.disabled = True

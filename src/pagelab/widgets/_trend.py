@@ -1,0 +1,122 @@
+"""TrendExplorer: one metric of one page over the history kept by the runner's store or
+service, with the good/poor thresholds drawn."""
+
+from __future__ import annotations
+
+import html
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from pagelab.catalog import DEVICES
+from pagelab.models import METRICS
+
+from ._common import Panel, figure_png, html_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from pagelab.runners import Runner
+
+__all__ = ["TrendExplorer"]
+
+#: Time windows offered, in days (None: everything kept).
+WINDOWS: tuple[tuple[str, float | None], ...] = (
+    ("last hour", 1 / 24),
+    ("last 24 hours", 1.0),
+    ("last 7 days", 7.0),
+    ("last 30 days", 30.0),
+    ("everything kept", None),
+)
+
+
+class TrendExplorer(Panel):
+    """Read past tests of ``url`` (empty: every URL) on ``device`` (empty: every device)
+    from the runner's history and plot ``metric`` over time.
+
+    ``.frame`` holds the wide frame read (newest last); nothing is run, so Run is cheap.
+    """
+
+    _title = "pagelab: trend over the history"
+
+    def __init__(
+        self,
+        runner: Runner | None = None,
+        *,
+        url: str = "",
+        device: str = "",
+        metric: str = "largest_contentful_paint",
+        window_days: float | None = 7.0,
+    ) -> None:
+        super().__init__(runner)
+        w = self._w
+        self.frame: pd.DataFrame | None = None
+        self.url = w.Text(value=url, placeholder="every URL", description="URL",
+                          layout=w.Layout(width="100%"))
+        self.device = w.Dropdown(
+            options=[("every device", "")] + [(f"{p.label} ({d.value})", d.value)
+                                              for d, p in DEVICES.items()],
+            value=device, description="Device",
+        )
+        self.metric = w.Dropdown(options=[(m.header, name) for name, m in METRICS.items()],
+                                 value=metric, description="Metric")
+        self.window = w.Dropdown(options=list(WINDOWS), value=window_days, description="Window")
+        self.run_button.description = "Load"
+        self.table = w.HTML(value="")
+        self.table.add_class("pagelab-trend-box")
+        self.plot = w.Image(format="png", value=b"")
+        self.plot.add_class("pagelab-plot")
+        self.metric.observe(lambda _change: self._redraw(), names="value")
+        self._build(
+            w.HBox([self.url]),
+            w.HBox([self.device, self.metric, self.window]),
+            w.HBox([self.run_button, self.stop_button, self.status]),
+            self.error_box,
+            self.table,
+            self.plot,
+        )
+
+    def _prepare(self) -> None:
+        days = self.window.value
+        self._request = {
+            "since": None if days is None else datetime.now(UTC) - timedelta(days=days),
+            "url": self.url.value.strip() or None,
+            "device": self.device.value or None,
+        }
+        self._set_status("Reading the history…")
+
+    def _work(self) -> pd.DataFrame:
+        from pagelab import stats
+
+        return stats.history(self.runner, **self._request)
+
+    def _show(self, frame: pd.DataFrame) -> None:
+        self.frame = frame.sort_values("created_at") if "created_at" in frame else frame
+        self._set_status(f"{len(frame)} tests found.")
+        self._redraw()
+
+    def _redraw(self) -> None:
+        frame = self.frame
+        if frame is None:
+            return
+        m = METRICS[self.metric.value]
+        if frame.empty:
+            self.table.value = "<i>No test in this window.</i>"
+            self.plot.value = b""
+            return
+        values = frame.loc[frame["status"] == "success", m.name].dropna()
+        latest = values.iloc[-1] if len(values) else float("nan")
+        median = values.median() if len(values) else float("nan")
+        rows = [[
+            m.header, str(len(frame)), str(len(values)), m.format(median, unit=False),
+            m.format(latest, unit=False), html.escape(m.rating(float(latest)) or "\u2013"),
+            m.format(m.good, unit=False) if m.good is not None else "\u2013",
+            m.format(m.poor, unit=False) if m.poor is not None else "\u2013",
+        ]]
+        self.table.value = html_table(
+            ["metric", "tests", "with a value", "median", "latest", "latest rating",
+             "good up to", "poor from"],
+            rows, css_class="pagelab-trend", row_keys=[m.name],
+        )
+        from pagelab import plots
+
+        self.plot.value = figure_png(lambda ax: plots.trend(frame, m.name, ax=ax))
