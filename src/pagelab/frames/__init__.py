@@ -1,5 +1,17 @@
-"""Reports as pandas DataFrames (the wide frame of runs and its tidy form)."""
+"""Reports as pandas DataFrames (the wide frame of runs and its tidy form), and one run's
+audits and network requests."""
 
+from ._run import AUDIT_COLUMNS, AUDIT_GROUPS, REQUEST_COLUMNS, audits, requests
 from ._wide import COLUMNS, UNITS, to_frame, to_long
 
-__all__ = ["COLUMNS", "UNITS", "to_frame", "to_long"]
+__all__ = [
+    "AUDIT_COLUMNS",
+    "AUDIT_GROUPS",
+    "COLUMNS",
+    "REQUEST_COLUMNS",
+    "UNITS",
+    "audits",
+    "requests",
+    "to_frame",
+    "to_long",
+]

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._config import LighthouseConfig
+from ._display import batch_html, batch_text, report_html, report_text
 from ._enums import BatchStatus, BatchType, DeviceId, Location, TestStatus
 from ._types import Timestamp
 
@@ -107,6 +108,13 @@ class TestReport(_Model):
     #: pagelab extension: the batch this test belongs to, if any.
     batch_id: str | None = None
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: status, URL, metrics with rating colours, report link."""
+        return report_html(self)
+
+    def __str__(self) -> str:
+        return report_text(self)
+
 
 class BatchItem(_Model):
     """One test of a batch."""
@@ -124,6 +132,12 @@ class BatchItem(_Model):
     created_at: Timestamp | None = None
     vantage: str | None = None
     environment: EngineEnvironment | None = None
+
+    def _repr_html_(self) -> str:
+        return report_html(self)
+
+    def __str__(self) -> str:
+        return report_text(self)
 
 
 class BatchReport(_Model):
@@ -146,3 +160,10 @@ class BatchReport(_Model):
     def is_final(self) -> bool:
         """Every item is ``success`` or ``failed`` (whatever ``status`` says)."""
         return all(item.status.is_final for item in self.reports)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the batch's status and a table of its items."""
+        return batch_html(self)
+
+    def __str__(self) -> str:
+        return batch_text(self)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._display import ttfb_html, ttfb_text
 from ._enums import TTFBStatus
 
 __all__ = ["TTFBData", "TTFBError", "TTFBLocationResult", "TTFBResult", "TTFBTimings"]
@@ -60,3 +61,10 @@ class TTFBResult(_Model):
     result: list[TTFBLocationResult]
     #: pagelab extension: which machine measured it (``"local"`` for this machine).
     vantage: str | None = None
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: a table of the locations' timings (ms)."""
+        return ttfb_html(self)
+
+    def __str__(self) -> str:
+        return ttfb_text(self)

@@ -1,0 +1,283 @@
+"""Frames from one run's Lighthouse result (LHR): its audits and its network requests.
+
+:func:`audits` columns (one row per audit of the performance category, metrics and hidden
+audits left out; opportunities first by estimated savings, then diagnostics, then passed):
+
+====================  ========  ===========================================================
+column                dtype     meaning
+====================  ========  ===========================================================
+id                    string    Lighthouse audit id (``render-blocking-insight``)
+title                 string    what the audit checks
+group                 category  ``opportunity`` (not passed, estimated savings > 0),
+                                ``diagnostic`` (not passed, no savings estimate) or
+                                ``passed`` (Lighthouse shows it as passed, or not applicable)
+score                 float64   Lighthouse's score, 0-1 (NaN: informative or not applicable)
+score_display_mode    string    ``numeric``, ``binary``, ``metricSavings``, ``informative``...
+display_value         string    Lighthouse's text (``Est savings of 190 ms``)
+numeric_value         float64   the audit's number, in ``numeric_unit``
+numeric_unit          string    Lighthouse's unit: ``millisecond``, ``byte``, ``element``...
+savings_ms            float64   estimated time saved, ms (the largest of FCP, LCP, TBT, INP)
+savings_bytes         float64   estimated bytes saved
+lighthouse_group      string    the category group Lighthouse files it under
+                                (``insights``, ``diagnostics``)
+description           string    Lighthouse's advice (Markdown, may link to web.dev)
+====================  ========  ===========================================================
+
+:func:`requests` columns (one row per request, in Lighthouse's order; times in ms since
+navigation start, so they share an axis with FCP, LCP and the filmstrip):
+
+====================  ========  ===========================================================
+url                   string    requested URL (``data:`` URLs elided by Lighthouse)
+resource_type         string    ``Document``, ``Script``, ``Stylesheet``, ``Image``, ``Font``,
+                                ``Fetch``, ``XHR``, ``Ping``, ``Media``, ``Other``
+mime_type             string
+status                Int64     HTTP status; NA when no response came
+protocol              string    ``http/1.1``, ``h2``, ``h3``...
+priority              string    Chromium's priority (``VeryHigh`` ... ``VeryLow``)
+transfer_size         Int64     bytes on the wire (headers included; 0 from cache)
+resource_size         Int64     bytes of the decoded body
+queued_ms             float64   when the renderer asked for it, ms
+start_ms              float64   when it went to the network, ms
+end_ms                float64   when its last byte arrived, ms
+duration_ms           float64   ``end_ms - start_ms``
+from_cache            boolean   served from the disk, memory or prefetch cache
+blocked               boolean   no HTTP response at all: blocked (pagelab's blacklist or ad
+                                list, which fail requests before they leave the browser) or
+                                failed at the network level; the LHR keeps no reason
+finished              boolean   Lighthouse saw it finish
+====================  ========  ===========================================================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from pagelab._exceptions import InvalidInputError
+
+__all__ = ["AUDIT_COLUMNS", "AUDIT_GROUPS", "REQUEST_COLUMNS", "audits", "requests"]
+
+#: The audit groups, in the order rows are sorted.
+AUDIT_GROUPS: tuple[str, ...] = ("opportunity", "diagnostic", "passed")
+
+#: Column -> dtype of :func:`audits`, in column order.
+AUDIT_COLUMNS: dict[str, Any] = {
+    "id": "string",
+    "title": "string",
+    "group": pd.CategoricalDtype(list(AUDIT_GROUPS), ordered=True),
+    "score": "float64",
+    "score_display_mode": "string",
+    "display_value": "string",
+    "numeric_value": "float64",
+    "numeric_unit": "string",
+    "savings_ms": "float64",
+    "savings_bytes": "float64",
+    "lighthouse_group": "string",
+    "description": "string",
+}
+
+#: Column -> dtype of :func:`requests`, in column order.
+REQUEST_COLUMNS: dict[str, Any] = {
+    "url": "string",
+    "resource_type": "string",
+    "mime_type": "string",
+    "status": "Int64",
+    "protocol": "string",
+    "priority": "string",
+    "transfer_size": "Int64",
+    "resource_size": "Int64",
+    "queued_ms": "float64",
+    "start_ms": "float64",
+    "end_ms": "float64",
+    "duration_ms": "float64",
+    "from_cache": "boolean",
+    "blocked": "boolean",
+    "finished": "boolean",
+}
+
+# Lighthouse's report shows an audit as passed at this score (report-utils.js, PASS).
+_PASS_SCORE = 0.9
+# metricSavings keys that are times (CLS savings are unitless and not added in).
+_TIME_SAVINGS = ("FCP", "LCP", "TBT", "INP")
+_NAN = float("nan")
+
+
+def _as_lhr(lhr: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
+    """The LHR as a mapping (the ``lighthouse-json`` resource's text is parsed)."""
+    if isinstance(lhr, str | bytes):
+        try:
+            lhr = json.loads(lhr)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"lhr: not JSON ({exc})") from exc
+    if not isinstance(lhr, Mapping) or not isinstance(lhr.get("audits"), Mapping):
+        raise InvalidInputError(
+            "lhr: not a Lighthouse result (expected a dict with 'audits', as runner.lhr() "
+            "returns)"
+        )
+    return lhr
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return _NAN
+    return float(value) if math.isfinite(value) else _NAN
+
+
+def _shows_as_passed(audit: Mapping[str, Any]) -> bool:
+    """Lighthouse's ``ReportUtils.showAsPassed``."""
+    mode = audit.get("scoreDisplayMode")
+    if mode in ("manual", "notApplicable"):
+        return True
+    if mode in ("error", "informative"):
+        return False
+    score = audit.get("score")
+    return isinstance(score, int | float) and score >= _PASS_SCORE
+
+
+def _savings(audit: Mapping[str, Any]) -> tuple[float, float]:
+    """(ms, bytes) of estimated savings; NaN where Lighthouse gives no estimate."""
+    details = audit.get("details") if isinstance(audit.get("details"), Mapping) else {}
+    assert isinstance(details, Mapping)
+    ms = _number(details.get("overallSavingsMs"))
+    if math.isnan(ms):
+        metric_savings = audit.get("metricSavings")
+        if isinstance(metric_savings, Mapping):
+            times = [_number(metric_savings.get(key)) for key in _TIME_SAVINGS]
+            times = [t for t in times if not math.isnan(t)]
+            ms = max(times) if times else _NAN
+    size = _number(details.get("overallSavingsBytes"))
+    if math.isnan(size):
+        debug = details.get("debugData")
+        if isinstance(debug, Mapping):
+            size = _number(debug.get("wastedBytes"))
+    return ms, size
+
+
+def audits(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
+    """The run's audits as a frame (columns in :data:`AUDIT_COLUMNS`): what to fix first.
+
+    ``lhr`` is a Lighthouse result as :meth:`Runner.lhr` returns it (or its JSON text).
+    """
+    result = _as_lhr(lhr)
+    all_audits: Mapping[str, Any] = result["audits"]
+    category = (result.get("categories") or {}).get("performance") or {}
+    refs = category.get("auditRefs") if isinstance(category, Mapping) else None
+    if isinstance(refs, list) and refs:
+        chosen = [
+            (str(ref.get("id")), ref.get("group"))
+            for ref in refs
+            if isinstance(ref, Mapping) and ref.get("group") not in ("metrics", "hidden")
+        ]
+    else:  # an LHR without the performance category: every audit
+        chosen = [(audit_id, None) for audit_id in all_audits]
+    rows: list[dict[str, Any]] = []
+    for audit_id, lighthouse_group in chosen:
+        audit = all_audits.get(audit_id)
+        if not isinstance(audit, Mapping):
+            continue
+        savings_ms, savings_bytes = _savings(audit)
+        if _shows_as_passed(audit):
+            group = "passed"
+        elif savings_ms > 0 or savings_bytes > 0:  # NaN compares False
+            group = "opportunity"
+        else:
+            group = "diagnostic"
+        rows.append({
+            "id": audit_id,
+            "title": audit.get("title"),
+            "group": group,
+            "score": _number(audit.get("score")),
+            "score_display_mode": audit.get("scoreDisplayMode"),
+            "display_value": audit.get("displayValue"),
+            "numeric_value": _number(audit.get("numericValue")),
+            "numeric_unit": audit.get("numericUnit"),
+            "savings_ms": savings_ms,
+            "savings_bytes": savings_bytes,
+            "lighthouse_group": lighthouse_group,
+            "description": audit.get("description"),
+        })
+    frame = _typed(rows, AUDIT_COLUMNS)
+    # Opportunities by savings (largest first), then diagnostics, then passed; Lighthouse's
+    # order within a tie (a stable sort).
+    return frame.sort_values(
+        ["group", "savings_ms", "savings_bytes"], ascending=[True, False, False],
+        na_position="last", kind="stable",
+    ).reset_index(drop=True)
+
+
+def _navigation_offset_ms(lhr: Mapping[str, Any], network_start_us: Any) -> float:
+    """ms from navigation start to the network table's zero (its first request).
+
+    Lighthouse times requests from the earliest request and metrics from navigation start;
+    the two timestamps (µs) let both share one axis. 0 when either is missing.
+    """
+    metrics = (lhr["audits"].get("metrics") or {}).get("details") or {}
+    items = metrics.get("items") if isinstance(metrics, Mapping) else None
+    navigation_us = (
+        _number(items[0].get("observedNavigationStartTs"))
+        if isinstance(items, list) and items and isinstance(items[0], Mapping) else _NAN
+    )
+    offset = (_number(network_start_us) - navigation_us) / 1000
+    return 0.0 if math.isnan(offset) else offset
+
+
+def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
+    """The run's network requests as a frame (columns in :data:`REQUEST_COLUMNS`).
+
+    Times are ms since navigation start, sizes bytes. An LHR without the ``network-requests``
+    audit (a failed run) gives an empty frame with the same columns.
+    """
+    result = _as_lhr(lhr)
+    audit = result["audits"].get("network-requests") or {}
+    details: Any = audit.get("details") if isinstance(audit, Mapping) else None
+    if not isinstance(details, Mapping):
+        details = {}
+    items: Any = details.get("items")
+    if not isinstance(items, list):
+        items = []
+    debug: Any = details.get("debugData")
+    if not isinstance(debug, Mapping):
+        debug = {}
+    offset = _navigation_offset_ms(result, debug.get("networkStartTimeTs"))
+    rows: list[dict[str, Any]] = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        status = item.get("statusCode")
+        answered = isinstance(status, int) and not isinstance(status, bool) and status > 0
+        start = _number(item.get("networkRequestTime")) + offset
+        end = _number(item.get("networkEndTime")) + offset
+        rows.append({
+            "url": item.get("url"),
+            "resource_type": item.get("resourceType"),
+            "mime_type": item.get("mimeType"),
+            "status": status if answered else None,
+            "protocol": item.get("protocol"),
+            "priority": item.get("priority"),
+            "transfer_size": _integer(item.get("transferSize")),
+            "resource_size": _integer(item.get("resourceSize")),
+            "queued_ms": _number(item.get("rendererStartTime")) + offset,
+            "start_ms": start,
+            "end_ms": end,
+            "duration_ms": end - start,
+            "from_cache": item.get("cache") not in (None, "none"),
+            "blocked": not answered,
+            "finished": bool(item.get("finished")),
+        })
+    return _typed(rows, REQUEST_COLUMNS)
+
+
+def _integer(value: Any) -> int | None:
+    number = _number(value)
+    return None if math.isnan(number) else round(number)
+
+
+def _typed(rows: list[dict[str, Any]], columns: Mapping[str, Any]) -> pd.DataFrame:
+    return pd.DataFrame({
+        name: pd.Series([row[name] for row in rows], dtype=dtype)
+        for name, dtype in columns.items()
+    }, columns=list(columns))
