@@ -61,7 +61,7 @@ from .models import (
 from .runners import ApiRunner, LocalRunner, Runner
 
 if TYPE_CHECKING:
-    from . import frames, widgets
+    from . import budgets, frames, widgets
 
 __version__ = "0.1.0"
 
@@ -106,6 +106,7 @@ __all__ = [
     "TimeoutError",
     "TransportError",
     "__version__",
+    "budgets",
     "connect",
     "frames",
     "metric",
@@ -114,7 +115,7 @@ __all__ = [
 
 # Submodules and names loaded on first access (PEP 562): pandas, matplotlib and ipywidgets
 # are paid for only by code that uses them.
-_LAZY_MODULES = frozenset({"frames", "widgets"})
+_LAZY_MODULES = frozenset({"budgets", "frames", "widgets"})
 _LAZY_NAMES: dict[str, str] = {}
 
 

@@ -1,0 +1,295 @@
+"""The pure evaluation: budgets + a wide frame of runs -> one result record per check.
+
+Modelled on Lighthouse CI's ``assertions.js``: every (cell, metric) limit gives a record with
+the operator, the expected and actual values, the values it was aggregated from, the level
+and whether it passed. Nothing is raised for a missing value: the record fails and says why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from pagelab._exceptions import InvalidInputError
+from pagelab.models import METRICS
+
+from ._models import AGGREGATION_NAMES, BudgetFile, Check, Level, checks_from_mapping
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "CELL_COLUMNS",
+    "BudgetResult",
+    "BudgetsInput",
+    "aggregate_cells",
+    "cell_label",
+    "evaluate",
+    "format_value",
+    "resolve_checks",
+    "run_failures",
+]
+
+#: The columns that make a cell of budget evaluation.
+CELL_COLUMNS: tuple[str, str, str] = ("url", "device", "location")
+
+#: What :func:`evaluate` accepts as budgets.
+BudgetsInput = BudgetFile | Mapping[str, Any] | Sequence[Check]
+
+Cell = tuple[str, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetResult:
+    """One checked limit on one cell (URL x device x location).
+
+    ``expected`` and ``actual`` are in the metric's unit (ms, unitless CLS, score 0-100);
+    ``actual`` is None when no run gave a value (then ``passed`` is False). ``values`` are
+    the successful runs' values in run order. ``operator`` is the condition that passes.
+    """
+
+    url: str
+    device: str
+    location: str
+    metric: str
+    operator: str
+    expected: float
+    actual: float | None
+    values: tuple[float, ...]
+    aggregation: str
+    passed: bool
+    level: Level
+    report_url: str | None
+    message: str
+
+    @property
+    def status(self) -> str:
+        """``pass``, ``warn`` (a missed warn-level limit) or ``fail``."""
+        return "pass" if self.passed else ("warn" if self.level == "warn" else "fail")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (values as a list, NaN never appears)."""
+        data = asdict(self)
+        data["values"] = list(self.values)
+        return data
+
+
+def format_value(metric: str, value: float | None) -> str:
+    """``3120 ms``, ``0.318``, ``54``: the registry's format without digit grouping, so a
+    list of values stays readable."""
+    m = METRICS[metric]
+    if value is None or math.isnan(value):
+        return "\u2013"
+    text = format(value, m.spec.replace(",", ""))
+    return f"{text} ms" if m.unit == "ms" else text
+
+
+def cell_label(device: str, location: str, url: str) -> str:
+    return f"{device}/{location} {url}"
+
+
+def resolve_checks(budgets: BudgetsInput, *, base_url: str | None = None) -> list[Check]:
+    """The flat checks of any budgets input (a mapping applies to every cell)."""
+    if isinstance(budgets, BudgetFile):
+        return budgets.checks(base_url)
+    if isinstance(budgets, Mapping):
+        return checks_from_mapping(budgets)
+    checks = list(budgets)
+    for check in checks:
+        if not isinstance(check, Check):
+            raise InvalidInputError(
+                "budgets: expected a BudgetFile, a mapping of metric limits or Checks"
+            )
+    return checks
+
+
+def _check_aggregation(name: str) -> str:
+    if name not in AGGREGATION_NAMES:
+        raise InvalidInputError(
+            f"aggregation: unknown {name!r}; valid: {', '.join(AGGREGATION_NAMES)}"
+        )
+    return name
+
+
+def aggregate_cells(
+    frame: pd.DataFrame, aggregation: str, metrics: Sequence[str]
+) -> dict[Cell, dict[str, Any]]:
+    """Per cell: each metric aggregated over successful runs, the representative run's
+    report URL, run and failure counts (through :func:`pagelab.stats.summarize`)."""
+    from pagelab import stats
+
+    if frame.empty:
+        return {}
+    summary = stats.summarize(frame, by=list(CELL_COLUMNS), agg=aggregation, metrics=list(metrics))
+    found: dict[Cell, dict[str, Any]] = {}
+    for row in summary.to_dict("records"):
+        found[(str(row["url"]), str(row["device"]), str(row["location"]))] = {
+            str(key): value for key, value in row.items()
+        }
+    return found
+
+
+def _cells(frame: pd.DataFrame) -> list[Cell]:
+    if frame.empty:
+        return []
+    keys = frame[list(CELL_COLUMNS)].astype(str).drop_duplicates()
+    return [(u, d, loc) for u, d, loc in keys.itertuples(index=False, name=None)]
+
+
+def _expected_cells(checks: Sequence[Check]) -> list[Cell]:
+    cells: list[Cell] = []
+    for check in checks:
+        if check.url is None or check.is_pattern or check.url.startswith("/"):
+            continue
+        if check.devices is None or check.locations is None:
+            continue
+        for device in check.devices:
+            for location in check.locations:
+                cells.append((check.url, device, location))
+    return cells
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def run_failures(frame: pd.DataFrame) -> dict[Cell, list[str]]:
+    """Per cell, the error codes of runs whose page failed (engine failures left out: they
+    say nothing about the page)."""
+    if frame.empty:
+        return {}
+    failed = frame[(frame["status"].astype(str) == "failed")
+                   & ~frame["engine_failure"].fillna(False).astype(bool)]
+    found: dict[Cell, list[str]] = {}
+    for row in failed[[*CELL_COLUMNS, "error_code"]].astype(object).itertuples(index=False):
+        cell = (str(row[0]), str(row[1]), str(row[2]))
+        code = row[3]
+        found.setdefault(cell, []).append(str(code) if isinstance(code, str) else "UNKNOWN")
+    return found
+
+
+def evaluate(
+    budgets: BudgetsInput,
+    frame: pd.DataFrame,
+    *,
+    aggregation: str = "median",
+    base_url: str | None = None,
+) -> list[BudgetResult]:
+    """Check ``budgets`` against the runs in ``frame`` (the wide frame of
+    :func:`pagelab.frames.to_frame`), one :class:`BudgetResult` per (cell, metric).
+
+    ``aggregation`` (median, mean, p75, p90, min, max, representative) applies where a
+    budget names none. A cell a budget names but ``frame`` lacks, or whose runs gave no value,
+    yields a failed record saying so. Where several checks of one metric match a cell, the
+    last wins (page overrides come after file defaults; budget.json's last match wins).
+    """
+    _check_aggregation(aggregation)
+    checks = resolve_checks(budgets, base_url=base_url)
+    for check in checks:
+        if check.aggregation is not None:
+            _check_aggregation(check.aggregation)
+    missing = [c for c in CELL_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InvalidInputError(f"frame: missing column(s) {', '.join(missing)}")
+    cells = list(dict.fromkeys([*_cells(frame), *_expected_cells(checks)]))
+    metrics = sorted({c.metric for c in checks}, key=list(METRICS).index)
+    summaries: dict[str, dict[Cell, dict[str, Any]]] = {}
+    failures = run_failures(frame)
+    results: list[BudgetResult] = []
+    for cell in cells:
+        chosen: dict[str, Check] = {}
+        for check in checks:
+            if check.matches(*cell):
+                chosen.pop(check.metric, None)
+                chosen[check.metric] = check
+        if not chosen:
+            continue
+        rows = frame[
+            (frame["url"].astype(str) == cell[0])
+            & (frame["device"].astype(str) == cell[1])
+            & (frame["location"].astype(str) == cell[2])
+        ]
+        if "run" in rows.columns:
+            rows = rows.sort_values("run", kind="stable", na_position="last")
+        ok = rows[rows["status"].astype(str) == "success"] if "status" in rows else rows
+        for check in chosen.values():
+            agg = check.aggregation or aggregation
+            if agg not in summaries:
+                summaries[agg] = aggregate_cells(frame, agg, metrics)
+            summary = summaries[agg].get(cell, {})
+            values = tuple(
+                float(v) for v in ok[check.metric].tolist() if _number(v) is not None
+            ) if check.metric in ok.columns else ()
+            actual = _number(summary.get(check.metric)) if values else None
+            report_url = summary.get("representative_report_url")
+            report_url = report_url if isinstance(report_url, str) and report_url else None
+            results.append(
+                _result(check, cell, actual, values, agg, report_url, len(rows),
+                        failures.get(cell, []))
+            )
+    return results
+
+
+def _result(
+    check: Check,
+    cell: Cell,
+    actual: float | None,
+    values: tuple[float, ...],
+    aggregation: str,
+    report_url: str | None,
+    runs: int,
+    failed_codes: list[str],
+) -> BudgetResult:
+    url, device, location = cell
+    name = check.metric
+    where = cell_label(device, location, url)
+    if actual is None:
+        passed = False
+        if runs == 0:
+            why = "no runs"
+        else:
+            codes = ", ".join(sorted(set(failed_codes)))
+            why = f"no value in {runs} run{'s' if runs != 1 else ''}" + (
+                f" (failed: {codes})" if codes else ""
+            )
+        message = (
+            f"{name} {why}, budget {check.operator} {format_value(name, check.limit)} {where}"
+        )
+    else:
+        passed = actual <= check.limit if check.operator == "<=" else actual >= check.limit
+        shown_op = check.operator if passed else (">" if check.operator == "<=" else "<")
+        label = "representative run" if aggregation == "representative" else aggregation
+        listed = ", ".join(
+            format(v, METRICS[name].spec.replace(",", "")) for v in sorted(values)
+        )
+        message = (
+            f"{name} {format_value(name, actual)} {shown_op} {format_value(name, check.limit)}"
+            f" ({label} of {len(values)}: {listed}) {where}"
+        )
+        if failed_codes:
+            message += f" ({len(failed_codes)} failed: {', '.join(sorted(set(failed_codes)))})"
+        if report_url:
+            message += f" report: {report_url}"
+    return BudgetResult(
+        url=url,
+        device=device,
+        location=location,
+        metric=name,
+        operator=check.operator,
+        expected=check.limit,
+        actual=actual,
+        values=values,
+        aggregation=aggregation,
+        passed=passed,
+        level=check.level,
+        report_url=report_url,
+        message=message,
+    )

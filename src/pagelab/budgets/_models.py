@@ -1,0 +1,262 @@
+"""Budget models: what a budget file says, validated, and the flat checks it resolves to.
+
+A budget on a metric is a limit on its aggregated value over the runs of one cell (URL x
+device x location). Which way the limit goes comes from the metric registry: times and CLS
+are maximums (``<=``), the performance score is a minimum (``>=``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urljoin, urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pagelab._exceptions import InvalidInputError
+from pagelab.models import METRICS, Device, DeviceId, Location, Metric, invalid_input, metric
+
+__all__ = [
+    "AGGREGATION_NAMES",
+    "PRESETS",
+    "UNMEASURED_METRICS",
+    "Aggregation",
+    "BudgetFile",
+    "Check",
+    "Level",
+    "MetricLimit",
+    "PageBudget",
+    "budget_metric",
+    "checks_from_mapping",
+]
+
+Level = Literal["warn", "error"]
+Aggregation = Literal["median", "mean", "p75", "p90", "min", "max", "representative"]
+#: The aggregations a budget may name (the same as :data:`pagelab.stats.AGGREGATIONS`).
+AGGREGATION_NAMES: tuple[str, ...] = Aggregation.__args__  # type: ignore[attr-defined]
+
+#: Metrics the engine never fills: a budget on one would always miss for want of a value.
+UNMEASURED_METRICS: dict[str, str] = {
+    "first_meaningful_paint": "Lighthouse removed First Meaningful Paint in 12.1 and the "
+    "engine does not measure it; budget largest_contentful_paint instead",
+}
+
+
+def _preset(threshold: Literal["good", "poor"]) -> dict[str, float]:
+    # Read from the registry, never copied: the presets move with its thresholds.
+    limits: dict[str, float] = {}
+    for name, m in METRICS.items():
+        value = getattr(m, threshold)
+        if value is not None and name not in UNMEASURED_METRICS:
+            limits[name] = value
+    return limits
+
+
+#: Named sets of limits: ``good`` keeps every metric in its "good" band, ``not-poor`` keeps
+#: it out of the "poor" band (the registry's web-vitals / Lighthouse thresholds).
+PRESETS: dict[str, dict[str, float]] = {"good": _preset("good"), "not-poor": _preset("poor")}
+
+
+def budget_metric(name: str, where: str = "budget") -> Metric:
+    """The registry entry for a budgeted metric (a spec name or a label such as ``LCP``).
+
+    Raises :class:`InvalidInputError` naming the valid metrics, or saying the engine does
+    not measure it.
+    """
+    try:
+        found = metric(name)
+    except KeyError:
+        valid = ", ".join(n for n in METRICS if n not in UNMEASURED_METRICS)
+        raise InvalidInputError(f"{where}: unknown metric {name!r}; valid: {valid}") from None
+    if found.name in UNMEASURED_METRICS:
+        raise InvalidInputError(f"{where}: {found.name}: {UNMEASURED_METRICS[found.name]}")
+    return found
+
+
+class _Strict(BaseModel):
+    # A misspelt key in a budget file would silently budget nothing: refuse it.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MetricLimit(_Strict):
+    """One metric's limit with its own level or aggregation (a bare number is ``limit``)."""
+
+    limit: float = Field(ge=0)
+    level: Level | None = None
+    aggregation: Aggregation | None = None
+
+
+LimitInput = float | MetricLimit
+
+
+def _check_limits(value: dict[str, LimitInput]) -> dict[str, LimitInput]:
+    for name in value:
+        budget_metric(name, "budgets")
+    return value
+
+
+class PageBudget(_Strict):
+    """One page of a budget file; its settings override the file's."""
+
+    #: Absolute URL, a path resolved against ``base_url``, or a pattern with ``*``
+    #: (``/*`` as in Lighthouse's budget.json) that only matches measured pages.
+    url: str = Field(min_length=1)
+    devices: list[DeviceId] | None = None
+    locations: list[Location] | None = None
+    config: dict[str, Any] | None = None
+    runs: int | None = Field(default=None, ge=1, le=100)
+    level: Level | None = None
+    preset: str | None = None
+    budgets: dict[str, LimitInput] = Field(default_factory=dict)
+
+    @field_validator("budgets")
+    @classmethod
+    def _known_metrics(cls, value: dict[str, LimitInput]) -> dict[str, LimitInput]:
+        return _check_limits(value)
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str | None) -> str | None:
+        return _check_preset(value)
+
+
+def _check_preset(name: str | None) -> str | None:
+    if name is not None and name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; valid: {', '.join(PRESETS)}")
+    return name
+
+
+class BudgetFile(_Strict):
+    """A budget file: defaults for every page, then the pages with their overrides."""
+
+    base_url: str | None = None
+    runs: int | None = Field(default=None, ge=1, le=100)
+    aggregation: Aggregation | None = None
+    level: Level = "error"
+    devices: list[DeviceId] = Field(default_factory=lambda: [Device.MOBILE], min_length=1)
+    locations: list[Location] = Field(default_factory=lambda: [Location.US], min_length=1)
+    config: dict[str, Any] | None = None
+    preset: str | None = None
+    budgets: dict[str, LimitInput] = Field(default_factory=dict)
+    pages: list[PageBudget] = Field(default_factory=list)
+
+    @field_validator("budgets")
+    @classmethod
+    def _known_metrics(cls, value: dict[str, LimitInput]) -> dict[str, LimitInput]:
+        return _check_limits(value)
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str | None) -> str | None:
+        return _check_preset(value)
+
+    @classmethod
+    def parse(cls, data: Any, source: str = "budgets") -> BudgetFile:
+        """Validate ``data``; every bad field is named in one :class:`InvalidInputError`."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise InvalidInputError(f"{source}: {invalid_input(exc)}") from exc
+
+    def page_url(self, page: PageBudget, base_url: str | None = None) -> str:
+        """The page's URL, a relative one resolved against ``base_url`` (or the file's)."""
+        base = base_url or self.base_url
+        if urlsplit(page.url).scheme or base is None:
+            return page.url
+        return urljoin(base.rstrip("/") + "/", page.url.lstrip("/"))
+
+    def checks(self, base_url: str | None = None) -> list[Check]:
+        """Every (page, metric) limit, page settings over file settings."""
+        found: list[Check] = []
+        for page in self.pages:
+            limits: dict[str, LimitInput] = {}
+            for preset in (self.preset, page.preset):
+                if preset is not None:
+                    limits.update(PRESETS[preset])
+            limits.update(self.budgets)
+            limits.update(page.budgets)
+            found.extend(
+                checks_from_mapping(
+                    limits,
+                    url=self.page_url(page, base_url),
+                    devices=tuple(d.value for d in page.devices or self.devices),
+                    locations=tuple(loc.value for loc in page.locations or self.locations),
+                    level=page.level or self.level,
+                    aggregation=self.aggregation,
+                )
+            )
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One resolved limit: a metric's bound on the cells it applies to.
+
+    ``url``, ``devices`` and ``locations`` None apply to every cell of a frame; a ``url``
+    with ``*`` is a pattern (matched on the path when it starts with ``/``).
+    """
+
+    metric: str
+    limit: float
+    level: Level = "error"
+    aggregation: str | None = None
+    url: str | None = None
+    devices: tuple[str, ...] | None = None
+    locations: tuple[str, ...] | None = None
+
+    @property
+    def operator(self) -> str:
+        """``<=`` for a maximum (times, CLS), ``>=`` for a minimum (the score)."""
+        return "<=" if METRICS[self.metric].lower_is_better else ">="
+
+    @property
+    def is_pattern(self) -> bool:
+        return self.url is not None and "*" in self.url
+
+    def matches(self, url: str, device: str, location: str) -> bool:
+        if self.devices is not None and device not in self.devices:
+            return False
+        if self.locations is not None and location not in self.locations:
+            return False
+        if self.url is None:
+            return True
+        # A URL starting with "/" names a path on any origin (as in budget.json).
+        target = (urlsplit(url).path or "/") if self.url.startswith("/") else url
+        return fnmatch.fnmatchcase(target, self.url) if self.is_pattern else target == self.url
+
+
+def checks_from_mapping(
+    limits: Mapping[str, Any],
+    *,
+    url: str | None = None,
+    devices: tuple[str, ...] | None = None,
+    locations: tuple[str, ...] | None = None,
+    level: Level = "error",
+    aggregation: str | None = None,
+    where: str = "budget",
+) -> list[Check]:
+    """Checks from ``{metric: limit | MetricLimit | {limit, level, aggregation}}``."""
+    found: list[Check] = []
+    for name, raw in limits.items():
+        m = budget_metric(name, where)
+        try:
+            spec = raw if isinstance(raw, MetricLimit) else (
+                MetricLimit.model_validate(raw) if isinstance(raw, Mapping)
+                else MetricLimit(limit=raw)
+            )
+        except ValidationError as exc:
+            raise InvalidInputError(f"{where}: {m.name}: {invalid_input(exc)}") from exc
+        found.append(
+            Check(
+                metric=m.name,
+                limit=float(spec.limit),
+                level=spec.level or level,
+                aggregation=spec.aggregation or aggregation,
+                url=url,
+                devices=devices,
+                locations=locations,
+            )
+        )
+    return found
