@@ -209,18 +209,31 @@ def audits(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
-def _navigation_offset_ms(lhr: Mapping[str, Any], network_start_us: Any) -> float:
+#: ``frame.attrs["observed_ms"]`` of :func:`requests`: label -> the ``metrics`` audit's key.
+_OBSERVED = {
+    "FCP": "observedFirstContentfulPaint",
+    "LCP": "observedLargestContentfulPaint",
+    "DOMContentLoaded": "observedDomContentLoaded",
+    "load": "observedLoad",
+}
+
+
+def _observed(lhr: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``metrics`` audit's observed timings (this browser's clock, not the simulation)."""
+    metrics = (lhr["audits"].get("metrics") or {}).get("details") or {}
+    items = metrics.get("items") if isinstance(metrics, Mapping) else None
+    if isinstance(items, list) and items and isinstance(items[0], Mapping):
+        return items[0]
+    return {}
+
+
+def _navigation_offset_ms(observed: Mapping[str, Any], network_start_us: Any) -> float:
     """ms from navigation start to the network table's zero (its first request).
 
     Lighthouse times requests from the earliest request and metrics from navigation start;
     the two timestamps (µs) let both share one axis. 0 when either is missing.
     """
-    metrics = (lhr["audits"].get("metrics") or {}).get("details") or {}
-    items = metrics.get("items") if isinstance(metrics, Mapping) else None
-    navigation_us = (
-        _number(items[0].get("observedNavigationStartTs"))
-        if isinstance(items, list) and items and isinstance(items[0], Mapping) else _NAN
-    )
+    navigation_us = _number(observed.get("observedNavigationStartTs"))
     offset = (_number(network_start_us) - navigation_us) / 1000
     return 0.0 if math.isnan(offset) else offset
 
@@ -230,6 +243,11 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
 
     Times are ms since navigation start, sizes bytes. An LHR without the ``network-requests``
     audit (a failed run) gives an empty frame with the same columns.
+
+    ``frame.attrs["observed_ms"]`` holds the page's milestones on the same clock as seen in
+    this run's browser (``FCP``, ``LCP``, ``DOMContentLoaded``, ``load``; ms). With simulated
+    throttling (the default) the reported metrics are Lighthouse's *simulation* and differ
+    from these observed times.
     """
     result = _as_lhr(lhr)
     audit = result["audits"].get("network-requests") or {}
@@ -242,7 +260,8 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
     debug: Any = details.get("debugData")
     if not isinstance(debug, Mapping):
         debug = {}
-    offset = _navigation_offset_ms(result, debug.get("networkStartTimeTs"))
+    observed = _observed(result)
+    offset = _navigation_offset_ms(observed, debug.get("networkStartTimeTs"))
     rows: list[dict[str, Any]] = []
     for item in items:
         if not isinstance(item, Mapping):
@@ -268,7 +287,13 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
             "blocked": not answered,
             "finished": bool(item.get("finished")),
         })
-    return _typed(rows, REQUEST_COLUMNS)
+    frame = _typed(rows, REQUEST_COLUMNS)
+    # The page's own milestones on the same clock, for the waterfall's marks.
+    frame.attrs["observed_ms"] = {
+        label: value for label, key in _OBSERVED.items()
+        if not math.isnan(value := _number(observed.get(key)))
+    }
+    return frame
 
 
 def _integer(value: Any) -> int | None:
