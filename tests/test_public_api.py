@@ -6,10 +6,12 @@ import pagelab
 import pagelab.frames
 import pagelab.models
 import pagelab.runners
+import pagelab.stats
 
 
 def test_public_names_are_sorted_and_exist() -> None:
-    for module in (pagelab, pagelab.models, pagelab.runners, pagelab.frames):
+    for module in (pagelab, pagelab.models, pagelab.runners, pagelab.frames,
+                   pagelab.stats):
         names = module.__all__
         # isort style, as ruff's RUF022 keeps it: CONSTANTS, then Classes, then functions.
         assert names == sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper()

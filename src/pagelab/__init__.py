@@ -61,7 +61,7 @@ from .models import (
 from .runners import ApiRunner, LocalRunner, Runner
 
 if TYPE_CHECKING:
-    from . import budgets, frames, plots, widgets
+    from . import budgets, frames, plots, stats, widgets
 
 __version__ = "0.1.0"
 
@@ -111,12 +111,13 @@ __all__ = [
     "frames",
     "metric",
     "plots",
+    "stats",
     "widgets",
 ]
 
 # Submodules and names loaded on first access (PEP 562): pandas, matplotlib and ipywidgets
 # are paid for only by code that uses them.
-_LAZY_MODULES = frozenset({"budgets", "frames", "plots", "widgets"})
+_LAZY_MODULES = frozenset({"budgets", "frames", "plots", "stats", "widgets"})
 _LAZY_NAMES: dict[str, str] = {}
 
 

@@ -1,0 +1,679 @@
+"""Statistics over the wide frame: aggregation per cell, the representative run, A/B
+comparison and history.
+
+Plain functions on the wide frame of :func:`pagelab.frames.to_frame` (one row per run). A
+*cell* is one combination of the grouping columns, by default :data:`CELL` (URL x device x
+location x connection). Only successful runs (``status == "success"``) enter the statistics;
+``runs``, ``failed`` and ``engine_failures`` count every run. A cell without a successful run
+gets NaN values and no representative run. Metric facts (units, which way is better) come
+from the metric registry, :data:`pagelab.models.METRICS`. Decisions: ``docs/analysis.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from pagelab._exceptions import InvalidInputError
+from pagelab.frames import to_frame
+from pagelab.models import (
+    DEVICE_ALIASES,
+    METRIC_NAMES,
+    METRICS,
+    Device,
+    Location,
+    Metric,
+    TestReport,
+    TimeInput,
+    metric,
+)
+
+if TYPE_CHECKING:
+    from pagelab.runners import Runner
+
+__all__ = [
+    "AGGREGATIONS",
+    "CELL",
+    "compare",
+    "describe",
+    "history",
+    "representative_run",
+    "representative_runs",
+    "summarize",
+]
+
+#: The default grouping: one cell per URL x device x location x connection.
+CELL: tuple[str, ...] = ("url", "device", "location", "connection")
+
+#: What :func:`summarize` can put in a metric column (``p75``/``p90``: linear percentiles;
+#: ``representative``: the metric values of the cell's representative run).
+AGGREGATIONS: tuple[str, ...] = ("median", "mean", "p75", "p90", "min", "max", "representative")
+
+#: Below this many runs on a side Mann-Whitney U can hardly reach p < 0.05 (with 4 vs 4 the
+#: smallest two-sided exact p is 0.029, one arrangement only), so no p-value is given.
+_MIN_RUNS = 5
+_TOO_FEW = f"too few runs (need {_MIN_RUNS} per side)"
+_NO_DIFFERENCE = "no significant difference"
+
+_FCP = "first_contentful_paint"
+_TTI = "time_to_interactive"
+#: The tidy frames' ``metric`` dtype, as in :func:`pagelab.frames.to_long`.
+_METRIC_DTYPE = pd.CategoricalDtype(list(METRIC_NAMES))
+_STATS = ("median", "mean", "p75", "p90", "min", "max", "std")
+
+
+# -- input checks ----------------------------------------------------------------------------
+
+
+def _check_frame(frame: object) -> pd.DataFrame:
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidInputError(
+            "frame: expected the wide DataFrame of runs (pagelab.frames.to_frame), "
+            f"got {type(frame).__name__}"
+        )
+    return frame
+
+
+def _metric_names(metrics: str | Iterable[str] | None, frame: pd.DataFrame) -> list[str]:
+    """Spec names of the requested metrics (names or labels such as ``LCP``), in given order."""
+    if metrics is None:
+        return [name for name in METRIC_NAMES if name in frame.columns]
+    items = [metrics] if isinstance(metrics, str) else list(metrics)
+    names: list[str] = []
+    for item in items:
+        found = _lookup_metric(item)
+        if found.name not in frame.columns:
+            raise InvalidInputError(f"metrics: the frame has no {found.name!r} column")
+        if found.name not in names:
+            names.append(found.name)
+    if not names:
+        raise InvalidInputError(f"metrics: name at least one of {', '.join(METRIC_NAMES)}")
+    return names
+
+
+def _lookup_metric(item: object) -> Metric:
+    if isinstance(item, str):
+        try:
+            return metric(item)
+        except KeyError:
+            pass
+    labels = ", ".join(m.label for m in METRICS.values())
+    raise InvalidInputError(
+        f"metrics: unknown metric {item!r}; valid: {', '.join(METRIC_NAMES)} "
+        f"(or the labels {labels})"
+    )
+
+
+def _by_columns(by: str | Sequence[str] | None, frame: pd.DataFrame) -> list[str]:
+    """The grouping columns; the default is the :data:`CELL` columns holding any value."""
+    if by is None:
+        return [c for c in CELL if c in frame.columns and bool(frame[c].notna().any())]
+    if isinstance(by, str):
+        columns: list[Any] = [by]
+    elif isinstance(by, Sequence):
+        columns = list(by)
+    else:
+        raise InvalidInputError(f"by: expected a column name or a list of them, got {by!r}")
+    for column in columns:
+        if not isinstance(column, str) or column not in frame.columns:
+            valid = ", ".join(map(str, frame.columns))
+            raise InvalidInputError(f"by: the frame has no column {column!r}; valid: {valid}")
+    return list(dict.fromkeys(columns))
+
+
+def _successful(frame: pd.DataFrame) -> np.ndarray:
+    """Which rows are successful runs (a frame without ``status``: every row)."""
+    if "status" not in frame.columns:
+        return np.ones(len(frame), dtype=bool)
+    return (frame["status"].astype("string") == "success").fillna(False).to_numpy(dtype=bool)
+
+
+def _flag(frame: pd.DataFrame, column: str, value: object = True) -> np.ndarray:
+    if column not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    series = frame[column]
+    if value is True:
+        return series.astype("boolean").fillna(False).to_numpy(dtype=bool)
+    return (series.astype("string") == value).fillna(False).to_numpy(dtype=bool)
+
+
+def _values(frame: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in frame.columns:
+        return np.full(len(frame), np.nan)
+    return pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
+# -- cells -----------------------------------------------------------------------------------
+
+
+def _cells(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Each row's cell number and the cells' key values (one row per cell, sorted; a
+    missing key value forms its own cell, last)."""
+    if not keys:
+        return np.zeros(len(frame), dtype=np.intp), pd.DataFrame(index=range(min(len(frame), 1)))
+    codes = (
+        frame.groupby(keys, observed=True, dropna=False, sort=True)
+        .ngroup()
+        .to_numpy(dtype=np.intp)
+    )
+    first = np.flatnonzero(~pd.Series(codes).duplicated().to_numpy())
+    cells = frame[keys].iloc[first[np.argsort(codes[first], kind="stable")]]
+    return codes, cells.reset_index(drop=True)
+
+
+def _representative_position(fcp: np.ndarray, tti: np.ndarray) -> int | None:
+    """Lighthouse's ``computeMedianRun`` on one cell's successful runs (positions given).
+
+    Among the runs with both values, the smallest squared distance to the median FCP and the
+    median TTI (ms), ties broken by the lower TTI, then the earlier run. Without any TTI, FCP
+    alone; without any FCP, no representative run.
+    """
+    has_fcp = np.isfinite(fcp)
+    both = has_fcp & np.isfinite(tti)
+    if both.any():
+        candidates = np.flatnonzero(both)
+        f, t = fcp[candidates], tti[candidates]
+        distance = (np.median(f) - f) ** 2 + (np.median(t) - t) ** 2
+        # np.lexsort: the last key is the primary one.
+        return int(candidates[np.lexsort((candidates, t, distance))[0]])
+    if has_fcp.any():
+        candidates = np.flatnonzero(has_fcp)
+        f = fcp[candidates]
+        return int(candidates[np.lexsort((candidates, (np.median(f) - f) ** 2))[0]])
+    return None
+
+
+def _representatives(frame: pd.DataFrame, codes: np.ndarray, n_cells: int) -> list[int | None]:
+    """Position (in ``frame``) of each cell's representative run, None without one."""
+    ok = np.flatnonzero(_successful(frame))
+    fcp, tti = _values(frame, _FCP)[ok], _values(frame, _TTI)[ok]
+    out: list[int | None] = [None] * n_cells
+    cell_of = codes[ok]
+    order = np.argsort(cell_of, kind="stable")
+    bounds = np.searchsorted(cell_of[order], np.arange(n_cells + 1))
+    for cell in range(n_cells):
+        members = order[bounds[cell]:bounds[cell + 1]]
+        position = _representative_position(fcp[members], tti[members])
+        out[cell] = None if position is None else int(ok[members[position]])
+    return out
+
+
+def _cell_stats(
+    frame: pd.DataFrame, names: list[str], codes: np.ndarray, n_cells: int
+) -> dict[str, pd.DataFrame]:
+    """Per statistic, a (cell x metric) frame over the successful runs; ``n`` counts values,
+    ``cv`` is the coefficient of variation in percent."""
+    ok = _successful(frame)
+    values = pd.DataFrame({name: _values(frame, name)[ok] for name in names})
+    grouped = values.groupby(codes[ok], sort=True)
+    cells = pd.RangeIndex(n_cells)
+    out = {
+        "median": grouped.median(),
+        "mean": grouped.mean(),
+        "p75": grouped.quantile(0.75),
+        "p90": grouped.quantile(0.9),
+        "min": grouped.min(),
+        "max": grouped.max(),
+        "std": grouped.std(ddof=1),
+        "n": grouped.count(),
+    }
+    out = {key: table.reindex(index=cells, columns=names) for key, table in out.items()}
+    out["n"] = out["n"].fillna(0).astype("int64")
+    std, mean, n = out["std"], out["mean"], out["n"]
+    # Sample standard deviation over the mean; 0 when every value is the same (also all 0).
+    cv = (std / mean.abs() * 100).where(std != 0, 0.0)
+    out["cv"] = cv.where(n >= 2)
+    return out
+
+
+# -- summarize / describe --------------------------------------------------------------------
+
+
+def summarize(
+    frame: pd.DataFrame,
+    by: str | Sequence[str] | None = None,
+    agg: str = "median",
+    metrics: str | Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """One row per cell: its runs and one aggregated value per metric.
+
+    Columns: the ``by`` columns (default: the :data:`CELL` columns holding any value),
+    ``runs`` (every run), ``failed`` (status failed), ``engine_failures`` (the engine, not the
+    page, failed), one column per metric (spec name; ms, CLS unitless, score 0-100) with the
+    ``agg`` of its successful runs (one of :data:`AGGREGATIONS`), one ``<metric>_cv`` column
+    per metric (coefficient of variation, percent), ``representative_id`` and
+    ``representative_report_url`` (the run Lighthouse's ``computeMedianRun`` would pick).
+    """
+    frame = _check_frame(frame)
+    keys = _by_columns(by, frame)
+    names = _metric_names(metrics, frame)
+    if agg not in AGGREGATIONS:
+        raise InvalidInputError(f"agg: unknown {agg!r}; valid: {', '.join(AGGREGATIONS)}")
+    codes, cells = _cells(frame, keys)
+    n_cells = len(cells)
+    stats = _cell_stats(frame, names, codes, n_cells)
+    chosen = _representatives(frame, codes, n_cells)
+    out = cells.copy()
+    out["runs"] = np.bincount(codes, minlength=n_cells).astype("int64")
+    for column, mask in (
+        ("failed", _flag(frame, "status", "failed")),
+        ("engine_failures", _flag(frame, "engine_failure")),
+    ):
+        out[column] = np.bincount(codes, weights=mask, minlength=n_cells).astype("int64")
+    if agg == "representative":
+        for name in names:
+            values = _values(frame, name)
+            out[name] = [np.nan if p is None else float(values[p]) for p in chosen]
+    else:
+        for name in names:
+            out[name] = stats[agg][name].to_numpy(dtype=float)
+    for name in names:
+        out[f"{name}_cv"] = stats["cv"][name].to_numpy(dtype=float)
+    for column, source in (("representative_id", "id"),
+                           ("representative_report_url", "report_url")):
+        picked = [
+            None if p is None or source not in frame.columns else frame[source].iloc[p]
+            for p in chosen
+        ]
+        out[column] = pd.array([None if pd.isna(v) else str(v) for v in picked], dtype="string")
+    return out
+
+
+def describe(
+    frame: pd.DataFrame,
+    by: str | Sequence[str] | None = None,
+    metrics: str | Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Tidy statistics: one row per (cell, metric) over the cell's successful runs.
+
+    Columns: the ``by`` columns, ``metric`` (spec name), ``median``, ``mean``, ``p75``,
+    ``p90``, ``min``, ``max``, ``std`` (sample standard deviation), ``cv`` (``std / mean``
+    in percent; 0 when every value is equal; NaN below 2 values), all in the metric's unit,
+    ``n`` (successful runs with a value) and ``unit`` (``ms``, ``unitless``, ``score``).
+    """
+    frame = _check_frame(frame)
+    keys = _by_columns(by, frame)
+    names = _metric_names(metrics, frame)
+    codes, cells = _cells(frame, keys)
+    n_cells, n_metrics = len(cells), len(names)
+    stats = _cell_stats(frame, names, codes, n_cells)
+    out = cells.iloc[np.repeat(np.arange(n_cells), n_metrics)].reset_index(drop=True)
+    out["metric"] = pd.Categorical(names * n_cells, dtype=_METRIC_DTYPE)
+    for key in (*_STATS, "cv"):
+        out[key] = stats[key].to_numpy(dtype=float).ravel()
+    out["n"] = stats["n"].to_numpy(dtype="int64").ravel()
+    out["unit"] = pd.array([METRICS[name].unit for name in names] * n_cells, dtype="string")
+    return out
+
+
+# -- representative run ----------------------------------------------------------------------
+
+
+def representative_run(frame: pd.DataFrame) -> Hashable | None:
+    """The index label of the run that stands for ``frame`` (one cell), or None.
+
+    Exactly Lighthouse's ``computeMedianRun`` (``core/lib/median-run.js``): among the
+    successful runs with an FCP and a TTI, the one with the smallest squared distance to the
+    median FCP and the median TTI (both ms), ties broken by the lower TTI, then the earlier
+    row. Without any TTI, FCP alone decides; with no successful run, None.
+    """
+    frame = _check_frame(frame)
+    if _FCP not in frame.columns:
+        raise InvalidInputError(f"frame: no {_FCP!r} column to pick a representative run by")
+    chosen = _representatives(frame, np.zeros(len(frame), dtype=np.intp), 1)[0]
+    return None if chosen is None else frame.index[chosen]
+
+
+def representative_runs(
+    frame: pd.DataFrame, by: str | Sequence[str] | None = None
+) -> pd.Series:
+    """Each cell's representative run (see :func:`representative_run`).
+
+    A Series named ``representative``, indexed by the cell's ``by`` values (a MultiIndex for
+    several columns), holding the run's index label in ``frame`` or None when the cell has no
+    successful run: ``frame.loc[representative_runs(frame).dropna()]`` gives the rows.
+    """
+    frame = _check_frame(frame)
+    if _FCP not in frame.columns:
+        raise InvalidInputError(f"frame: no {_FCP!r} column to pick a representative run by")
+    keys = _by_columns(by, frame)
+    codes, cells = _cells(frame, keys)
+    chosen = _representatives(frame, codes, len(cells))
+    labels = [None if p is None else frame.index[p] for p in chosen]
+    index: pd.Index
+    if len(keys) == 1:
+        index = pd.Index(cells[keys[0]])
+    elif keys:
+        index = pd.MultiIndex.from_frame(cells)
+    else:
+        index = pd.RangeIndex(len(cells))
+    return pd.Series(labels, index=index, dtype=object, name="representative")
+
+
+# -- compare ---------------------------------------------------------------------------------
+
+
+def _side_mask(frame: pd.DataFrame, keys: list[str], value: object, side: str) -> np.ndarray:
+    """Rows whose ``keys`` equal ``value`` (a value, or a tuple with one per key)."""
+    if len(keys) == 1 and not isinstance(value, tuple):
+        wanted: tuple[Any, ...] = (value,)
+    elif isinstance(value, tuple) and len(value) == len(keys):
+        wanted = value
+    else:
+        raise InvalidInputError(
+            f"{side}: expected {'a value' if len(keys) == 1 else 'a tuple'} for "
+            f"{', '.join(keys)}, got {value!r}"
+        )
+    mask = np.ones(len(frame), dtype=bool)
+    for key, item in zip(keys, wanted, strict=True):
+        column = frame[key]
+        if isinstance(column.dtype, pd.CategoricalDtype) and item not in column.cat.categories:
+            mask[:] = False
+            break
+        mask &= (column == item).fillna(False).to_numpy(dtype=bool)
+    if not mask.any():
+        present = frame[keys].drop_duplicates()
+        choices = [
+            repr(row[0] if len(keys) == 1 else tuple(row))
+            for row in present.itertuples(index=False)
+        ]
+        shown = ", ".join(choices[:20]) + (", ..." if len(choices) > 20 else "")
+        raise InvalidInputError(
+            f"{side}: no run has {', '.join(keys)} = {value!r}; valid: {shown}"
+        )
+    return mask
+
+
+def _bootstrap_median_ranks(
+    n: int, resamples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """For ``resamples`` bootstrap resamples of ``n`` sorted values, the positions of the two
+    middle order statistics of each (``(n - 1) // 2`` and ``n // 2``; equal for odd ``n``).
+
+    A resample draws ``n`` positions uniformly with replacement; since the values are sorted,
+    its median is ``(values[lo] + values[hi]) / 2`` with ``lo`` / ``hi`` the middle order
+    statistics of the drawn positions. Those are sampled exactly, without the (resamples x n)
+    position matrix: how many of ``c`` uniform draws on ``[lo, hi]`` fall in the lower half is
+    binomial, and given that count the draws on each half are again uniform and independent,
+    so bisecting the range follows the middle ranks in about log2(n) vectorised binomial draws.
+    When the two middle ranks part at a bisection, one is the largest draw of the lower half,
+    the other the smallest of the upper half (inverse CDF: ``P(max <= t) = (t / width)^s``).
+    Same distribution as ``np.median(values[idx], axis=1)`` over a drawn index matrix (a test
+    checks it), about 100x faster at 1 000 runs (``benchmarks/frames.py``).
+    """
+    lo = np.zeros(resamples, dtype=np.int64)
+    hi = np.full(resamples, n - 1, dtype=np.int64)
+    count = np.full(resamples, n, dtype=np.int64)
+    rank_lo = np.full(resamples, (n - 1) // 2, dtype=np.int64)
+    rank_hi = np.full(resamples, n // 2, dtype=np.int64)
+    first = np.empty(resamples, dtype=np.int64)
+    second = np.empty(resamples, dtype=np.int64)
+    active = np.arange(resamples)
+    while active.size:
+        low, high = lo[active], hi[active]
+        single = low == high
+        if single.any():  # one value left: every remaining draw is it
+            done = active[single]
+            first[done] = second[done] = lo[done]
+            active, low, high = active[~single], low[~single], high[~single]
+            if not active.size:
+                break
+        middle = (low + high) // 2
+        draws = count[active]
+        below = rng.binomial(draws, (middle - low + 1) / (high - low + 1))
+        r_lo, r_hi = rank_lo[active], rank_hi[active]
+        left = r_hi < below
+        right = r_lo >= below
+        parted = ~(left | right)
+        rows = active[left]
+        hi[rows], count[rows] = middle[left], below[left]
+        rows = active[right]
+        lo[rows] = middle[right] + 1
+        count[rows] = draws[right] - below[right]
+        rank_lo[rows] -= below[right]
+        rank_hi[rows] -= below[right]
+        if parted.any():
+            rows = active[parted]
+            n_low = below[parted]
+            n_high = draws[parted] - n_low
+            width_low = middle[parted] - low[parted] + 1
+            width_high = high[parted] - middle[parted]
+            u = 1.0 - rng.random((2, rows.size))  # (0, 1]
+            top = np.clip(np.ceil(width_low * u[0] ** (1.0 / n_low)), 1, width_low)
+            bottom = np.clip(np.ceil(width_high * u[1] ** (1.0 / n_high)), 1, width_high)
+            first[rows] = low[parted] + top.astype(np.int64) - 1
+            second[rows] = high[parted] - bottom.astype(np.int64) + 1
+        active = active[~parted]
+    return first.astype(np.intp), second.astype(np.intp)
+
+
+class _Bootstrap:
+    """Seeded bootstrap of the difference of medians; the resampled ranks serve every metric."""
+
+    def __init__(self, resamples: int, seed: int | None) -> None:
+        self.resamples = resamples
+        self.entropy = np.random.SeedSequence(seed).entropy
+        self.ranks: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+    def medians(self, side: int, values: np.ndarray) -> np.ndarray:
+        n = len(values)
+        key = (side, n)
+        if key not in self.ranks:
+            # One stream per (side, n): the same seed gives the same interval whichever
+            # other metrics are compared, and the two sides never share draws.
+            sequence = np.random.SeedSequence(self.entropy, spawn_key=key)
+            self.ranks[key] = _bootstrap_median_ranks(
+                n, self.resamples, np.random.default_rng(sequence)
+            )
+        lo, hi = self.ranks[key]
+        ordered = np.sort(values)
+        medians: np.ndarray = (ordered[lo] + ordered[hi]) / 2
+        return medians
+
+    def interval(self, a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float]:
+        diffs = self.medians(1, b) - self.medians(0, a)
+        tail = (1 - confidence) / 2
+        low, high = np.quantile(diffs, [tail, 1 - tail])
+        return float(low), float(high)
+
+
+def _cliffs_delta(a: np.ndarray, b: np.ndarray) -> float:
+    """P(b > a) - P(b < a) over all pairs: +1 every b above every a, -1 all below."""
+    ordered = np.sort(a)
+    below = np.searchsorted(ordered, b, side="left").sum()  # a values < each b
+    above = (len(a) - np.searchsorted(ordered, b, side="right")).sum()  # a values > each b
+    return float((below - above) / (len(a) * len(b)))
+
+
+def _verdict(m: Metric, n_a: int, n_b: int, p_value: float, low: float, high: float,
+             alpha: float) -> str:
+    if n_a < _MIN_RUNS or n_b < _MIN_RUNS:
+        return _TOO_FEW
+    if not (p_value < alpha and (low > 0 or high < 0)):
+        return _NO_DIFFERENCE
+    higher = low > 0
+    if m.unit == "ms":
+        return "b is slower" if higher else "b is faster"
+    if m.unit == "score":
+        return "b scores higher" if higher else "b scores lower"
+    better = higher != m.lower_is_better
+    return f"b is {'higher' if higher else 'lower'} ({'better' if better else 'worse'})"
+
+
+def compare(
+    frame: pd.DataFrame,
+    by: str | Sequence[str],
+    a: object,
+    b: object,
+    metrics: str | Iterable[str] | None = None,
+    *,
+    resamples: int = 10_000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Whether the runs where ``by == b`` differ from those where ``by == a``, per metric.
+
+    ``by`` is a column or a list of columns, ``a`` / ``b`` a value or a tuple of values (one
+    per column). One row per metric (default: every metric with a value in either side's
+    successful runs): ``metric``, ``unit``, ``a_median``, ``b_median``, ``diff``
+    (``b_median - a_median``), ``rel_diff`` (percent of ``a_median``; NaN when it is 0),
+    ``ci_low`` / ``ci_high`` (percentile bootstrap interval of the difference of medians at
+    ``confidence``, ``resamples`` resamples, seeded by ``seed``; NaN below 2 runs on a side),
+    ``p_value`` (two-sided Mann-Whitney U; NaN below 5 runs on a side), ``effect_size``
+    (Cliff's delta of b against a, -1 to 1), ``n_a``, ``n_b`` and ``verdict``: a difference is
+    significant when ``p_value < 1 - confidence`` (0.05) and the interval excludes 0, and is
+    then worded by the metric's registry entry ("b is slower", "b is faster", "b scores
+    higher", ...); else "no significant difference", or "too few runs (need 5 per side)".
+    Units are the metric's (ms; CLS unitless; score 0-100).
+    """
+    from scipy.stats import mannwhitneyu  # the only scipy user: loaded on use
+
+    frame = _check_frame(frame)
+    if by is None:
+        raise InvalidInputError("by: name the column (or columns) whose values a and b are")
+    keys = _by_columns(by, frame)
+    if not keys:
+        raise InvalidInputError("by: name at least one column")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise InvalidInputError(f"resamples: expected a positive integer, got {resamples!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not (
+        0 < confidence < 1
+    ):
+        raise InvalidInputError(
+            f"confidence: expected a number between 0 and 1, got {confidence!r}"
+        )
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise InvalidInputError(f"seed: expected a non-negative integer or None, got {seed!r}")
+    mask_a = _side_mask(frame, keys, a, "a")
+    mask_b = _side_mask(frame, keys, b, "b")
+    if not (mask_a & ~mask_b).any() and not (mask_b & ~mask_a).any():
+        raise InvalidInputError(f"b: the same runs as a ({b!r}); compare two different groups")
+    ok = _successful(frame)
+    names = _metric_names(metrics, frame)
+    if metrics is None:
+        names = [n for n in names if np.isfinite(_values(frame, n)[ok & (mask_a | mask_b)]).any()]
+    bootstrap = _Bootstrap(resamples, seed)
+    alpha = 1 - confidence
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        m = METRICS[name]
+        column = _values(frame, name)
+        xa = column[ok & mask_a]
+        xb = column[ok & mask_b]
+        xa, xb = xa[np.isfinite(xa)], xb[np.isfinite(xb)]
+        n_a, n_b = len(xa), len(xb)
+        a_median = float(np.median(xa)) if n_a else np.nan
+        b_median = float(np.median(xb)) if n_b else np.nan
+        diff = b_median - a_median
+        low = high = p_value = effect = np.nan
+        if n_a >= 2 and n_b >= 2:
+            low, high = bootstrap.interval(xa, xb, confidence)
+        if n_a and n_b:
+            effect = _cliffs_delta(xa, xb)
+        if n_a >= _MIN_RUNS and n_b >= _MIN_RUNS:
+            p_value = float(mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
+        rows.append({
+            "metric": name,
+            "unit": m.unit,
+            "a_median": a_median,
+            "b_median": b_median,
+            "diff": diff,
+            "rel_diff": diff / a_median * 100 if a_median else np.nan,
+            "ci_low": low,
+            "ci_high": high,
+            "p_value": p_value,
+            "effect_size": effect,
+            "n_a": n_a,
+            "n_b": n_b,
+            "verdict": _verdict(m, n_a, n_b, p_value, low, high, alpha),
+        })
+    columns = ["metric", "unit", "a_median", "b_median", "diff", "rel_diff", "ci_low",
+               "ci_high", "p_value", "effect_size", "n_a", "n_b", "verdict"]
+    out = pd.DataFrame(rows, columns=columns)
+    out["metric"] = pd.Categorical(out["metric"], dtype=_METRIC_DTYPE)
+    for text in ("unit", "verdict"):
+        out[text] = out[text].astype("string")
+    for number in columns[2:10]:
+        out[number] = out[number].astype("float64")
+    out[["n_a", "n_b"]] = out[["n_a", "n_b"]].astype("int64")
+    return out
+
+
+# -- history ---------------------------------------------------------------------------------
+
+
+def _wanted(value: str | Iterable[str] | None, what: str,
+            valid: Iterable[str] | None = None) -> set[str] | None:
+    """The accepted values of one filter (None: any)."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else list(value)
+    out: set[str] = set()
+    for item in items:
+        if not isinstance(item, str):
+            raise InvalidInputError(f"{what}: expected a string or a list of them, got {item!r}")
+        out.add(item)
+    if valid is not None:
+        choices = list(valid)
+        unknown = sorted(out - set(choices))
+        if unknown:
+            raise InvalidInputError(f"{what}: unknown {unknown[0]!r}; valid: {', '.join(choices)}")
+    return out
+
+
+def history(
+    runner: Runner,
+    *,
+    since: TimeInput = None,
+    until: TimeInput = None,
+    url: str | Iterable[str] | None = None,
+    device: str | Iterable[str] | None = None,
+    location: str | Iterable[str] | None = None,
+    limit: int = 1000,
+) -> pd.DataFrame:
+    """The wide frame of past tests, oldest first, for trends.
+
+    Pages through ``runner.list`` (100 a page, newest first; ``since`` / ``until`` are
+    inclusive ``created_at`` bounds, a datetime or epoch seconds / milliseconds) until
+    ``limit`` tests pass the filters (``url`` exact, ``device``, ``location``; each a value or
+    a list) or no test is left, so the result holds the newest ``limit`` matching tests,
+    sorted by ``created_at``.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidInputError(f"limit: expected a positive integer, got {limit!r}")
+    urls = _wanted(url, "url")
+    devices = _wanted(
+        [DEVICE_ALIASES.get(d, d) for d in ([device] if isinstance(device, str) else device)]
+        if device is not None else None,
+        "device", [d.value for d in Device],
+    )
+    locations = _wanted(location, "location", [loc.value for loc in Location])
+    per_page = 100
+    found: list[TestReport] = []
+    seen: set[str] = set()
+    page = 1
+    while len(found) < limit:
+        batch = runner.list(page, per_page=per_page, created_at_gte=since, created_at_lte=until)
+        for report in batch:
+            # A test created while paging shifts the pages by one: skip what was seen.
+            if report.id is not None:
+                if report.id in seen:
+                    continue
+                seen.add(report.id)
+            if (
+                (urls is None or report.url in urls)
+                and (devices is None or report.device.value in devices)
+                and (locations is None or report.location.value in locations)
+            ):
+                found.append(report)
+                if len(found) >= limit:
+                    break
+        if len(batch) < per_page:
+            break
+        page += 1
+    # Oldest first; reversed first so equal timestamps keep their creation order.
+    frame = to_frame(found[::-1])
+    return frame.sort_values("created_at", kind="stable").reset_index(drop=True)
