@@ -14,13 +14,17 @@ from pagelab.service import Settings
 
 @pytest.fixture
 def start_server(tmp_path: Path) -> Iterator[StartServer]:
-    """Starts servers with the given settings (worker off unless told); stops them after."""
+    """Starts servers with the given settings (worker off unless told); stops them after.
+
+    Tests use loopback fixture sites, so private targets are allowed unless told otherwise
+    (the SSRF tests say ``allow_private_targets=False``)."""
     servers: list[LiveServer] = []
 
     def start(**overrides: Any) -> LiveServer:
         values: dict[str, Any] = {
             "data_dir": tmp_path / f"api-{len(servers)}",
             "worker": False,
+            "allow_private_targets": True,
             **overrides,
         }
         server = LiveServer(Settings(**values)).__enter__()

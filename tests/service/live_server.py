@@ -29,7 +29,7 @@ import httpx
 import uvicorn
 
 import pagelab
-from pagelab.service import Settings, create_app
+from pagelab.service import Settings, create_app, server_config
 from pagelab.store import Store, create_account, transaction
 
 __all__ = [
@@ -58,11 +58,10 @@ class LiveServer:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        # The configuration `pagelab serve` uses (header timeout, connection cap).
         self._server = uvicorn.Server(
-            uvicorn.Config(
-                create_app(settings), host=LOOPBACK, port=0, log_level="warning",
-                lifespan="on",
-            )
+            server_config(create_app(settings), settings, host=LOOPBACK, port=0,
+                          log_level="warning")
         )
         self._thread = threading.Thread(target=self._server.run, daemon=True)
 
@@ -128,14 +127,18 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 class ServerProcess:
-    """``python -m pagelab serve`` in a child process, its output in ``log_path``."""
+    """``python -m pagelab serve`` in a child process, its output in ``log_path``.
 
-    def __init__(self, data_dir: Path, log_path: Path, *extra_args: str) -> None:
+    Tests serve their fixture sites on loopback, so the server allows private targets
+    unless ``allow_private_targets=False`` (the SSRF tests)."""
+
+    def __init__(self, data_dir: Path, log_path: Path, *extra_args: str,
+                 allow_private_targets: bool = True) -> None:
         self.data_dir = data_dir
         self.log_path = log_path
         self.port = free_port()
         self.base_url = f"http://{LOOPBACK}:{self.port}"
-        self._args = extra_args
+        self._args = (*extra_args, *(["--allow-private-targets"] if allow_private_targets else []))
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Self:

@@ -38,6 +38,21 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--public-url", metavar="URL",
                        help="base of report_url links when behind a proxy, "
                        "e.g. https://perf.example.com")
+    serve.add_argument("--allow-private-targets", action="store_true",
+                       help="let tests reach loopback, private, link-local and other "
+                       "non-public addresses (refused by default: docs/security.md)")
+    serve.add_argument("--allow-target", action="append", default=[], metavar="CIDR",
+                       help="let tests reach this network, e.g. 10.20.0.0/16 (repeatable; "
+                       "also $PAGELAB_ALLOW_TARGETS, comma-separated)")
+    serve.add_argument("--trusted-host", action="append", default=[], metavar="HOST",
+                       help="a Host header report_url links may be built from when "
+                       "--public-url is unset (repeatable)")
+    serve.add_argument("--header-timeout", type=float, default=10.0, metavar="S",
+                       help="seconds a client has to send the request line and headers")
+    serve.add_argument("--body-timeout", type=float, default=30.0, metavar="S",
+                       help="seconds a client has to send the request body")
+    serve.add_argument("--max-connections", type=int, default=512, metavar="N",
+                       help="connections served at once; more get 503 (default 512)")
     serve.add_argument("--log-level", default="info",
                        choices=("critical", "error", "warning", "info", "debug"))
     serve.set_defaults(handler=_serve)
@@ -46,11 +61,23 @@ def register(subparsers: Any) -> None:
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """The service :class:`~pagelab.service.Settings` the arguments describe."""
     # Imported here: `pagelab --help` should not load FastAPI.
+    import os
+
     from pydantic import ValidationError
 
     from pagelab.service import Settings
 
-    values: dict[str, Any] = {"worker": args.worker, "rate_limit_per_minute": args.rate_limit}
+    allowed = [*os.environ.get("PAGELAB_ALLOW_TARGETS", "").split(","), *args.allow_target]
+    values: dict[str, Any] = {
+        "worker": args.worker,
+        "rate_limit_per_minute": args.rate_limit,
+        "allow_private_targets": args.allow_private_targets,
+        "allowed_targets": tuple(a.strip() for a in allowed if a.strip()),
+        "trusted_hosts": tuple(args.trusted_host),
+        "header_timeout": args.header_timeout,
+        "body_timeout": args.body_timeout,
+        "max_connections": args.max_connections,
+    }
     if args.data_dir is not None:
         values["data_dir"] = args.data_dir
     if args.retention_days is not None:
@@ -80,7 +107,7 @@ def _log_config(level: str) -> dict[str, Any]:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from pagelab.service import create_app
+    from pagelab.service import create_app, server_config
     from pagelab.store import Store, list_accounts
 
     if not 0 <= args.port <= 65535:
@@ -95,10 +122,12 @@ def _serve(args: argparse.Namespace) -> int:
                 f"`pagelab keys create --data-dir {settings.data_dir}`",
                 file=sys.stderr,
             )
-    uvicorn.run(
-        create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
-        log_config=_log_config(args.log_level),
-        # Behind a proxy set --public-url; the forwarded headers are not trusted blindly.
-        proxy_headers=False, server_header=False,
+    if not settings.target_policy.restricts:
+        print("pagelab: --allow-private-targets: tests may reach this machine and its "
+              "network (docs/security.md)", file=sys.stderr)
+    config = server_config(
+        create_app(settings), settings, host=args.host, port=args.port,
+        log_level=args.log_level, log_config=_log_config(args.log_level),
     )
+    uvicorn.Server(config).run()
     return 0

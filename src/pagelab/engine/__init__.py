@@ -14,6 +14,7 @@ from ._install import (
 from ._lock import engine_lock
 from ._mapping import LHR_AUDITS, LhrSummary, filmstrip, final_screenshot, summarize_lhr
 from ._settings import LighthouseRunSpec, build_run_spec
+from ._targets import REFUSED_NETWORKS, TargetPolicy, TargetRefusedError, parse_networks
 from ._ttfb import TTFB_ERROR_CODES, probe, run_ttfb
 from ._video import VIDEO_FPS, find_ffmpeg
 
@@ -22,6 +23,7 @@ __all__ = [
     "CHROMIUM_FLAGS",
     "ENGINE_CRASHED",
     "LHR_AUDITS",
+    "REFUSED_NETWORKS",
     "TIMEOUT",
     "TTFB_ERROR_CODES",
     "VIDEO_FPS",
@@ -30,6 +32,8 @@ __all__ = [
     "LhrSummary",
     "LighthouseRunSpec",
     "RunResult",
+    "TargetPolicy",
+    "TargetRefusedError",
     "build_run_spec",
     "chromium_version",
     "engine_install",
@@ -40,6 +44,7 @@ __all__ = [
     "find_ffmpeg",
     "install_chromium",
     "install_engine",
+    "parse_networks",
     "pinned_lighthouse_version",
     "probe",
     "run_ttfb",

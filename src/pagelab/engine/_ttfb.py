@@ -11,6 +11,8 @@ from __future__ import annotations
 import errno
 import math
 import os
+import time
+from urllib.parse import urlsplit
 
 import pycurl
 from pydantic import TypeAdapter, ValidationError
@@ -27,7 +29,9 @@ from pagelab.models import (
     TTFBTimings,
 )
 
-__all__ = ["TTFB_ERROR_CODES", "probe", "run_ttfb"]
+from ._targets import IPAddress, TargetPolicy, resolve
+
+__all__ = ["TTFB_ERROR_CODES", "location_result", "probe", "run_ttfb"]
 
 #: Every ``TTFBError.code`` a probe can report.
 TTFB_ERROR_CODES = (
@@ -36,6 +40,7 @@ TTFB_ERROR_CODES = (
     "TLS_FAILURE",
     "TIMEOUT",
     "PROBE_FAILED",
+    "TARGET_REFUSED",
 )
 
 _USER_AGENT = "pagelab-ttfb/0.1 (libcurl)"
@@ -138,6 +143,7 @@ def probe(
     timeout: float = 30.0,
     verify_tls: bool = True,
     ca_file: str | None = None,
+    policy: TargetPolicy | None = None,
 ) -> tuple[TTFBData | None, TTFBError | None]:
     """Time one ``GET url`` from this machine; returns ``(data, None)`` or ``(None, error)``.
 
@@ -170,9 +176,25 @@ def probe(
     PEM bundle instead of the system's (both are meant for tests with a self-signed
     certificate). A non-positive or non-finite ``timeout`` raises
     :class:`~pagelab.InvalidInputError`: that is a caller's bug, not a probe failure.
+
+    With a restricting ``policy`` (the server's SSRF guard) the host is resolved here, every
+    address is checked, and libcurl connects to the checked address only
+    (``CURLOPT_CONNECT_TO`` with an empty source: whatever host libcurl itself parses from
+    the URL, it cannot connect anywhere else). A refused address is the error
+    ``TARGET_REFUSED`` and no connection is made. ``dns_lookup`` is then the time of that
+    resolution, added to libcurl's cumulative times.
     """
     if not (math.isfinite(timeout) and timeout > 0):
         raise InvalidInputError(f"timeout: must be a positive number of seconds, got {timeout!r}")
+    connect_to: str | None = None
+    dns_us = 0
+    if policy is not None and policy.restricts:
+        pinned = _pinned_address(url, policy)
+        if isinstance(pinned, TTFBError):
+            return None, pinned
+        address, port, dns_us = pinned
+        literal = f"[{address}]" if address.version == 6 else str(address)
+        connect_to = f"::{literal}:{port}"
     headers = _HeaderCollector()
     curl = pycurl.Curl()
     try:
@@ -196,6 +218,8 @@ def probe(
         curl.setopt(pycurl.TIMEOUT_MS, max(1, round(timeout * 1000)))
         curl.setopt(pycurl.HEADERFUNCTION, headers)
         curl.setopt(pycurl.WRITEFUNCTION, _discard)
+        if connect_to is not None:
+            curl.setopt(pycurl.CONNECT_TO, [connect_to])
         if not verify_tls:
             curl.setopt(pycurl.SSL_VERIFYPEER, 0)
             curl.setopt(pycurl.SSL_VERIFYHOST, 0)
@@ -208,12 +232,14 @@ def probe(
             message = str(exc.args[1]) if len(exc.args) > 1 else ""
             return None, _classify(code, message, int(curl.getinfo(pycurl.OS_ERRNO)))
 
-        namelookup = int(curl.getinfo(pycurl.NAMELOOKUP_TIME_T))
-        connect = int(curl.getinfo(pycurl.CONNECT_TIME_T))
+        # With a pinned address our own lookup came first: shift libcurl's cumulative times.
+        namelookup = dns_us + int(curl.getinfo(pycurl.NAMELOOKUP_TIME_T))
+        connect = dns_us + int(curl.getinfo(pycurl.CONNECT_TIME_T))
         appconnect = int(curl.getinfo(pycurl.APPCONNECT_TIME_T))
-        pretransfer = int(curl.getinfo(pycurl.PRETRANSFER_TIME_T))
-        starttransfer = int(curl.getinfo(pycurl.STARTTRANSFER_TIME_T))
-        total = int(curl.getinfo(pycurl.TOTAL_TIME_T))
+        appconnect = dns_us + appconnect if appconnect else 0
+        pretransfer = dns_us + int(curl.getinfo(pycurl.PRETRANSFER_TIME_T))
+        starttransfer = dns_us + int(curl.getinfo(pycurl.STARTTRANSFER_TIME_T))
+        total = dns_us + int(curl.getinfo(pycurl.TOTAL_TIME_T))
         version = int(curl.getinfo(pycurl.INFO_HTTP_VERSION))
         status = int(curl.getinfo(pycurl.RESPONSE_CODE))
     finally:
@@ -239,6 +265,40 @@ def probe(
     return data, None
 
 
+def _pinned_address(url: str, policy: TargetPolicy) -> tuple[IPAddress, int, int] | TTFBError:
+    """(checked address, port, lookup microseconds), or the error that stops the probe."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return TTFBError(code="PROBE_FAILED", message="unusable URL: the port is out of range")
+    host = parts.hostname or ""
+    started = time.perf_counter_ns()
+    addresses = resolve(host, port)
+    dns_us = (time.perf_counter_ns() - started) // 1000
+    if not addresses:
+        return TTFBError(code="DNS_FAILURE", message=f"the host {host!r} does not resolve")
+    refused = [a for a in addresses if not policy.allows_address(a)]
+    if refused:
+        return TTFBError(
+            code="TARGET_REFUSED",
+            message=f"{host!r} resolves to {refused[0]}, an address this server does not test",
+        )
+    return addresses[0], port, dns_us
+
+
+def location_result(
+    location_id: str, location_name: str, data: TTFBData | None, error: TTFBError | None
+) -> TTFBLocationResult:
+    return TTFBLocationResult(
+        location_id=location_id,
+        location_name=location_name,
+        status=TTFBStatus.SUCCESS if error is None else TTFBStatus.FAILED,
+        data=data,
+        error=error,
+    )
+
+
 def _check_url(url: str) -> None:
     try:
         _PAGE_URL.validate_python(url)
@@ -253,6 +313,7 @@ def run_ttfb(
     *,
     timeout: float = 30.0,
     vantage: str = "local",
+    policy: TargetPolicy | None = None,
 ) -> TTFBResult:
     """A TTFB test of ``url`` for every location of ``region``, probed one after another.
 
@@ -271,14 +332,6 @@ def run_ttfb(
         raise InvalidInputError(f"timeout: must be a positive number of seconds, got {timeout!r}")
     results: list[TTFBLocationResult] = []
     for location in catalog_region.locations:
-        data, error = probe(url, timeout=timeout)
-        results.append(
-            TTFBLocationResult(
-                location_id=location.id,
-                location_name=location.name,
-                status=TTFBStatus.SUCCESS if error is None else TTFBStatus.FAILED,
-                data=data,
-                error=error,
-            )
-        )
+        data, error = probe(url, timeout=timeout, policy=policy)
+        results.append(location_result(location.id, location.name, data, error))
     return TTFBResult(url=url, region=catalog_region.id, result=results, vantage=vantage)

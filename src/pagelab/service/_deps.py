@@ -10,9 +10,11 @@ from fastapi import Depends, Request, Response, Security
 from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ValidationError
 
+from pagelab._exceptions import InvalidInputError
 from pagelab.store import Account, find_account_by_key
 
 from ._errors import ApiProblem, validation_message
+from ._server import MAX_BODY_BYTES
 from ._state import ReportKind, Services
 
 __all__ = [
@@ -23,14 +25,12 @@ __all__ = [
     "LinksDep",
     "OptionalAccountDep",
     "ServicesDep",
+    "check_targets",
     "json_body",
 ]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
-#: Bodies larger than this are refused before parsing (the largest valid batch is far
-#: smaller).
-MAX_BODY_BYTES = 1 << 20
 
 API_KEY_HEADER = APIKeyHeader(
     name="X-API-KEY",
@@ -109,14 +109,10 @@ def json_body(model: type[ModelT]) -> Callable[..., Awaitable[ModelT]]:
     """
 
     async def read_body(request: Request, account: AccountDep) -> ModelT:
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        # BufferedBodyMiddleware has read the body already (bounded in size and time).
+        if request.scope.get("state", {}).get("body_too_large"):
             raise ApiProblem(400, f"body: larger than {MAX_BODY_BYTES} bytes")
-        raw = bytearray()
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > MAX_BODY_BYTES:
-                raise ApiProblem(400, f"body: larger than {MAX_BODY_BYTES} bytes")
+        raw = await request.body()
         if not raw.strip():
             raise ApiProblem(400, "body: missing; send a JSON object")
         try:
@@ -161,3 +157,15 @@ def get_links(request: Request, services: ServicesDep) -> LinkBuilder:
 
 
 LinksDep = Annotated[LinkBuilder, Depends(get_links)]
+
+
+def check_targets(services: Services, urls: list[str], *, field: str) -> None:
+    """400 unless every URL's host resolves to addresses the server's policy allows (the
+    SSRF guard, before anything is charged). Blocking (DNS): call from a sync route."""
+    policy = services.settings.target_policy
+    if not policy.restricts:
+        return
+    try:
+        policy.check_urls(urls, field=field)
+    except InvalidInputError as exc:
+        raise ApiProblem(400, str(exc)) from exc

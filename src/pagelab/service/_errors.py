@@ -31,7 +31,9 @@ ERROR_CODES: dict[int, tuple[str, str]] = {
     404: ("not_found", "Unknown, expired or another account's id, or unknown resource"),
     405: ("method_not_allowed", "The path does not accept this method"),
     429: ("rate_limited", "Too many requests; retry after Retry-After seconds"),
+    408: ("request_timeout", "The request line, headers or body were not sent in time"),
     500: ("internal_error", "Unexpected server error"),
+    503: ("unavailable", "The server is at capacity; retry after Retry-After seconds"),
 }
 
 

@@ -7,8 +7,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["RateDecision", "RateLimiter"]
+__all__ = ["ConcurrencyGate", "RateDecision", "RateLimiter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,3 +78,35 @@ class RateLimiter:
             for caller, (tokens, at) in self._buckets.items()
             if tokens + (now - at) * self._rate < self.limit
         }
+
+
+class ConcurrencyGate:
+    """At most ``per_caller`` requests of one caller and ``total`` of all in progress.
+
+    Entering never waits: a request past either bound is refused at once (the caller is
+    told to retry), so slow work such as TTFB probes cannot pile up inside the server.
+    """
+
+    def __init__(self, *, per_caller: int, total: int) -> None:
+        self.per_caller = per_caller
+        self.total = total
+        self._active: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def enter(self, caller: str) -> Literal["ok", "caller", "total"]:
+        """``ok`` (then call :meth:`leave`), or which bound is reached."""
+        with self._lock:
+            if sum(self._active.values()) >= self.total:
+                return "total"
+            if self._active.get(caller, 0) >= self.per_caller:
+                return "caller"
+            self._active[caller] = self._active.get(caller, 0) + 1
+            return "ok"
+
+    def leave(self, caller: str) -> None:
+        with self._lock:
+            left = self._active.get(caller, 0) - 1
+            if left > 0:
+                self._active[caller] = left
+            else:
+                self._active.pop(caller, None)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from pagelab._exceptions import InvalidInputError
 from pagelab._paths import data_dir as default_data_dir
+from pagelab.engine import TargetPolicy, parse_networks
 from pagelab.store import DEFAULT_RETENTION
 
 __all__ = ["Settings"]
@@ -32,6 +34,27 @@ class Settings(BaseModel):
     public_url: str | None = None
     #: Per-location timeout of a TTFB probe, in seconds.
     ttfb_timeout: float = Field(default=30.0, gt=0)
+    #: A TTFB request answers within this many seconds, whatever its probes do (probes
+    #: still running then count as ``TIMEOUT`` results).
+    ttfb_deadline: float = Field(default=35.0, gt=0)
+    #: TTFB requests in progress at once: per account (429 past it) and in all (503).
+    ttfb_concurrency_per_account: int = Field(default=2, ge=1)
+    ttfb_concurrency: int = Field(default=8, ge=1)
+    #: Targets (SSRF guard, docs/security.md): by default a test may not reach loopback,
+    #: private, link-local, unique-local, multicast, reserved, CGNAT or metadata addresses.
+    #: ``allow_private_targets`` allows every address; ``allowed_targets`` re-opens CIDRs.
+    allow_private_targets: bool = False
+    allowed_targets: tuple[str, ...] = ()
+    #: Slow clients: seconds to send the request line and headers, then the body.
+    header_timeout: float = Field(default=10.0, gt=0)
+    body_timeout: float = Field(default=30.0, gt=0)
+    #: Open connections served at once (503 past it; keep under the process's fd limit).
+    max_connections: int = Field(default=512, ge=1)
+    #: SQLite connections open at once (requests wait for one beyond this).
+    max_db_connections: int = Field(default=16, ge=1)
+    #: Host names ``report_url`` may be built from when ``public_url`` is unset; a request
+    #: with another ``Host`` gets links to the first entry. Empty: the listen address.
+    trusted_hosts: tuple[str, ...] = ()
     #: How often the worker looks for queued tests it was not told about, and deletes
     #: expired tests, in seconds.
     poll_interval: float = Field(default=2.0, gt=0)
@@ -39,3 +62,20 @@ class Settings(BaseModel):
     #: How long a clean shutdown waits for the running test before leaving it to the next
     #: start, in seconds.
     shutdown_timeout: float = Field(default=30.0, ge=0)
+
+    @field_validator("allowed_targets")
+    @classmethod
+    def _valid_networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        try:
+            parse_networks(value)
+        except InvalidInputError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @property
+    def target_policy(self) -> TargetPolicy:
+        """The policy every test of this server runs under (it travels with the test)."""
+        return TargetPolicy(
+            allow_private=self.allow_private_targets,
+            allowed=parse_networks(self.allowed_targets),
+        )

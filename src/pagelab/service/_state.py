@@ -8,17 +8,21 @@ import hmac
 import sqlite3
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
 
+from pagelab.catalog import TTFB_REGIONS
 from pagelab.store import Store, service_secret, transaction
 
-from ._ratelimit import RateLimiter
+from ._ratelimit import ConcurrencyGate, RateLimiter
 from ._settings import Settings
 
 __all__ = ["ConnectionPool", "ReportLinks", "Services"]
+
+_MAX_REGION_SIZE = max(len(region.locations) for region in TTFB_REGIONS.values())
 
 
 class ConnectionPool:
@@ -26,33 +30,40 @@ class ConnectionPool:
 
     Opening a store connection runs the migration check under a write lock, too costly
     per request. Idle connections are kept (up to ``max_idle``); a request borrows one for
-    its duration. SQLite serialises writers itself (WAL, busy timeout).
+    its duration. At most ``max_open`` are open at once (each holds file descriptors for
+    the database, its WAL and shared memory): a borrower past that waits. SQLite
+    serialises writers itself (WAL, busy timeout).
     """
 
-    def __init__(self, store: Store, *, max_idle: int = 8) -> None:
+    def __init__(self, store: Store, *, max_idle: int = 8, max_open: int = 16) -> None:
         self._store = store
-        self._max_idle = max_idle
+        self._max_idle = min(max_idle, max_open)
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._open = threading.BoundedSemaphore(max_open)
         self._closed = False
 
     @contextmanager
     def connection(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            conn = self._store.connect()
+        self._open.acquire()
         try:
-            yield conn
-        finally:
-            if conn.in_transaction:  # an error escaped a transaction block
-                conn.rollback()
             with self._lock:
-                keep = not self._closed and len(self._idle) < self._max_idle
-                if keep:
-                    self._idle.append(conn)
-            if not keep:
-                conn.close()
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                conn = self._store.connect()
+            try:
+                yield conn
+            finally:
+                if conn.in_transaction:  # an error escaped a transaction block
+                    conn.rollback()
+                with self._lock:
+                    keep = not self._closed and len(self._idle) < self._max_idle
+                    if keep:
+                        self._idle.append(conn)
+                if not keep:
+                    conn.close()
+        finally:
+            self._open.release()
 
     def close(self) -> None:
         with self._lock:
@@ -101,11 +112,15 @@ class Services:
     links: ReportLinks
     #: Set by the creation endpoints so the worker starts at once instead of at its next poll.
     work_available: threading.Event
+    #: TTFB tests in progress (per account and in all), and the threads their probes use:
+    #: never the request thread pool.
+    ttfb_gate: ConcurrencyGate
+    ttfb_executor: ThreadPoolExecutor
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
         store = Store(settings.data_dir, retention=settings.retention)
-        pool = ConnectionPool(store)
+        pool = ConnectionPool(store, max_open=settings.max_db_connections)
         with pool.connection() as conn, transaction(conn, immediate=True):
             secret = service_secret(conn, "report-links")
         return cls(
@@ -115,7 +130,16 @@ class Services:
             limiter=RateLimiter(settings.rate_limit_per_minute),
             links=ReportLinks(secret),
             work_available=threading.Event(),
+            ttfb_gate=ConcurrencyGate(
+                per_caller=settings.ttfb_concurrency_per_account, total=settings.ttfb_concurrency
+            ),
+            # Each TTFB test probes its region's locations at once.
+            ttfb_executor=ThreadPoolExecutor(
+                max_workers=settings.ttfb_concurrency * _MAX_REGION_SIZE,
+                thread_name_prefix="pagelab-ttfb",
+            ),
         )
 
     def close(self) -> None:
+        self.ttfb_executor.shutdown(wait=False, cancel_futures=True)
         self.pool.close()

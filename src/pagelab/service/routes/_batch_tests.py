@@ -22,6 +22,7 @@ from .._deps import (
     ConnectionDep,
     LinksDep,
     ServicesDep,
+    check_targets,
     json_body,
     request_body_schema,
 )
@@ -60,6 +61,7 @@ def create_lighthouse_batch_test(
         plan = plan_batch(body.urls, body.devices, body.locations, body.batch_type)
     except InvalidInputError as exc:
         raise ApiProblem(400, str(exc)) from exc
+    check_targets(services, plan.urls, field="urls")
     with transaction(conn, immediate=True):
         paid = charge_credits(conn, account.id, "lighthouse", len(plan.items))
         if paid is None:

@@ -26,6 +26,7 @@ from .._deps import (
     ConnectionDep,
     LinksDep,
     ServicesDep,
+    check_targets,
     json_body,
     request_body_schema,
 )
@@ -58,6 +59,7 @@ def create_lighthouse_test(
     links: LinksDep,
     body: Annotated[LighthouseTestRequest, Depends(json_body(LighthouseTestRequest))],
 ) -> TestReport:
+    check_targets(services, [body.url], field="url")
     # One immediate transaction: the credit check, the charge and the insert are atomic.
     with transaction(conn, immediate=True):
         paid = charge_credits(conn, account.id, "lighthouse", 1)

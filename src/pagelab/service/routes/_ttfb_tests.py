@@ -2,25 +2,42 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from typing import Annotated
 
 from fastapi import APIRouter, Depends
+from starlette.concurrency import run_in_threadpool
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.catalog import ttfb_region
-from pagelab.engine._ttfb import run_ttfb
-from pagelab.models import TTFBResult, TTFBTestRequest
+from pagelab.engine._ttfb import location_result, probe
+from pagelab.models import TTFBError, TTFBResult, TTFBTestRequest
 from pagelab.store import charge_credits, refund_credits, transaction
 
-from .._deps import AccountDep, ConnectionDep, ServicesDep, json_body, request_body_schema
+from .._deps import AccountDep, ServicesDep, json_body, request_body_schema
 from .._errors import ApiProblem, error_responses
+from .._state import Services
 
 __all__ = ["router"]
 
 logger = logging.getLogger("pagelab.service")
 
 router = APIRouter(prefix="/v1/ttfb-tests", tags=["ttfb tests"])
+
+# What a client is told to wait when the TTFB bound is reached: about one probe's time.
+_RETRY_AFTER_S = 5
+
+
+def _charge(services: Services, account_id: str) -> list[bool] | None:
+    with services.pool.connection() as conn, transaction(conn, immediate=True):
+        return charge_credits(conn, account_id, "ttfb", 1)
+
+
+def _refund(services: Services, account_id: str, paid: list[bool]) -> None:
+    with services.pool.connection() as conn, transaction(conn, immediate=True):
+        refund_credits(conn, account_id, "ttfb", paid)
 
 
 @router.post(
@@ -29,34 +46,96 @@ router = APIRouter(prefix="/v1/ttfb-tests", tags=["ttfb tests"])
     summary="Run a TTFB test",
     description=(
         "Probes the URL once per location of the region (fresh connection and DNS lookup "
-        "each) and answers when all are done. Timings are in milliseconds. Takes one ttfb "
-        "credit. Every location is measured from this server (`vantage`)."
+        "each, all locations at once) and answers when all are done, or at the request's "
+        "deadline (probes still running then are `TIMEOUT` results). Timings are in "
+        "milliseconds. Takes one ttfb credit. Every location is measured from this server "
+        "(`vantage`). A caller with too many TTFB tests in progress gets 429, a server at "
+        "its bound 503, both with `Retry-After`."
     ),
-    responses=error_responses(400, 401, 402, 429),
+    responses=error_responses(400, 401, 402, 429, 503),
     openapi_extra=request_body_schema(TTFBTestRequest),
 )
-def create_ttfb_test(
+async def create_ttfb_test(
     services: ServicesDep,
-    conn: ConnectionDep,
     account: AccountDep,
     body: Annotated[TTFBTestRequest, Depends(json_body(TTFBTestRequest))],
 ) -> TTFBResult:
-    # A sync route: FastAPI runs it in a worker thread, so the probes (blocking libcurl
-    # calls) never stall the event loop.
+    # Async, and the probes run on the service's own bounded executor: waiting for a slow
+    # target never occupies the request thread pool that /healthz and the reads need.
+    settings = services.settings
     try:
-        ttfb_region(body.region)
+        region = ttfb_region(body.region)
     except InvalidInputError as exc:
         raise ApiProblem(400, str(exc)) from exc
-    with transaction(conn, immediate=True):
-        paid = charge_credits(conn, account.id, "ttfb", 1)
+    bound = services.ttfb_gate.enter(account.id)
+    if bound == "caller":
+        raise ApiProblem(
+            429,
+            f"at most {services.ttfb_gate.per_caller} TTFB tests of one key run at once; "
+            f"retry in {_RETRY_AFTER_S} s",
+            headers={"Retry-After": str(_RETRY_AFTER_S)},
+        )
+    if bound == "total":
+        raise ApiProblem(
+            503,
+            f"the server runs {services.ttfb_gate.total} TTFB tests already; "
+            f"retry in {_RETRY_AFTER_S} s",
+            headers={"Retry-After": str(_RETRY_AFTER_S)},
+        )
+    try:
+        loop = asyncio.get_running_loop()
+        policy = settings.target_policy
+        if policy.restricts:
+            try:
+                await asyncio.wait_for(
+                    loop.run_in_executor(
+                        services.ttfb_executor, lambda: policy.check_url(body.url)
+                    ),
+                    timeout=settings.ttfb_deadline,
+                )
+            except InvalidInputError as exc:
+                raise ApiProblem(400, str(exc)) from exc
+            except TimeoutError:
+                raise ApiProblem(400, "url: the host did not resolve in time") from None
+        paid = await run_in_threadpool(_charge, services, account.id)
         if paid is None:
             raise ApiProblem(402, "no ttfb credits left (see GET /v1/account/credits)")
-    try:
-        return run_ttfb(body.url, body.region, timeout=services.settings.ttfb_timeout)
-    except BaseException as exc:
-        # Not the caller's fault: give the credit back before answering.
-        with transaction(conn, immediate=True):
-            refund_credits(conn, account.id, "ttfb", paid)
-        if isinstance(exc, InvalidInputError):
-            raise ApiProblem(400, str(exc)) from exc
-        raise
+        try:
+            return await _probe_region(services, body.url, region.id)
+        except BaseException:
+            # Not the caller's fault: give the credit back before answering.
+            await run_in_threadpool(_refund, services, account.id, paid)
+            raise
+    finally:
+        services.ttfb_gate.leave(account.id)
+
+
+async def _probe_region(services: Services, url: str, region_id: str) -> TTFBResult:
+    settings = services.settings
+    region = ttfb_region(region_id)
+    loop = asyncio.get_running_loop()
+    deadline = time.monotonic() + settings.ttfb_deadline
+    timeout = min(settings.ttfb_timeout, settings.ttfb_deadline)
+    policy = settings.target_policy
+    futures = [
+        loop.run_in_executor(
+            services.ttfb_executor, lambda: probe(url, timeout=timeout, policy=policy)
+        )
+        for _ in region.locations
+    ]
+    # A little slack over libcurl's own timeout, which bounds each probe already.
+    await asyncio.wait(futures, timeout=max(0.0, deadline - time.monotonic()) + 1.0)
+    results = []
+    for location, future in zip(region.locations, futures, strict=True):
+        if future.done() and future.exception() is None:
+            data, error = future.result()
+        else:
+            future.cancel()
+            if future.done() and not future.cancelled() and future.exception() is not None:
+                logger.error("TTFB probe crashed", exc_info=future.exception())
+            data, error = None, TTFBError(
+                code="TIMEOUT",
+                message=f"no answer within the request's {settings.ttfb_deadline:.0f} s",
+            )
+        results.append(location_result(location.id, location.name, data, error))
+    return TTFBResult(url=url, region=region.id, result=results, vantage="local")

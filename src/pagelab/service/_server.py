@@ -1,0 +1,165 @@
+"""Serving the app with uvicorn, hardened against slow and numerous clients.
+
+uvicorn times out idle keep-alive connections but not a client that sends half a request
+line and stops, and it reads bodies as slowly as they come. Here a connection has
+``header_timeout`` seconds to send its headers (again after every response), a request
+``body_timeout`` seconds to send its body, and connections past ``max_connections`` are
+closed at once, so neither file descriptors nor database connections can be held by
+clients that do not finish their requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import h11
+import uvicorn
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from pagelab.models import ErrorBody
+
+from ._settings import Settings
+
+__all__ = ["BufferedBodyMiddleware", "server_config"]
+
+logger = logging.getLogger("pagelab.service")
+
+#: Bodies larger than this are refused (the largest valid batch is far smaller).
+MAX_BODY_BYTES = 1 << 20
+
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class _GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a header deadline and a hard connection cap."""
+
+    header_timeout: float = 10.0
+    max_connections: int = 512
+    _header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.max_connections:
+            # Past the cap there is no request to answer 503 to yet: refuse the socket.
+            logger.warning("over %d connections: closing a new one", self.max_connections)
+            transport.close()
+            return
+        self._arm_header_timer()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is h11.IDLE:
+            self._arm_header_timer()  # a new request has begun, or may begin
+        else:
+            self._cancel_header_timer()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # The keep-alive timer guards an idle connection; once the client sends a byte
+        # uvicorn cancels it, so the next request's headers get their own deadline.
+        self._cancel_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_header_timer()
+        super().connection_lost(exc)
+
+    def _arm_header_timer(self) -> None:
+        if self._header_timer is None:
+            self._header_timer = self.loop.call_later(self.header_timeout, self._header_late)
+
+    def _cancel_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_late(self) -> None:
+        self._header_timer = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
+
+
+class BufferedBodyMiddleware:
+    """Reads a request's whole body, within ``timeout`` seconds and ``max_bytes``, before
+    the application sees the request.
+
+    So no route or dependency (a database connection above all) is held while a slow
+    client trickles its body in; a client that stops sending gets 408, one that hangs up
+    mid-body is a quiet log line. A body over ``max_bytes`` is not read further: the
+    request goes on with an empty body and ``scope["state"]["body_too_large"]`` set, so
+    authentication still answers first (401 before 400).
+    """
+
+    def __init__(self, app: ASGIApp, *, timeout: float, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in _BODY_METHODS:
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        too_large = False
+        try:
+            async with asyncio.timeout(self.timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        logger.info("%s %s: the client left before sending its body",
+                                    scope["method"], scope["path"])
+                        return
+                    chunk: bytes = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        too_large = True
+                        break
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            body = ErrorBody(code="request_timeout",
+                             message=f"body: not received within {self.timeout:g} s")
+            response = JSONResponse(body.model_dump(), status_code=408,
+                                    headers={"Connection": "close"})
+            await response(scope, receive, send)
+            return
+        if too_large:
+            scope.setdefault("state", {})["body_too_large"] = True
+            chunks = []
+        body_bytes = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body_bytes, "more_body": False}
+            return await receive()  # only a disconnect can come now
+
+        await self.app(scope, replay, send)
+
+
+def server_config(app: ASGIApp, settings: Settings, **options: Any) -> uvicorn.Config:
+    """The uvicorn configuration ``pagelab serve`` uses (tests serve the app with it too).
+
+    ``options`` go to :class:`uvicorn.Config` (``host``, ``port``, ``log_level``, ...).
+    """
+    protocol = type(
+        "PagelabH11Protocol",
+        (_GuardedH11Protocol,),
+        {"header_timeout": settings.header_timeout, "max_connections": settings.max_connections},
+    )
+    defaults: dict[str, Any] = {
+        "http": protocol,
+        "limit_concurrency": settings.max_connections,
+        # Behind a proxy set --public-url; the forwarded headers are not trusted blindly.
+        "proxy_headers": False,
+        "server_header": False,
+        "lifespan": "on",
+    }
+    return uvicorn.Config(app, **{**defaults, **options})
