@@ -13,12 +13,16 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from live_server import ServerProcess, run_cli
 
 import pagelab
 from pagelab import ApiRunner, LocalRunner, NotFoundError, Runner, TestReport, TestStatus
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 pytestmark = pytest.mark.engine
 
@@ -158,6 +162,12 @@ def test_real_reports_show_themselves(
         assert "pagelab-report" in batch_html
 
 
+def _save(ax: Axes, path: Path) -> None:
+    figure = ax.get_figure(root=True)
+    assert figure is not None
+    figure.savefig(path, dpi=110, bbox_inches="tight")
+
+
 def test_waterfall_and_filmstrip_pictures(local_run: tuple[LocalRunner, TestReport]) -> None:
     import matplotlib.pyplot as plt
 
@@ -167,12 +177,12 @@ def test_waterfall_and_filmstrip_pictures(local_run: tuple[LocalRunner, TestRepo
     ax = pagelab.plots.waterfall(lhr)
     labels = [tick.get_text() for tick in ax.get_yticklabels()]
     assert "hero.jpg" in labels
-    ax.figure.savefig(out / "waterfall-heavy.png", dpi=110, bbox_inches="tight")
+    _save(ax, out / "waterfall-heavy.png")
     # The frame gives the same picture as the LHR.
     ax2 = pagelab.plots.waterfall(pagelab.frames.requests(lhr))
     assert [t.get_text() for t in ax2.get_yticklabels()] == labels
     ax3 = pagelab.plots.filmstrip(runner.filmstrip(report))
-    ax3.figure.savefig(out / "filmstrip-heavy.png", dpi=110, bbox_inches="tight")
+    _save(ax3, out / "filmstrip-heavy.png")
     assert len(ax3.get_images()) >= 2
     plt.close("all")
     for name in ("waterfall-heavy.png", "filmstrip-heavy.png"):
