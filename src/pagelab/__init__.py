@@ -62,6 +62,7 @@ from .runners import ApiRunner, LocalRunner, Runner
 
 if TYPE_CHECKING:
     from . import budgets, frames, plots, stats, widgets
+    from ._measure import Results, measure
 
 __version__ = "0.1.0"
 
@@ -95,6 +96,7 @@ __all__ = [
     "NotFoundError",
     "PagelabError",
     "RateLimitedError",
+    "Results",
     "RetryPolicy",
     "Runner",
     "ServerError",
@@ -109,6 +111,7 @@ __all__ = [
     "budgets",
     "connect",
     "frames",
+    "measure",
     "metric",
     "plots",
     "stats",
@@ -118,7 +121,7 @@ __all__ = [
 # Submodules and names loaded on first access (PEP 562): pandas, matplotlib and ipywidgets
 # are paid for only by code that uses them.
 _LAZY_MODULES = frozenset({"budgets", "frames", "plots", "stats", "widgets"})
-_LAZY_NAMES: dict[str, str] = {}
+_LAZY_NAMES: dict[str, str] = {"Results": "._measure", "measure": "._measure"}
 
 
 def __getattr__(name: str) -> Any:
