@@ -13,7 +13,7 @@ from pagelab._exceptions import InvalidInputError, NotFoundError
 from pagelab.models import MAX_STRING_LENGTH, BatchItem, TestReport
 from pagelab.store import ARTIFACT_NAMES
 
-__all__ = ["RESOURCE_NAMES", "ReportRef", "ResourceReader", "decode_data_uri", "test_id_of"]
+__all__ = ["RESOURCE_NAMES", "ReportRef", "ResourceReader", "decode_data_uri", "report_test_id"]
 
 #: The resource names of ``GET /v1/lighthouse-tests/{id}/resources/{name}``.
 RESOURCE_NAMES: tuple[str, ...] = tuple(ARTIFACT_NAMES)
@@ -28,7 +28,7 @@ _WHEN_MISSING = {
 }
 
 
-def test_id_of(report: ReportRef) -> str:
+def report_test_id(report: ReportRef) -> str:
     """The test id of a report, a batch item or an id string."""
     if isinstance(report, TestReport | BatchItem):
         if report.id is None:
@@ -70,7 +70,7 @@ class ResourceReader:
             raise InvalidInputError(
                 f"unknown resource {str(name)[:100]!r} (one of {', '.join(RESOURCE_NAMES)})"
             )
-        return self._read_resource(test_id_of(report), name)
+        return self._read_resource(report_test_id(report), name)
 
     def resource(self, report: ReportRef, name: str) -> str:
         """One resource of a test as the API's string: ``lighthouse-json`` (LHR JSON text),
@@ -82,7 +82,7 @@ class ResourceReader:
         """
         text = self._optional(report, name)
         if text is None:
-            test_id = test_id_of(report)
+            test_id = report_test_id(report)
             reason = _WHEN_MISSING.get(name, "Lighthouse did not record one")
             raise NotFoundError(f"test {test_id} has no {name} ({reason})")
         return text
@@ -90,12 +90,13 @@ class ResourceReader:
     def lhr(self, report: ReportRef) -> dict[str, Any]:
         """The full Lighthouse result (LHR) of a successful test, parsed."""
         text = self.resource(report, "lighthouse-json")
+        what = f"the lighthouse-json of {report_test_id(report)}"
         try:
             parsed = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"the lighthouse-json of {test_id_of(report)} is not JSON") from exc
+            raise ValueError(f"{what} is not JSON") from exc
         if not isinstance(parsed, dict):
-            raise ValueError(f"the lighthouse-json of {test_id_of(report)} is not an object")
+            raise ValueError(f"{what} is not an object")
         return parsed
 
     def screenshot(self, report: ReportRef) -> bytes:
