@@ -1,3 +1,8 @@
-"""pytest-pagelab: performance budgets as pytest assertions (registered as ``pagelab``)."""
+"""pytest-pagelab: performance budgets as pytest assertions (registered as ``pagelab``).
 
-__all__: list[str] = []
+The hooks live in :mod:`pytest_pagelab.plugin`; see ``docs/pytest-plugin.md``.
+"""
+
+from ._state import BudgetWarning, EngineFailure
+
+__all__ = ["BudgetWarning", "EngineFailure"]

@@ -1,0 +1,305 @@
+"""The plugin's session state: settings, the runner, measuring with retry, checking budgets.
+
+pagelab (and so pandas) is imported here only inside functions: pytest loads the plugin in
+every session, and a suite that never measures pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from pagelab import Runner
+    from pagelab.budgets import Baseline, BudgetResult, Check, RegressionLimit
+
+__all__ = [
+    "DEFAULTS",
+    "SETTINGS",
+    "STATE_KEY",
+    "BudgetWarning",
+    "EngineFailure",
+    "PagelabState",
+    "RecordedOutcome",
+]
+
+#: Setting -> help; each is ``--pagelab-<name>`` on the command line and ``pagelab_<name>``
+#: in the ini file (the command line wins). ``api_key`` has no ini form: keep keys out of
+#: files (``PAGELAB_API_KEY``).
+SETTINGS: dict[str, str] = {
+    "runner": "local (the engine on this machine, default) or api (PAGELAB_API_URL)",
+    "api_url": "API server for --pagelab-runner=api (default $PAGELAB_API_URL)",
+    "api_key": "API key for --pagelab-runner=api (default $PAGELAB_API_KEY)",
+    "runs": "Lighthouse runs per checked cell (default 3)",
+    "aggregation": "how runs are aggregated: median (default), mean, p75, p90, min, max, "
+    "representative",
+    "results": "write every check and run to this JSON file",
+    "budgets": "budget file(s) to collect as tests (YAML/JSON: pagelab, Lighthouse CI "
+    "assertions or budget.json); repeatable",
+    "base_url": "base URL for relative page URLs in budget files",
+    "save_baseline": "save the aggregated results as a baseline JSON file",
+    "compare": "compare every measured cell with this baseline file",
+    "compare_fail": "regression limits against --pagelab-compare, e.g. "
+    "largest_contentful_paint:10%,performance_score:5",
+    "replay": "check budgets against runs saved earlier (a --pagelab-results JSON or a "
+    "wide-frame CSV) instead of measuring",
+}
+DEFAULTS: dict[str, str] = {"runner": "local", "runs": "3", "aggregation": "median"}
+_NO_INI = {"api_key"}
+
+STATE_KEY = pytest.StashKey["PagelabState"]()
+
+
+class BudgetWarning(UserWarning):
+    """A warn-level budget was missed (or a baseline does not quite fit)."""
+
+
+class EngineFailure(Exception):
+    """The engine crashed or timed out twice on one run: the page is not to blame, so the
+    test is reported as an error, not as a missed budget."""
+
+
+@dataclass
+class RecordedOutcome:
+    """What one test measured and checked, carried to the controller on the report."""
+
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def dumps(self) -> str:
+        return json.dumps({"checks": self.checks, "runs": self.runs, "warnings": self.warnings})
+
+
+class PagelabState:
+    """Settings and shared resources of one pytest session (one per xdist worker)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self._runner: Runner | None = None
+        self._replay: pd.DataFrame | None = None
+        self._baseline: Baseline | None = None
+        self._limits: dict[str, RegressionLimit] | None = None
+        #: Collected from every test's report (on the controller under xdist).
+        self.checks: list[dict[str, Any]] = []
+        self.run_records: list[dict[str, Any]] = []
+        self.warnings: list[str] = []
+        self.errors: list[dict[str, str]] = []
+
+    # -- settings ---------------------------------------------------------------------
+
+    def cli(self, name: str) -> Any:
+        """The command-line value of a setting, None when not given."""
+        return self.config.getoption(f"pagelab_{name}", None)
+
+    def setting(self, name: str, file_value: Any = None) -> Any:
+        """Command line, else ``file_value`` (a budget file's own), else ini, else default."""
+        value = self.cli(name)
+        if value is not None and value != []:
+            return value
+        if file_value is not None:
+            return file_value
+        if name not in _NO_INI:
+            ini = self.config.getini(f"pagelab_{name}")
+            if ini:
+                return ini
+        return DEFAULTS.get(name)
+
+    def runs(self, file_value: int | None = None) -> int:
+        raw = self.setting("runs", file_value)
+        try:
+            runs = int(raw)
+        except (TypeError, ValueError):
+            raise pytest.UsageError(
+                f"--pagelab-runs: expected a whole number, got {raw!r}"
+            ) from None
+        if not 1 <= runs <= 100:
+            raise pytest.UsageError(f"--pagelab-runs: must be from 1 to 100, got {runs}")
+        return runs
+
+    def aggregation(self, file_value: str | None = None) -> str:
+        from pagelab.budgets import AGGREGATION_NAMES
+
+        value = str(self.setting("aggregation", file_value))
+        if value not in AGGREGATION_NAMES:
+            raise pytest.UsageError(
+                f"--pagelab-aggregation: unknown {value!r}; valid: {', '.join(AGGREGATION_NAMES)}"
+            )
+        return value
+
+    def budget_paths(self) -> list[Path]:
+        given = self.cli("budgets") or []
+        if not given:
+            given = list(self.config.getini("pagelab_budgets") or [])
+        return [Path(p).resolve() for p in given]
+
+    def validate(self) -> None:
+        """Check the settings that need no pagelab import; the rest on first use."""
+        runner = self.setting("runner")
+        if runner not in ("local", "api"):
+            raise pytest.UsageError(f"--pagelab-runner: expected local or api, got {runner!r}")
+        self.runs()
+        if self.setting("aggregation") != DEFAULTS["aggregation"]:
+            self.aggregation()
+        if self.setting("compare_fail") and not self.setting("compare"):
+            raise pytest.UsageError("--pagelab-compare-fail needs --pagelab-compare=BASELINE")
+        if self.setting("compare_fail"):
+            self.regression_limits()
+        if self.setting("compare"):
+            self.baseline()
+
+    # -- shared resources -------------------------------------------------------------
+
+    def runner(self) -> Runner:
+        if self._runner is None:
+            import pagelab
+
+            if self.setting("runner") == "api":
+                self._runner = pagelab.ApiRunner(
+                    self.setting("api_url") or os.environ.get("PAGELAB_API_URL"),
+                    self.setting("api_key") or os.environ.get("PAGELAB_API_KEY"),
+                )
+            else:
+                self._runner = pagelab.LocalRunner()
+        return self._runner
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+    def replay(self) -> pd.DataFrame | None:
+        path = self.setting("replay")
+        if path is None:
+            return None
+        if self._replay is None:
+            from pagelab import InvalidInputError
+            from pagelab.budgets import load_runs
+
+            try:
+                self._replay = load_runs(path)
+            except InvalidInputError as exc:
+                raise pytest.UsageError(f"--pagelab-replay: {exc}") from exc
+        return self._replay
+
+    def baseline(self) -> Baseline | None:
+        path = self.setting("compare")
+        if path is None:
+            return None
+        if self._baseline is None:
+            from pagelab import InvalidInputError
+            from pagelab.budgets import load_baseline
+
+            try:
+                self._baseline = load_baseline(path)
+            except InvalidInputError as exc:
+                raise pytest.UsageError(f"--pagelab-compare: {exc}") from exc
+        return self._baseline
+
+    def regression_limits(self) -> dict[str, RegressionLimit]:
+        if self._limits is None:
+            from pagelab import InvalidInputError
+            from pagelab.budgets import parse_regression_limits
+
+            text = self.setting("compare_fail") or ""
+            try:
+                self._limits = parse_regression_limits(text)
+            except InvalidInputError as exc:
+                raise pytest.UsageError(f"--pagelab-compare-fail: {exc}") from exc
+        return self._limits
+
+    # -- measuring --------------------------------------------------------------------
+
+    def measure(
+        self,
+        urls: Sequence[str],
+        devices: Sequence[str],
+        locations: Sequence[str],
+        config: Mapping[str, Any] | None,
+        runs: int,
+    ) -> pd.DataFrame:
+        """The wide frame of ``runs`` runs per cell (from the replay file when set).
+
+        An engine failure (crash, timeout) is retried once; a second one raises
+        :class:`EngineFailure`.
+        """
+        replay = self.replay()
+        if replay is not None:
+            return _select(replay, urls, devices, locations, self.setting("replay"))
+        from ._measure import measure_cells
+
+        return measure_cells(self.runner(), urls, devices, locations, config, runs)
+
+    # -- checking ---------------------------------------------------------------------
+
+    def check(
+        self,
+        frame: pd.DataFrame,
+        checks: Sequence[Check],
+        outcome: RecordedOutcome,
+        *,
+        aggregation: str,
+        only_cell: tuple[str, str, str] | None = None,
+    ) -> list[str]:
+        """Evaluate ``checks`` (and the baseline) on ``frame``; record everything in
+        ``outcome``; warn for warn-level misses; return the failure lines."""
+        from pagelab.budgets import compare_baseline, evaluate, run_failures, runs_to_records
+
+        outcome.runs.extend(runs_to_records(frame))
+        failures: list[str] = []
+        for (url, device, location), codes in run_failures(frame).items():
+            if only_cell is None or (url, device, location) == only_cell:
+                counted = ", ".join(f"{c} x{codes.count(c)}" if codes.count(c) > 1 else c
+                                    for c in sorted(set(codes)))
+                failures.append(f"page failed to load: {device}/{location} {url}: {counted}")
+        results: list[BudgetResult] = evaluate(checks, frame, aggregation=aggregation)
+        baseline = self.baseline()
+        if baseline is not None:
+            comparison = compare_baseline(baseline, frame, self.regression_limits())
+            results.extend(comparison.results)
+            outcome.warnings.extend(comparison.warnings)
+        if only_cell is not None:
+            results = [r for r in results if (r.url, r.device, r.location) == only_cell]
+        for result in results:
+            outcome.checks.append(result.to_dict())
+            if not result.passed:
+                if result.level == "error":
+                    failures.append(result.message)
+                else:
+                    warnings.warn(BudgetWarning(result.message), stacklevel=3)
+        return failures
+
+
+def _select(
+    frame: pd.DataFrame,
+    urls: Sequence[str],
+    devices: Sequence[str],
+    locations: Sequence[str],
+    source: str,
+) -> pd.DataFrame:
+    chosen = frame[
+        frame["url"].astype(str).isin(list(urls))
+        & frame["device"].astype(str).isin(list(devices))
+        & frame["location"].astype(str).isin(list(locations))
+    ]
+    for url in urls:
+        for device in devices:
+            for location in locations:
+                cell = chosen[(chosen["url"].astype(str) == url)
+                              & (chosen["device"].astype(str) == device)
+                              & (chosen["location"].astype(str) == location)]
+                if cell.empty:
+                    pytest.fail(
+                        f"no recorded runs for {device}/{location} {url} in {source}",
+                        pytrace=False,
+                    )
+    return chosen.reset_index(drop=True)

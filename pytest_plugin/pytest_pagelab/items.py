@@ -1,0 +1,190 @@
+"""Budget files as tests: one item per page URL x device x location.
+
+Files are collected when named like ``budgets.yaml`` / ``*.budgets.yaml`` (``.yml``,
+``.json``; the ini ``pagelab_budget_files`` changes the patterns) or given with
+``--pagelab-budgets`` (any name, e.g. ``lighthouserc.json`` or ``budget.json``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ._state import STATE_KEY, EngineFailure, PagelabState, RecordedOutcome
+
+if TYPE_CHECKING:
+    from _pytest._code.code import ExceptionInfo, TerminalRepr
+
+    from pagelab.budgets import BudgetFile, Check
+
+__all__ = [
+    "DEFAULT_PATTERNS",
+    "BudgetFileCollector",
+    "BudgetItem",
+    "collect_explicit_files",
+    "is_budget_file",
+]
+
+#: File names collected as budget files unless the ini sets ``pagelab_budget_files``.
+DEFAULT_PATTERNS = (
+    "budgets.yaml", "budgets.yml", "budgets.json",
+    "*.budgets.yaml", "*.budgets.yml", "*.budgets.json",
+)
+
+
+class BudgetFileError(Exception):
+    """A budget file that cannot be read or mapped: shown as one line, not a traceback."""
+
+
+class BudgetMiss(Exception):
+    """An error-level budget was missed or the page failed to load: one line per miss."""
+
+
+def _patterns(config: pytest.Config) -> list[str]:
+    try:
+        patterns = list(config.getini("pagelab_budget_files"))
+    except ValueError:
+        patterns = []
+    return patterns or list(DEFAULT_PATTERNS)
+
+
+def is_budget_file(state: PagelabState, path: Path) -> bool:
+    if path.resolve() in state.budget_paths():
+        return True
+    return any(fnmatch.fnmatchcase(path.name, p) for p in _patterns(state.config))
+
+
+def collect_explicit_files(session: pytest.Session, items: list[pytest.Item]) -> list[pytest.Item]:
+    """Items of ``--pagelab-budgets`` files that the normal collection did not reach."""
+    state: PagelabState = session.config.stash[STATE_KEY]
+    seen = {Path(item.path).resolve() for item in items if isinstance(item, BudgetItem)}
+    added: list[pytest.Item] = []
+    for path in state.budget_paths():
+        if path in seen:
+            continue
+        if not path.is_file():
+            raise pytest.UsageError(f"--pagelab-budgets: {path}: no such file")
+        collector = BudgetFileCollector.from_parent(session, path=path)
+        added.extend(_collect_items(collector))
+    return added
+
+
+def _collect_items(collector: BudgetFileCollector) -> Iterator[pytest.Item]:
+    try:
+        nodes = list(collector.collect())
+    except BudgetFileError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    for node in nodes:
+        if isinstance(node, pytest.Item):
+            yield node
+
+
+class BudgetFileCollector(pytest.File):
+    """A budget file: pagelab YAML/JSON, Lighthouse CI assertions or budget.json."""
+
+    def _budget_file(self) -> BudgetFile:
+        from pagelab import InvalidInputError
+        from pagelab.budgets import load_budgets
+
+        try:
+            return load_budgets(self.path)
+        except InvalidInputError as exc:
+            raise BudgetFileError(str(exc)) from exc
+
+    def collect(self) -> Iterable[pytest.Item]:
+        state: PagelabState = self.config.stash[STATE_KEY]
+        budget_file = self._budget_file()
+        base_url = state.setting("base_url", budget_file.base_url)
+        checks = budget_file.checks(base_url)
+        pages = [p for p in budget_file.pages if "*" not in p.url]
+        if not pages:
+            raise BudgetFileError(
+                f"{self.path}: no page to measure: paths with '*' only match pages measured "
+                "elsewhere; name pages (pages: [{url: ...}], ci.collect.url, or a budget.json "
+                "path without '*')"
+            )
+        for page in pages:
+            url = budget_file.page_url(page, base_url)
+            if "://" not in url:
+                raise BudgetFileError(
+                    f"{self.path}: page {page.url!r} is relative: set base_url in the file "
+                    "or --pagelab-base-url"
+                )
+            for device in page.devices or budget_file.devices:
+                for location in page.locations or budget_file.locations:
+                    yield BudgetItem.from_parent(
+                        self,
+                        name=f"{url}[{device.value}-{location.value}]",
+                        url=url,
+                        device=device.value,
+                        location=location.value,
+                        checks=checks,
+                        measure_config=(
+                            page.config if page.config is not None else budget_file.config
+                        ),
+                        runs=page.runs or budget_file.runs,
+                        aggregation=budget_file.aggregation,
+                    )
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
+        if isinstance(excinfo.value, BudgetFileError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class BudgetItem(pytest.Item):
+    """One page on one device from one location, checked against its file's budgets."""
+
+    def __init__(
+        self,
+        *,
+        url: str,
+        device: str,
+        location: str,
+        checks: list[Check],
+        measure_config: dict[str, Any] | None,
+        runs: int | None,
+        aggregation: str | None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        #: (url, device, location) this item measures.
+        self.cell = (url, device, location)
+        self.checks = checks
+        self.measure_config = measure_config
+        self.file_runs = runs
+        self.file_aggregation = aggregation
+
+    def runtest(self) -> None:
+        from .plugin import record_outcome
+
+        state: PagelabState = self.config.stash[STATE_KEY]
+        cell = self.cell
+        url, device, location = cell
+        frame = state.measure([url], [device], [location], self.measure_config,
+                              state.runs(self.file_runs))
+        outcome = RecordedOutcome()
+        failures = state.check(
+            frame, [c for c in self.checks if c.matches(*cell)], outcome,
+            aggregation=state.aggregation(self.file_aggregation), only_cell=cell,
+        )
+        record_outcome(self, outcome)
+        if failures:
+            raise BudgetMiss("\n".join(failures))
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
+        if isinstance(excinfo.value, BudgetMiss | EngineFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        url, device, location = self.cell
+        return self.path, None, f"budget: {device}/{location} {url}"
