@@ -1,0 +1,503 @@
+"""pagelab.stats on recorded real runs of the demo site (10 x /fast, 5 x /heavy, real engine;
+``tests/data/record_runs.py``) and on synthetic data where the truth is known."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pagelab
+from pagelab import InvalidInputError
+from pagelab.frames import COLUMNS, to_frame
+from pagelab.models import (
+    METRIC_NAMES,
+    Device,
+    LighthouseConfig,
+    LighthouseError,
+    Location,
+    Metrics,
+    TestReport,
+    TestStatus,
+)
+from pagelab.stats import (
+    AGGREGATIONS,
+    CELL,
+    compare,
+    describe,
+    history,
+    representative_run,
+    representative_runs,
+    summarize,
+)
+from pagelab.store import create_test, finish_test, transaction
+
+RUNS_CSV = Path(__file__).parent / "data" / "runs-demo.csv"
+FAST = "http://demo.test/fast"
+HEAVY = "http://demo.test/heavy"
+LCP, TBT, FCP, TTI = ("largest_contentful_paint", "total_blocking_time",
+                      "first_contentful_paint", "time_to_interactive")
+
+
+def load_runs() -> pd.DataFrame:
+    """The recorded wide frame with the wide frame's dtypes (CSV keeps only text)."""
+    frame = pd.read_csv(RUNS_CSV)
+    frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True)
+    return frame.astype(COLUMNS)
+
+
+@pytest.fixture(scope="module")
+def runs() -> pd.DataFrame:
+    return load_runs()
+
+
+def failed_report(url: str, *, engine: bool = False, offset: int = 0) -> TestReport:
+    code = "TIMEOUT" if engine else "ERRORED_DOCUMENT_REQUEST"
+    return TestReport(
+        id=f"lt_failed{offset}", url=url, device="mobile", location="us", status="failed",
+        created_at=1_790_000_000_000 + offset, error=LighthouseError(code=code, message="x"),
+    )
+
+
+@pytest.fixture(scope="module")
+def with_failures(runs: pd.DataFrame) -> pd.DataFrame:
+    """The recorded runs plus a cell whose every run failed and one failed fast run."""
+    extra = to_frame([
+        failed_report("http://demo.test/broken", offset=1),
+        failed_report("http://demo.test/broken", engine=True, offset=2),
+        failed_report(FAST, engine=True, offset=3),
+    ])
+    return pd.concat([runs, extra.astype(runs.dtypes.to_dict())], ignore_index=True)
+
+
+# -- recorded real runs ----------------------------------------------------------------------
+
+
+def test_recorded_runs_are_real_and_complete(runs: pd.DataFrame) -> None:
+    assert list(runs.columns) == list(COLUMNS)
+    assert runs.dtypes.to_dict() == {
+        name: pd.api.types.pandas_dtype(dtype) for name, dtype in COLUMNS.items()
+    }
+    assert runs["url"].value_counts().to_dict() == {FAST: 10, HEAVY: 5}
+    assert (runs["status"] == "success").all()
+    assert runs["lighthouse_version"].notna().all()
+
+
+def test_heavy_page_is_slower_than_fast_in_lcp_and_tbt(runs: pd.DataFrame) -> None:
+    # 5 runs each, as the issue asks: the first five fast runs against the five heavy ones.
+    five = runs[(runs["url"] == HEAVY) | (runs["run"] < 5)]
+    result = compare(five, "url", FAST, HEAVY).set_index("metric")
+    for name in (LCP, TBT):
+        row = result.loc[name]
+        assert row["verdict"] == "b is slower", row
+        assert row["n_a"] == row["n_b"] == 5
+        assert row["p_value"] < 0.05
+        assert 0 < row["ci_low"] <= row["diff"] <= row["ci_high"]
+        assert row["effect_size"] == 1.0  # every heavy run above every fast run
+        assert row["b_median"] > row["a_median"]
+    assert result.loc["performance_score", "verdict"] == "b scores lower"
+    assert result.loc["cumulative_layout_shift", "verdict"] == "no significant difference"
+    # FMP is always null from Lighthouse 13: no row unless asked for.
+    assert "first_meaningful_paint" not in result.index
+
+
+def test_fast_page_against_itself_shows_no_difference(runs: pd.DataFrame) -> None:
+    fast = runs[runs["url"] == FAST].copy()
+    fast["half"] = np.where(fast["run"] < 5, "first", "second")
+    result = compare(fast, "half", "first", "second")
+    assert len(result) == 8
+    assert (result["verdict"] == "no significant difference").all(), result
+    assert (result["n_a"] == 5).all()
+    assert (result["n_b"] == 5).all()
+    assert (result["p_value"] > 0.05).all()
+
+
+def test_too_few_runs_gives_no_p_value(runs: pd.DataFrame) -> None:
+    four = runs[runs["run"] < 4]
+    result = compare(four, "url", FAST, HEAVY, metrics=["LCP", "TBT"])
+    assert result["metric"].tolist() == [LCP, TBT]
+    assert (result["verdict"] == "too few runs (need 5 per side)").all()
+    assert result["p_value"].isna().all()
+    assert result["ci_low"].notna().all()  # the interval is still shown
+    assert (result["n_a"] == 4).all()
+
+
+def test_compare_columns_dtypes_and_relative_difference(runs: pd.DataFrame) -> None:
+    result = compare(runs, ["url", "device"], (FAST, "mobile"), (HEAVY, "mobile"))
+    assert list(result.columns) == [
+        "metric", "unit", "a_median", "b_median", "diff", "rel_diff", "ci_low", "ci_high",
+        "p_value", "effect_size", "n_a", "n_b", "verdict",
+    ]
+    assert str(result["metric"].dtype) == "category"
+    assert result["unit"].dtype == "string"
+    assert result["verdict"].dtype == "string"
+    assert result["n_a"].dtype == "int64"
+    lcp = result.set_index("metric").loc[LCP]
+    fast = runs.loc[runs["url"] == FAST, LCP]
+    heavy = runs.loc[runs["url"] == HEAVY, LCP]
+    assert lcp["a_median"] == fast.median()
+    assert lcp["b_median"] == heavy.median()
+    assert lcp["diff"] == pytest.approx(heavy.median() - fast.median())
+    assert lcp["rel_diff"] == pytest.approx(lcp["diff"] / fast.median() * 100)
+    assert lcp["unit"] == "ms"
+    # CLS is 0 on both pages: no relative difference from 0, no variation, no verdict.
+    cls = result.set_index("metric").loc["cumulative_layout_shift"]
+    assert np.isnan(cls["rel_diff"])
+    assert cls["diff"] == 0
+
+
+def test_compare_bad_input_names_the_choices(runs: pd.DataFrame) -> None:
+    with pytest.raises(InvalidInputError, match=r"by: the frame has no column 'page'.*url"):
+        compare(runs, "page", FAST, HEAVY)
+    with pytest.raises(InvalidInputError, match=r"a: no run has url = 'x'; valid: .*fast"):
+        compare(runs, "url", "x", HEAVY)
+    with pytest.raises(InvalidInputError, match=r"b: no run has device = 'tablet102'.*mobile"):
+        compare(runs, "device", "mobile", "tablet102")
+    with pytest.raises(InvalidInputError, match=r"unknown metric 'speed'.*largest_contentful"):
+        compare(runs, "url", FAST, HEAVY, metrics=["speed"])
+    with pytest.raises(InvalidInputError, match="a: expected a tuple"):
+        compare(runs, ["url", "device"], FAST, HEAVY)
+    with pytest.raises(InvalidInputError, match="the same runs"):
+        compare(runs, "url", FAST, FAST)
+    with pytest.raises(InvalidInputError, match="resamples"):
+        compare(runs, "url", FAST, HEAVY, resamples=0)
+    with pytest.raises(InvalidInputError, match="confidence"):
+        compare(runs, "url", FAST, HEAVY, confidence=95)
+    with pytest.raises(InvalidInputError, match="frame"):
+        compare([1, 2], "url", FAST, HEAVY)  # type: ignore[arg-type]
+
+
+# -- summarize / describe --------------------------------------------------------------------
+
+
+def test_summarize_columns_values_and_cv(runs: pd.DataFrame) -> None:
+    summary = summarize(runs)
+    # connection is empty in these runs (the device's default): not a grouping column.
+    assert list(summary.columns[:6]) == ["url", "device", "location", "runs", "failed",
+                                         "engine_failures"]
+    assert list(summary.columns[6:15]) == list(METRIC_NAMES)
+    assert list(summary.columns[15:24]) == [f"{name}_cv" for name in METRIC_NAMES]
+    assert list(summary.columns[24:]) == ["representative_id", "representative_report_url"]
+    assert summary["url"].tolist() == [FAST, HEAVY]
+    assert summary["runs"].tolist() == [10, 5]
+    assert summary["runs"].dtype == "int64"
+    assert summary["failed"].dtype == "int64"
+    assert summary[LCP].dtype == "float64"
+    assert summary[f"{LCP}_cv"].dtype == "float64"
+    assert summary["representative_id"].dtype == "string"
+    assert summary["device"].dtype == runs["device"].dtype
+    fast = runs.loc[runs["url"] == FAST, LCP]
+    assert summary.loc[0, LCP] == fast.median()
+    assert summary.loc[0, f"{LCP}_cv"] == pytest.approx(fast.std() / fast.mean() * 100)
+    assert 1 < summary.loc[0, f"{LCP}_cv"] < 20  # the fast page's bimodal LCP (issue 13)
+    assert summary.loc[0, "cumulative_layout_shift_cv"] == 0  # always 0: no variation
+    assert np.isnan(summary.loc[0, "first_meaningful_paint"])
+    assert np.isnan(summary.loc[0, "first_meaningful_paint_cv"])
+
+
+@pytest.mark.parametrize("agg", AGGREGATIONS)
+def test_every_aggregation(runs: pd.DataFrame, agg: str) -> None:
+    summary = summarize(runs, by="url", agg=agg, metrics="LCP")
+    heavy = runs.loc[runs["url"] == HEAVY, LCP]
+    expected = {
+        "median": heavy.median(), "mean": heavy.mean(), "p75": heavy.quantile(0.75),
+        "p90": heavy.quantile(0.9), "min": heavy.min(), "max": heavy.max(),
+        "representative": runs.loc[representative_run(runs[runs["url"] == HEAVY]), LCP],
+    }[agg]
+    assert summary.loc[1, LCP] == pytest.approx(expected)
+    assert list(summary.columns) == ["url", "runs", "failed", "engine_failures", LCP,
+                                     f"{LCP}_cv", "representative_id",
+                                     "representative_report_url"]
+
+
+def test_all_failed_cell_has_nan_values_and_no_representative(
+    with_failures: pd.DataFrame,
+) -> None:
+    summary = summarize(with_failures, by="url").set_index("url")
+    broken = summary.loc["http://demo.test/broken"]
+    assert (broken["runs"], broken["failed"], broken["engine_failures"]) == (2, 2, 1)
+    assert np.isnan(broken[LCP])
+    assert np.isnan(broken[f"{LCP}_cv"])
+    assert pd.isna(broken["representative_id"])
+    assert pd.isna(broken["representative_report_url"])
+    fast = summary.loc[FAST]
+    assert (fast["runs"], fast["failed"], fast["engine_failures"]) == (11, 1, 1)
+    # the failed run does not enter the statistics
+    assert fast[LCP] == with_failures.loc[with_failures["url"] == FAST, LCP].median()
+    picked = summarize(with_failures, by="url", agg="representative").set_index("url")
+    chosen = with_failures["id"] == picked.loc[FAST, "representative_id"]
+    assert picked.loc[FAST, LCP] == with_failures.loc[chosen, LCP].item()
+    assert np.isnan(picked.loc["http://demo.test/broken", LCP])
+
+    tidy = describe(with_failures, by="url")
+    dead = tidy[tidy["url"] == "http://demo.test/broken"]
+    assert len(dead) == len(METRIC_NAMES)
+    assert (dead["n"] == 0).all()
+    assert dead["median"].isna().all()
+    assert dead["cv"].isna().all()
+
+    reps = representative_runs(with_failures, "url")
+    assert reps["http://demo.test/broken"] is None
+    failed_only = with_failures[with_failures["url"] == "http://demo.test/broken"]
+    assert representative_run(failed_only) is None
+    assert representative_run(with_failures.iloc[0:0]) is None
+
+
+def test_describe_is_tidy(runs: pd.DataFrame) -> None:
+    tidy = describe(runs, metrics=["LCP", "performance_score", "CLS"])
+    assert list(tidy.columns) == ["url", "device", "location", "metric", "median", "mean",
+                                  "p75", "p90", "min", "max", "std", "cv", "n", "unit"]
+    assert len(tidy) == 6
+    assert tidy["metric"].tolist() == [LCP, "performance_score", "cumulative_layout_shift"] * 2
+    assert tidy["unit"].tolist() == ["ms", "score", "unitless"] * 2
+    assert tidy["n"].tolist() == [10, 10, 10, 5, 5, 5]
+    assert tidy["n"].dtype == "int64"
+    assert tidy["unit"].dtype == "string"
+    row = tidy[(tidy["url"] == HEAVY) & (tidy["metric"] == LCP)].iloc[0]
+    heavy = runs.loc[runs["url"] == HEAVY, LCP]
+    assert row["std"] == pytest.approx(heavy.std())
+    assert row["p90"] == pytest.approx(heavy.quantile(0.9))
+    assert row["cv"] == pytest.approx(heavy.std() / heavy.mean() * 100)
+    summary = summarize(runs, metrics="LCP")
+    assert summary[f"{LCP}_cv"].tolist() == pytest.approx(
+        tidy.loc[tidy["metric"] == LCP, "cv"].tolist()
+    )
+
+
+def test_grouping_defaults_and_bad_input(runs: pd.DataFrame) -> None:
+    assert CELL == ("url", "device", "location", "connection")
+    whole = summarize(runs, by=[])
+    assert len(whole) == 1
+    assert whole.loc[0, "runs"] == 15
+    assert len(summarize(runs.iloc[0:0])) == 0
+    with pytest.raises(InvalidInputError, match="agg: unknown 'p99'; valid: median"):
+        summarize(runs, agg="p99")
+    with pytest.raises(InvalidInputError, match="by: the frame has no column 'page'"):
+        summarize(runs, by="page")
+    with pytest.raises(InvalidInputError, match="unknown metric 'XYZ'"):
+        describe(runs, metrics="XYZ")
+
+
+# -- representative run ----------------------------------------------------------------------
+
+
+def test_representative_run_is_lighthouses_choice_on_the_recorded_heavy_runs(
+    runs: pd.DataFrame,
+) -> None:
+    # Hand-checked. Heavy runs (FCP, TTI in ms):
+    #   row 1 (1343.2, 8144.2)  row 3 (908.6, 7757.6)  row 5 (1186.9, 7740.9)
+    #   row 7 (949.9, 7654.9)   row 9 (985.0, 7658.0)
+    # Medians: FCP 985.0 (row 9), TTI 7740.9 (row 5). Squared distances (ms^2): row 3
+    # 76.3^2 + 16.7^2 = 6 109, row 9 0 + 82.9^2 = 6 874, row 7 8 617, row 5 40 768, row 1
+    # 291 000. Lighthouse's computeMedianRun sorts by that sum: row 3. (A relative distance
+    # would pick row 9: 0.0001 against 0.006.)
+    heavy = runs[runs["url"] == HEAVY]
+    assert heavy.loc[[1, 3, 5, 7, 9], FCP].round(1).tolist() == [
+        1343.2, 908.6, 1186.9, 949.9, 985.0]
+    assert representative_run(heavy) == 3
+    summary = summarize(runs).set_index("url")
+    assert summary.loc[HEAVY, "representative_id"] == runs.loc[3, "id"]
+    assert summary.loc[HEAVY, "representative_report_url"] == runs.loc[3, "report_url"]
+    reps = representative_runs(runs, ["url", "device"])
+    assert reps.name == "representative"
+    assert reps.loc[(HEAVY, "mobile")] == 3
+    assert runs.loc[reps.dropna().tolist(), "id"].tolist() == summary["representative_id"].tolist()
+
+
+def _cell(fcp: list[float], tti: list[float], status: list[str] | None = None) -> pd.DataFrame:
+    return pd.DataFrame({
+        "status": status or ["success"] * len(fcp), FCP: fcp, TTI: tti,
+    }, index=[f"r{i}" for i in range(len(fcp))])
+
+
+@pytest.mark.parametrize(("fcp", "tti", "status", "expected"), [
+    # odd: the run at both medians
+    ([300, 100, 500, 200, 400], [300, 100, 500, 200, 400], None, "r0"),
+    # even (medians 300 / 300): 200 and 400 are equally close; the lower TTI wins
+    ([400, 200, 100, 500], [400, 200, 100, 500], None, "r1"),
+    # an FCP outlier does not pull the choice
+    ([100, 380, 9000, 420, 500], [100, 260, 300, 400, 500], None, "r1"),
+    # a TTI outlier neither
+    ([100, 200, 300, 390, 500], [100, 200, 9000, 310, 500], None, "r3"),
+    # identical runs: the earlier one
+    ([500, 500, 500], [900, 900, 900], None, "r0"),
+    # failed runs never count (the median is taken over successful runs only)
+    ([1, 300, 200, 400], [1, 300, 200, 400], ["failed", "success", "success", "success"],
+     "r1"),
+    # a run without TTI is left out while others have one (Lighthouse's filterToValidRuns)
+    ([300, 100, 500], [float("nan"), 100, 500], None, "r1"),
+    # no TTI at all: FCP alone
+    ([300, 100, 500], [float("nan")] * 3, None, "r0"),
+    # nothing successful: no representative
+    ([300, 100], [300, 100], ["failed", "failed"], None),
+])
+def test_representative_run_follows_compute_median_run(
+    fcp: list[float], tti: list[float], status: list[str] | None, expected: str | None
+) -> None:
+    assert representative_run(_cell(fcp, tti, status)) == expected
+
+
+# -- the bootstrap ---------------------------------------------------------------------------
+
+
+def _synthetic(n_a: int, n_b: int, seed: int, shift: float = 1.1) -> pd.DataFrame:
+    """Log-normal run times (median 1 000 ms for a, ``1000 * shift`` for b)."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "page": ["a"] * n_a + ["b"] * n_b,
+        "status": "success",
+        LCP: np.concatenate([1000 * rng.lognormal(0, 0.2, n_a),
+                             1000 * shift * rng.lognormal(0, 0.2, n_b)]),
+    })
+
+
+def test_bootstrap_interval_contains_the_true_difference() -> None:
+    true_diff = 1000 * 1.1 - 1000
+    result = compare(_synthetic(200, 200, seed=1), "page", "a", "b").iloc[0]
+    assert result["ci_low"] < true_diff < result["ci_high"]
+    assert result["verdict"] == "b is slower"
+    # Coverage over many data sets is near the nominal 90 %.
+    covered = 0
+    for seed in range(100):
+        row = compare(_synthetic(40, 40, seed=seed), "page", "a", "b", resamples=2000,
+                      confidence=0.9).iloc[0]
+        covered += row["ci_low"] <= true_diff <= row["ci_high"]
+    assert 0.8 <= covered / 100 <= 0.98, covered
+
+
+def test_same_seed_same_interval() -> None:
+    data = _synthetic(30, 25, seed=3)
+    first = compare(data, "page", "a", "b", seed=7)
+    assert first.equals(compare(data, "page", "a", "b", seed=7))
+    other = compare(data, "page", "a", "b", seed=8)
+    assert (first["ci_low"].iloc[0], first["ci_high"].iloc[0]) != (
+        other["ci_low"].iloc[0], other["ci_high"].iloc[0])
+    # An interval does not depend on which other metrics are compared alongside.
+    data["total_blocking_time"] = data[LCP] / 3
+    both = compare(data, "page", "a", "b", seed=7).set_index("metric")
+    assert both.loc[LCP, "ci_low"] == first["ci_low"].iloc[0]
+
+
+def test_resampled_medians_match_the_index_matrix_median() -> None:
+    # The exact sampler of the middle ranks draws from the same distribution as
+    # np.median(values[idx], axis=1) over a (resamples x n) index matrix.
+    from pagelab.stats import _bootstrap_median_ranks
+
+    draws = 100_000
+    for n in (2, 5, 6, 11):
+        lo, hi = _bootstrap_median_ranks(n, draws, np.random.default_rng(n))
+        assert ((lo >= 0) & (lo <= hi) & (hi < n)).all()
+        idx = np.sort(np.random.default_rng(100 + n).integers(0, n, (draws, n)), axis=1)
+        ours = np.bincount(lo * n + hi, minlength=n * n) / draws
+        reference = np.bincount(idx[:, (n - 1) // 2] * n + idx[:, n // 2], minlength=n * n)
+        assert np.abs(ours - reference / draws).max() < 0.01, n
+
+
+def test_cliffs_delta_and_significance_need_both_rules() -> None:
+    # Non-overlapping sides: delta -1 / +1; a shift much smaller than the noise: ~0.
+    data = _synthetic(50, 50, seed=5, shift=1.0)
+    row = compare(data, "page", "a", "b").iloc[0]
+    assert abs(row["effect_size"]) < 0.3
+    assert row["verdict"] == "no significant difference"
+    apart = pd.DataFrame({"page": ["a"] * 5 + ["b"] * 5, "status": "success",
+                          "performance_score": [50, 51, 52, 53, 54, 90, 91, 92, 93, 94]})
+    row = compare(apart, "page", "a", "b").iloc[0]
+    assert row["effect_size"] == 1.0
+    assert row["verdict"] == "b scores higher"
+    row = compare(apart, "page", "b", "a").iloc[0]
+    assert row["effect_size"] == -1.0
+    assert row["verdict"] == "b scores lower"
+    shifts = pd.DataFrame({"page": ["a"] * 6 + ["b"] * 6, "status": "success",
+                           "cumulative_layout_shift": [0.01] * 6 + [0.3] * 6})
+    assert compare(shifts, "page", "a", "b").loc[0, "verdict"] == "b is higher (worse)"
+
+
+# -- history ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def seeded_runner(tmp_path: Path, runs: pd.DataFrame) -> Iterator[pagelab.LocalRunner]:
+    """A LocalRunner store holding the recorded runs 16 times over (240 tests, one a minute,
+    the newest a minute ago), a desktop copy of the first 10 fast ones, and one failed test."""
+    runner = pagelab.LocalRunner(tmp_path / "history")
+    now = int(datetime.now(UTC).timestamp() * 1000)
+    rows = runs.to_dict("records")
+    with runner.store.connection() as conn, transaction(conn):
+        for i in range(240):
+            row = rows[i % len(rows)]
+            created = now - (240 - i) * 60_000
+            devices = [Device.MOBILE] + ([Device.DESKTOP] if i < 15 and row["url"] == FAST
+                                         else [])
+            for device in devices:
+                test_id = create_test(
+                    conn, url=row["url"], device=device, location=Location.US,
+                    config=LighthouseConfig(), retention=runner.store.retention,
+                    created_at=created,
+                )
+                finish_test(
+                    conn, test_id, status=TestStatus.SUCCESS, lighthouse_version="13.5.0",
+                    metrics=Metrics(**{n: None if pd.isna(row[n]) else row[n]
+                                       for n in METRIC_NAMES}),
+                    error=None, vantage="local", environment=None,
+                )
+        test_id = create_test(conn, url=FAST, device=Device.MOBILE, location=Location.DE,
+                              config=LighthouseConfig(), retention=runner.store.retention,
+                              created_at=now - 30_000)
+        finish_test(conn, test_id, status=TestStatus.FAILED, lighthouse_version="13.5.0",
+                    metrics=None, error=LighthouseError(code="TIMEOUT", message="x"),
+                    vantage="local", environment=None, engine_failure=True)
+    with runner:
+        yield runner
+
+
+def test_history_pages_through_and_filters(seeded_runner: pagelab.LocalRunner) -> None:
+    everything = history(seeded_runner)
+    assert len(everything) == 240 + 10 + 1  # three pages of 100
+    assert list(everything.columns) == list(COLUMNS)
+    assert everything["created_at"].is_monotonic_increasing
+    assert everything["id"].is_unique
+
+    mobile_fast = history(seeded_runner, url=FAST, device="mobile", location="us")
+    assert len(mobile_fast) == 160
+    assert set(mobile_fast["url"]) == {FAST}
+    assert set(mobile_fast["device"]) == {"mobile"}
+    assert len(history(seeded_runner, device=["desktop"])) == 10
+    assert len(history(seeded_runner, location="de")) == 1
+    assert len(history(seeded_runner, url=[FAST, HEAVY], location="us")) == 250
+
+    newest = history(seeded_runner, url=HEAVY, limit=7)
+    assert len(newest) == 7
+    all_heavy = history(seeded_runner, url=HEAVY)
+    assert newest["id"].tolist() == all_heavy["id"].tolist()[-7:]
+
+    since = everything["created_at"].iloc[-11].to_pydatetime()
+    until = everything["created_at"].iloc[-2].to_pydatetime()
+    window = history(seeded_runner, since=since, until=until)
+    assert window["created_at"].min() >= since
+    assert window["created_at"].max() <= until
+    assert len(window) == 10
+
+    summary = summarize(history(seeded_runner, location="us"), by=["url", "device"])
+    assert summary["runs"].tolist() == [160, 10, 80]
+    assert summarize(history(seeded_runner, location="de")).loc[0, "engine_failures"] == 1
+
+
+def test_history_bad_input(seeded_runner: pagelab.LocalRunner) -> None:
+    with pytest.raises(InvalidInputError, match="limit"):
+        history(seeded_runner, limit=0)
+    with pytest.raises(InvalidInputError, match="device: unknown 'watch'; valid: mobile"):
+        history(seeded_runner, device="watch")
+    with pytest.raises(InvalidInputError, match="location: unknown 'mars'"):
+        history(seeded_runner, location=["us", "mars"])
+    with pytest.raises(InvalidInputError, match="created_at_gte"):
+        history(seeded_runner, since="yesterday")  # type: ignore[arg-type]
+    assert len(history(seeded_runner, device="iphone7")) == 0  # the service's alias
+
+
+def test_stats_is_a_lazy_module() -> None:
+    assert pagelab.stats.summarize is summarize
+    assert "stats" in pagelab.__all__
