@@ -274,10 +274,8 @@ def summarize(
         out[f"{name}_cv"] = stats["cv"][name].to_numpy(dtype=float)
     for column, source in (("representative_id", "id"),
                            ("representative_report_url", "report_url")):
-        picked = [
-            None if p is None or source not in frame.columns else frame[source].iloc[p]
-            for p in chosen
-        ]
+        texts = frame[source].to_numpy(dtype=object) if source in frame.columns else None
+        picked = [None if p is None or texts is None else texts[p] for p in chosen]
         out[column] = pd.array([None if pd.isna(v) else str(v) for v in picked], dtype="string")
     return out
 
