@@ -105,6 +105,11 @@ def _log_config(level: str) -> dict[str, Any]:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from pagelab._extras import require
+
+    # The server is an extra: without it one line names `pip install 'pagelab[server]'`.
+    require("fastapi", "server")
+    require("uvicorn", "server")
     import uvicorn
 
     from pagelab.service import create_app, server_config

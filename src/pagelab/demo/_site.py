@@ -8,6 +8,7 @@ sends after it loaded, is recorded for tests to inspect.
 from __future__ import annotations
 
 import errno
+import importlib.util
 import io
 import ipaddress
 import json
@@ -31,6 +32,7 @@ from typing import Any, Self, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from .._exceptions import InvalidInputError
+from .._extras import require
 
 __all__ = [
     "PAGES",
@@ -487,6 +489,8 @@ class DemoServer:
         """Bind the port and serve in the background; raises if the port is in use."""
         if self._httpd is not None:
             raise RuntimeError("the demo server is already running")
+        if importlib.util.find_spec("PIL") is None:  # found without importing it (slow)
+            require("PIL", "demo")  # raises, naming `pip install 'pagelab[demo]'`
         self._recorder.stopping.clear()
         try:
             httpd = _HTTPServer((self._host, self._requested_port), self._recorder)
