@@ -1,0 +1,191 @@
+"""``pagelab batch``: repeated runs over a matrix, the summary per cell on stdout.
+
+Progress goes to stderr, the table to stdout, so ``pagelab batch ... > summary.txt`` keeps
+only the table. The runs happen on the service when ``PAGELAB_API_URL`` is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pagelab._exceptions import InvalidInputError
+from pagelab.models import METRICS, Connection, Device, Location
+
+from ._run import parse_config
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from pagelab import Results
+
+__all__ = ["register", "summary_table"]
+
+#: The metrics the table shows (all nine are in --out files), as in `pagelab demo`.
+_SHOWN = (
+    "performance_score", "first_contentful_paint", "largest_contentful_paint",
+    "total_blocking_time", "cumulative_layout_shift", "speed_index", "server_response_time",
+)
+
+#: --out suffixes, and the module each needs beyond the core (checked before any run, so a
+#: missing extra fails in a second, not after the whole matrix).
+_OUT_FORMATS: dict[str, tuple[str, str] | None] = {
+    ".csv": None,
+    ".json": None,
+    ".parquet": ("pyarrow", "notebook"),
+    ".xlsx": ("openpyxl", "notebook"),
+    ".html": ("matplotlib", "notebook"),
+}
+
+
+def register(subparsers: Any) -> None:
+    batch = subparsers.add_parser(
+        "batch",
+        help="run URLs x devices x locations x connections several times; print the summary",
+        description="Run every cell (URL x device x location x connection) --runs times, "
+        "interleaved, and print one row per cell: runs, failed runs and the aggregated "
+        "metrics. Uses the API service when PAGELAB_API_URL is set, else the local engine.",
+    )
+    batch.add_argument("urls", nargs="+", metavar="URL", help="absolute http(s) URLs")
+    batch.add_argument("--devices", default="mobile", metavar="IDS",
+                       help=f"comma-separated device ids (default mobile; of {', '.join(Device)})")
+    batch.add_argument("--locations", default="us", metavar="IDS",
+                       help="comma-separated location ids (default us; of "
+                       f"{', '.join(Location)})")
+    batch.add_argument("--connections", metavar="IDS",
+                       help="comma-separated connection ids (default: each device's own; of "
+                       f"{', '.join(Connection)})")
+    batch.add_argument("--runs", type=int, default=5, metavar="N",
+                       help="runs per cell (default 5)")
+    batch.add_argument("--agg", default="median", metavar="AGG",
+                       help="aggregation per cell: median (default), mean, p75, p90, min, max, "
+                       "representative")
+    batch.add_argument("--config", metavar="JSON",
+                       help='config object for every run, e.g. \'{"throttling_method": '
+                       '"applied"}\'')
+    batch.add_argument("--out", action="append", default=[], type=Path, metavar="PATH",
+                       help="also write the runs to PATH, by suffix: "
+                       f"{', '.join(_OUT_FORMATS)} (repeatable)")
+    batch.add_argument("--no-progress", dest="progress", action="store_false",
+                       help="no progress bar on stderr")
+    batch.set_defaults(handler=_batch)
+
+
+def _ids(text: str, option: str) -> list[str]:
+    ids = [part.strip() for part in text.split(",") if part.strip()]
+    if not ids:
+        raise InvalidInputError(f"{option}: give at least one id")
+    return ids
+
+
+def _check_outputs(paths: list[Path]) -> None:
+    from pagelab._extras import require
+
+    for path in paths:
+        suffix = path.suffix.lower()
+        if suffix not in _OUT_FORMATS:
+            raise InvalidInputError(
+                f"--out {path}: unknown suffix {path.suffix or '(none)'!r}; "
+                f"use one of {', '.join(_OUT_FORMATS)}"
+            )
+        if not path.resolve().parent.is_dir():
+            raise InvalidInputError(f"--out {path}: the directory {path.parent} does not exist")
+        needed = _OUT_FORMATS[suffix]
+        if needed is not None:
+            require(*needed)
+
+
+def _notes(results: Results, keys: list[str]) -> dict[tuple[str, ...], str]:
+    """Per cell with failed runs: how many, and their error codes (most frequent first)."""
+    frame = results.frame
+    failed = frame[frame["status"] == "failed"]
+    notes: dict[tuple[str, ...], str] = {}
+    runs = Counter(_key(row, keys) for row in frame[keys].itertuples(index=False))
+    codes: dict[tuple[str, ...], Counter[str]] = {}
+    for row in failed[[*keys, "error_code"]].itertuples(index=False):
+        codes.setdefault(_key(row[:-1], keys), Counter())[str(row[-1])] += 1
+    for key, counter in codes.items():
+        n_failed = sum(counter.values())
+        listed = ", ".join(code for code, _ in counter.most_common())
+        notes[key] = (f"failed: {listed}" if n_failed == runs[key]
+                      else f"{n_failed} failed: {listed}")
+    return notes
+
+
+def _key(values: Any, keys: list[str]) -> tuple[str, ...]:
+    import pandas as pd
+
+    return tuple("" if pd.isna(v) else str(v) for v in values)
+
+
+def summary_table(results: Results, agg: str = "median") -> pd.DataFrame:
+    """The printed table: the cell columns, ``runs``, ``failed``, the shown metrics under
+    their registry headers (``LCP (ms)``), and ``note`` naming failed runs' error codes.
+
+    A cell whose runs all failed stays in the table with its codes in ``note``."""
+    from pagelab.stats import CELL
+
+    summary = results.summary(agg=agg, metrics=list(_SHOWN))
+    keys = [c for c in CELL if c in summary.columns]
+    notes = _notes(results, keys)
+    table = summary[[*keys, "runs", "failed", *_SHOWN]].copy()
+    for key in keys:
+        table[key] = table[key].astype("string").fillna("default" if key == "connection"
+                                                         else "")
+    table["note"] = [
+        notes.get(_key(row, keys), "") for row in summary[keys].itertuples(index=False)
+    ]
+    return table.rename(columns={name: METRICS[name].header for name in _SHOWN})
+
+
+def _format(table: pd.DataFrame) -> str:
+    import pandas as pd
+
+    def formatter(name: str) -> Any:
+        return lambda value: METRICS[name].format(None if pd.isna(value) else value,
+                                                  unit=False)
+
+    formatters = {METRICS[name].header: formatter(name) for name in _SHOWN}
+    text: str = table.to_string(index=False, formatters=formatters, na_rep="-")
+    return text
+
+
+def _batch(args: argparse.Namespace) -> int:
+    import pagelab
+    from pagelab.stats import AGGREGATIONS
+
+    # Every argument is checked before the first run: a typo costs a second, not a matrix.
+    if args.agg not in AGGREGATIONS:
+        raise InvalidInputError(f"--agg: unknown {args.agg!r}; use one of "
+                                f"{', '.join(AGGREGATIONS)}")
+    if args.runs < 1:
+        raise InvalidInputError(f"--runs: must be at least 1, got {args.runs}")
+    _check_outputs(args.out)
+    results = pagelab.measure(
+        args.urls,
+        devices=_ids(args.devices, "--devices"),
+        locations=_ids(args.locations, "--locations"),
+        connections=None if args.connections is None else _ids(args.connections,
+                                                               "--connections"),
+        runs=args.runs,
+        config=parse_config(args.config),
+        progress=args.progress,
+    )
+    total = len(results)
+    if total == 0:
+        print("pagelab: interrupted before any run finished", file=sys.stderr)
+        return 130
+    print(_format(summary_table(results, args.agg)))
+    for path in args.out:
+        results.export(path)
+        print(f"pagelab: wrote {path}", file=sys.stderr)
+    if results.interrupted:
+        print(f"pagelab: interrupted; the table holds the {total} runs that finished",
+              file=sys.stderr)
+        return 130
+    failed = int((results.frame["status"] == "failed").sum())
+    # Exit 1 when nothing could be measured (every run failed), so scripts notice.
+    return 1 if failed == total else 0

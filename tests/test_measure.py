@@ -1,0 +1,189 @@
+"""pagelab.measure and Results: the matrix on the real engine against the demo site, and the
+planning, input checks and Results plumbing without it (recorded real runs)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import pagelab
+from pagelab import InvalidInputError, LocalRunner, Results, TestReport, measure
+from pagelab._measure import _cells, _units
+from pagelab.frames import COLUMNS
+from pagelab.models import BatchType
+from pagelab.store import run_timing
+
+RUNS_CSV = Path(__file__).parent / "data" / "runs-demo.csv"
+LCP, TBT = "largest_contentful_paint", "total_blocking_time"
+
+
+def load_runs() -> pd.DataFrame:
+    frame = pd.read_csv(RUNS_CSV)
+    frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True)
+    return frame.astype(COLUMNS)
+
+
+# -- without the engine ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"urls": "ftp://x/"}, "urls[0]: must be an absolute http"),
+        ({"urls": []}, "urls: give at least one value"),
+        ({"urls": "http://x/", "devices": ["mobile", "fridge"]}, "devices[1]: unknown 'fridge'"),
+        ({"urls": "http://x/", "locations": "mars"}, "locations[0]: unknown 'mars'"),
+        ({"urls": "http://x/", "connections": ["4g", "9g"]}, "connections[1]: unknown '9g'"),
+        ({"urls": "http://x/", "runs": 0}, "runs: expected a positive integer"),
+        ({"urls": "http://x/", "runs": True}, "runs: expected a positive integer"),
+        ({"urls": "http://x/", "config": {"video": "maybe"}}, "config.video"),
+        ({"urls": "http://x/", "progress": "yes"}, "progress: expected"),
+        ({"urls": "http://x/", "runner": object()}, "runner: expected a pagelab Runner"),
+    ],
+)
+def test_bad_input_is_refused_before_anything_runs(
+    kwargs: dict[str, Any], message: str, data_dir: Path
+) -> None:
+    with pytest.raises(InvalidInputError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        measure(**kwargs)
+    assert not data_dir.exists() or not LocalRunner(data_dir).list()
+
+
+def test_cells_are_url_major_and_connections_replace_the_config_one() -> None:
+    cells = _cells(["http://a/", "http://b/", "http://a/"], ["mobile", "iphone11"], "us",
+                   ["4g", "3g"], {"connection": "fiber", "video": True})
+    assert len(cells) == 2 * 2 * 2  # the repeated URL is one cell
+    assert [(c.url, c.device.value, c.config.connection) for c in cells[:4]] == [
+        ("http://a/", "mobile", "4g"), ("http://a/", "mobile", "3g"),
+        ("http://a/", "phone11", "4g"), ("http://a/", "phone11", "3g"),
+    ]
+    assert all(c.config.video for c in cells)
+    (default,) = _cells("http://a/", "mobile", "us", None, None)
+    assert default.config.connection is None  # the device's default connection
+
+
+def test_one_round_is_a_spec_batch_per_varied_dimension() -> None:
+    two_by_two = _units(_cells(["http://a/", "http://b/"], ["mobile", "desktop"], "us", None,
+                               None), run=3)
+    assert [(u.batch_type, len(u.cells), u.run) for u in two_by_two] == [
+        (BatchType.MULTIPLE_URLS, 2, 3), (BatchType.MULTIPLE_URLS, 2, 3)
+    ]
+    locations = _units(_cells("http://a/", "mobile", ["us", "de", "jp"], None, None), 0)
+    assert [(u.batch_type, len(u.cells)) for u in locations] == [
+        (BatchType.MULTIPLE_LOCATIONS, 3)
+    ]
+    # A batch has one config: each connection is its own request; one cell is one test.
+    per_connection = _units(_cells("http://a/", "mobile", "us", ["4g", "3g"], None), 0)
+    assert [(u.batch_type, len(u.cells)) for u in per_connection] == [(None, 1), (None, 1)]
+
+
+def test_results_from_a_frame_round_trip_to_reports() -> None:
+    frame = load_runs()
+    results = Results.from_frame(frame)
+    assert len(results) == len(frame)
+    assert isinstance(results.reports[0], TestReport)
+    rebuilt = pagelab.frames.to_frame(results.reports)
+    pd.testing.assert_frame_equal(
+        rebuilt.drop(columns="run"), frame.drop(columns="run"), check_dtype=True
+    )
+    summary = results.summary(by="url")
+    assert summary.set_index("url")["runs"].to_dict() == frame["url"].value_counts().to_dict()
+    assert "<table" in results._repr_html_()
+    with pytest.raises(InvalidInputError, match="no url"):
+        Results.from_frame(frame.drop(columns="url"))
+    with pytest.raises(InvalidInputError, match="2 run indices"):
+        Results(results.reports[:1], runs=[0, 1])
+
+
+# -- the real engine -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pages(demo_url: str) -> tuple[str, str]:
+    return f"{demo_url}/fast", f"{demo_url}/heavy"
+
+
+@pytest.fixture(scope="module")
+def runner(engine: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRunner]:
+    with LocalRunner(tmp_path_factory.mktemp("measure"), engine=engine) as local:
+        yield local
+
+
+@pytest.fixture(scope="module")
+def matrix(runner: LocalRunner, pages: tuple[str, str]) -> Results:
+    """2 URLs x 2 devices x 3 runs: 12 engine runs."""
+    seen: list[TestReport] = []
+    results = measure(list(pages), devices=["mobile", "desktop"], runs=3, runner=runner,
+                      progress=seen.append)
+    assert len(seen) == 12  # the callback saw every finished run
+    return results
+
+
+@pytest.mark.engine
+def test_matrix_gives_every_run_interleaved(matrix: Results, runner: LocalRunner,
+                                            pages: tuple[str, str]) -> None:
+    frame = matrix.frame
+    assert len(frame) == 12 and not matrix.interrupted
+    assert matrix.runner is runner
+    assert (frame["status"] == "success").all(), frame[["url", "device", "error_code"]]
+    assert frame.groupby(["url", "device"], observed=True).size().tolist() == [3, 3, 3, 3]
+    # Stored order (creation and engine start) is run 1 of every cell, then run 2, ...
+    with runner.store.connection() as conn:
+        started = [run_timing(conn, test_id)[0] for test_id in frame["id"]]
+    stored = frame.assign(started=started).sort_values("created_at", kind="stable")
+    assert stored["run"].tolist() == [0] * 4 + [1] * 4 + [2] * 4
+    assert stored["started"].is_monotonic_increasing
+    for run in range(3):
+        cells = stored[stored["run"] == run][["url", "device"]].astype(str)
+        assert len(cells.drop_duplicates()) == 4
+    # Every run is in the store as well.
+    assert {r.id for r in runner.list(per_page=100)} >= set(frame["id"])
+
+    summary = matrix.summary()
+    assert len(summary) == 4
+    assert summary["runs"].tolist() == [3, 3, 3, 3]
+    assert summary["failed"].sum() == 0
+    assert summary["representative_id"].isin(frame["id"]).all()
+    long = matrix.long
+    assert len(long) == 12 * len(pagelab.models.METRIC_NAMES)
+    assert set(matrix.describe(metrics=[LCP])["n"]) == {3}
+    assert repr(matrix) == "<Results: 12 runs in 4 cells, 0 failed>"
+    assert pages[0] in set(frame["url"])
+
+
+@pytest.mark.engine
+def test_an_interrupt_returns_what_finished(pages: tuple[str, str], engine: Any,
+                                            tmp_path: Path) -> None:
+    finished: list[TestReport] = []
+
+    def stop_after_two(report: TestReport) -> None:
+        finished.append(report)
+        if len(finished) == 2:
+            raise KeyboardInterrupt
+
+    with LocalRunner(tmp_path / "store", engine=engine) as runner:
+        results = measure(list(pages), runs=3, runner=runner, progress=stop_after_two)
+        stored = runner.list(per_page=100)
+    assert results.interrupted
+    assert [r.id for r in results.reports] == [r.id for r in finished]
+    assert results.frame["run"].tolist() == [0, 0]
+    # Nothing was submitted after the interrupt; what finished is in the store too.
+    assert sorted(r.id or "" for r in stored) == sorted(r.id or "" for r in finished)
+    assert "interrupted" in repr(results)
+
+
+@pytest.mark.engine
+def test_heavy_page_is_slower_than_fast_page(runner: LocalRunner,
+                                             pages: tuple[str, str]) -> None:
+    fast, heavy = pages
+    results = measure([fast, heavy], runs=5, runner=runner, progress=False)
+    assert len(results) == 10
+    comparison = results.compare(by="url", a=fast, b=heavy, metrics=[LCP, TBT])
+    verdicts = dict(zip(comparison["metric"].astype(str), comparison["verdict"], strict=True))
+    assert verdicts == {LCP: "b is slower", TBT: "b is slower"}, comparison.to_string()
+    assert (comparison["n_a"] == 5).all() and (comparison["n_b"] == 5).all()
+    assert (comparison["ci_low"] > 0).all()
