@@ -10,12 +10,14 @@ from typing import Any
 from pagelab._exceptions import InvalidInputError, NotFoundError
 from pagelab.store import (
     KEY_PREFIX_LENGTH,
+    LINK_SECRET_FILE,
     Account,
     Store,
     create_account,
     list_accounts,
     next_refill,
     revoke_account,
+    rotate_link_secret,
     top_up_account,
     transaction,
 )
@@ -74,6 +76,14 @@ def register(subparsers: Any) -> None:
     credits.add_argument("--ttfb", type=_non_negative, default=0, metavar="N",
                          help="ttfb credits to add")
     credits.set_defaults(handler=_credits)
+
+    rotate = actions.add_parser(
+        "rotate-link-secret", parents=[data_dir],
+        help="new secret for signing report_url links (restart the server after it)",
+    )
+    rotate.add_argument("--drop-previous", action="store_true",
+                        help="invalidate every link handed out so far (after a leak)")
+    rotate.set_defaults(handler=_rotate_link_secret)
 
 
 def _store(args: argparse.Namespace) -> Store:
@@ -149,4 +159,13 @@ def _credits(args: argparse.Namespace) -> int:
     if account is None:
         raise NotFoundError(f"no key starts with {prefix!r}")
     print(_describe(account))
+    return 0
+
+
+def _rotate_link_secret(args: argparse.Namespace) -> int:
+    store = _store(args)
+    rotate_link_secret(store.data_dir, keep_previous=not args.drop_previous)
+    kept = "dropped" if args.drop_previous else "still verify until the next rotation"
+    print(f"new report-link secret in {store.data_dir / LINK_SECRET_FILE}; "
+          f"links signed before {kept}. Restart `pagelab serve` to use it.")
     return 0

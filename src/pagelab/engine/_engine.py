@@ -37,6 +37,7 @@ from ._lock import engine_lock
 from ._mapping import filmstrip, final_screenshot, summarize_lhr
 from ._process import ChildProcess
 from ._settings import build_run_spec
+from ._targets import TargetPolicy
 from ._video import Frame, VideoError, encode_video
 
 __all__ = ["CHROMIUM_FLAGS", "ENGINE_CRASHED", "TIMEOUT", "Engine", "RunResult"]
@@ -80,6 +81,26 @@ CHROMIUM_FLAGS: tuple[str, ...] = (
 
 _EOF = object()
 
+#: Switches of a run under a restricting target policy. Chromium opens a TCP connection to
+#: a redirect's target before the redirected request exists (the loading predictor's
+#: preconnect), and a preconnect never passes the driver's request interception: off.
+GUARDED_FLAGS: tuple[str, ...] = (
+    "--disable-features=LoadingPreconnectToRedirectTarget,LoadingPredictorUseLocalPredictions",
+    "--dns-prefetch-disable",
+)
+
+
+def _merge_feature_flags(flags: tuple[str, ...]) -> list[str]:
+    """One ``--disable-features`` switch: Chromium reads only the last of several."""
+    features: list[str] = []
+    merged: list[str] = []
+    for flag in flags:
+        if flag.startswith("--disable-features="):
+            features += [f for f in flag.split("=", 1)[1].split(",") if f not in features]
+        else:
+            merged.append(flag)
+    return [*merged, f"--disable-features={','.join(features)}"] if features else merged
+
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
@@ -109,8 +130,16 @@ class _Browser:
     def __init__(self, binary: Path, extra_flags: tuple[str, ...], timeout: float) -> None:
         self.extra_flags = extra_flags
         self.profile = Path(tempfile.mkdtemp(prefix="pagelab-chromium-"))
+        if GUARDED_FLAGS[0] in extra_flags:
+            # No speculative connections (preconnect, DNS prefetch): they bypass the
+            # driver's per-request check. The pref covers every context of the profile.
+            (self.profile / "Default").mkdir()
+            (self.profile / "Default" / "Preferences").write_text(
+                json.dumps({"net": {"network_prediction_options": 2}})
+            )
         self.process = ChildProcess(
-            [str(binary), *CHROMIUM_FLAGS, *extra_flags, "--remote-debugging-port=0",
+            [str(binary), *_merge_feature_flags((*CHROMIUM_FLAGS, *extra_flags)),
+             "--remote-debugging-port=0",
              "--remote-debugging-address=127.0.0.1", f"--user-data-dir={self.profile}",
              "about:blank"]
         )
@@ -202,9 +231,14 @@ class Engine:
         install: EngineInstall | None = None,
         lock: filelock.BaseFileLock | None = None,
         chromium_flags: tuple[str, ...] = (),
+        target_policy: TargetPolicy | None = None,
     ) -> None:
         """``chromium_flags`` are added to every Chromium this engine starts (tests use it to
-        trust a fixture's self-signed certificate); never needed in normal use."""
+        trust a fixture's self-signed certificate); never needed in normal use.
+
+        ``target_policy`` (a server's SSRF guard) limits the addresses every run's browser
+        may reach, unless a run passes its own; None (the local runners) allows all."""
+        self.target_policy = target_policy
         self.run_timeout = run_timeout
         self.chromium_flags = tuple(chromium_flags)
         self.startup_timeout = startup_timeout
@@ -279,23 +313,29 @@ class Engine:
         *,
         timeout: float | None = None,
         on_start: Callable[[], None] | None = None,
+        target_policy: TargetPolicy | None = None,
     ) -> RunResult:
         """One Lighthouse run of ``url``. Page failures and engine failures are returned as
         ``failed`` results; only a missing engine raises (:class:`EngineNotInstalledError`).
 
         ``on_start`` is called once the engine lock is held, when the run really starts.
+        ``target_policy`` (default: the engine's) makes the driver resolve and check every
+        request the browser makes, the navigation, redirects and subresources, and fail
+        those to a refused address before they leave the browser.
         """
         device = Device(device)
         config = config or LighthouseConfig()
+        policy = target_policy or self.target_policy
         self._binary()
         self._engine_install()
         with self._mutex, self._lock:
             if on_start is not None:
                 on_start()
-            return self._run_locked(url, device, config, timeout or self.run_timeout)
+            return self._run_locked(url, device, config, timeout or self.run_timeout, policy)
 
     def _run_locked(
-        self, url: str, device: Device, config: LighthouseConfig, timeout: float
+        self, url: str, device: Device, config: LighthouseConfig, timeout: float,
+        policy: TargetPolicy | None,
     ) -> RunResult:
         started = datetime.now(UTC)
         chrome = self.chrome_version
@@ -303,7 +343,10 @@ class Engine:
             device, config, chrome_major=int(chrome.split(".")[0]) if chrome else None
         )
         try:
-            browser, driver = self._ensure_started(self.chromium_flags + spec.browser_flags)
+            guard = GUARDED_FLAGS if policy is not None and policy.restricts else ()
+            browser, driver = self._ensure_started(
+                self.chromium_flags + spec.browser_flags + guard
+            )
         except (RuntimeError, OSError) as exc:
             self._processes.close()
             return self._engine_failure(ENGINE_CRASHED, str(exc), started)
@@ -322,6 +365,7 @@ class Engine:
                     "network": spec.network,
                     "user_agent": spec.user_agent,
                     "frames_dir": str(out) if spec.video else None,
+                    "targets": policy.to_wire() if policy and policy.restricts else None,
                 })
             except (OSError, ValueError) as exc:
                 self._processes.close()

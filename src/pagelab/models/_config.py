@@ -10,10 +10,19 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from ._enums import Connection, HttpVersion, ThrottlingMethod
 from ._types import MAX_STRING_LENGTH, BoundedStr
 
-__all__ = ["MAX_BLACKLIST", "MAX_WHITELIST", "LighthouseConfig", "url_pattern_matches"]
+__all__ = [
+    "MAX_BLACKLIST",
+    "MAX_PATTERN_WILDCARDS",
+    "MAX_WHITELIST",
+    "LighthouseConfig",
+    "url_pattern_matches",
+]
 
 MAX_WHITELIST = 5
 MAX_BLACKLIST = 10
+#: Wildcards one URL pattern may hold. Matching is linear in any case (see
+#: url_pattern_matches); the cap keeps patterns readable and each check cheap.
+MAX_PATTERN_WILDCARDS = 8
 
 # RFC 6265 cookie-name: a token, i.e. visible ASCII without separators.
 _COOKIE_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
@@ -24,6 +33,8 @@ def _check_url_pattern(value: str) -> str:
         raise ValueError("URL pattern must be non-empty and contain no white space")
     if set(value) == {"*"}:
         raise ValueError("URL pattern must contain more than wildcards")
+    if value.count("*") > MAX_PATTERN_WILDCARDS:
+        raise ValueError(f"URL pattern must contain at most {MAX_PATTERN_WILDCARDS} '*'")
     return value
 
 
@@ -46,11 +57,34 @@ def url_pattern_matches(pattern: str, url: str) -> bool:
 
     A pattern without ``*`` matches any URL that contains it, as Chromium's
     ``Network.setBlockedURLs`` does.
+
+    A greedy two-pointer match (the driver's ``wildcardMatches`` is the same algorithm):
+    on a mismatch it goes back only to the last ``*`` seen, so the cost is at most
+    O(len(pattern) x len(url)), never the exponential time a backtracking regex takes on
+    ``*a*a*a*a*a*a*b``.
     """
     if "*" not in pattern:
         return pattern in url
-    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
-    return re.fullmatch(regex, url) is not None
+    p = t = 0
+    star = -1
+    resume = 0
+    while t < len(url):
+        if p < len(pattern) and pattern[p] != "*" and pattern[p] == url[t]:
+            p += 1
+            t += 1
+        elif p < len(pattern) and pattern[p] == "*":
+            star, resume = p, t
+            p += 1
+        elif star >= 0:
+            # Let the last '*' swallow one more character and try again from there.
+            p = star + 1
+            resume += 1
+            t = resume
+        else:
+            return False
+    while p < len(pattern) and pattern[p] == "*":
+        p += 1
+    return p == len(pattern)
 
 
 class LighthouseConfig(BaseModel):

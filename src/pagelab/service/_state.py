@@ -15,7 +15,7 @@ from typing import Literal
 from urllib.parse import quote
 
 from pagelab.catalog import TTFB_REGIONS
-from pagelab.store import Store, service_secret, transaction
+from pagelab.store import Store, link_secrets
 
 from ._ratelimit import ConcurrencyGate, RateLimiter
 from ._settings import Settings
@@ -84,16 +84,22 @@ class ReportLinks:
     open another account's report, and links stay valid across restarts.
     """
 
-    def __init__(self, secret: bytes) -> None:
-        self._secret = secret
+    def __init__(self, secrets: list[bytes]) -> None:
+        # The first signs; all verify (a rotation may keep the previous one for a while).
+        self._secrets = secrets
 
-    def token(self, kind: ReportKind, report_id: str) -> str:
-        digest = hmac.new(self._secret, f"{kind}/{report_id}".encode(), hashlib.sha256)
+    def token(self, kind: ReportKind, report_id: str, *, secret: bytes | None = None) -> str:
+        key = self._secrets[0] if secret is None else secret
+        digest = hmac.new(key, f"{kind}/{report_id}".encode(), hashlib.sha256)
         return digest.hexdigest()[:32]
 
     def verify(self, kind: ReportKind, report_id: str, token: str) -> bool:
         # Bytes: compare_digest refuses non-ASCII text, and a token is whatever was sent.
-        return hmac.compare_digest(self.token(kind, report_id).encode(), token.encode())
+        sent = token.encode()
+        return any(
+            hmac.compare_digest(self.token(kind, report_id, secret=key).encode(), sent)
+            for key in self._secrets
+        )
 
     def url(self, base_url: str, kind: ReportKind, report_id: str) -> str:
         """Absolute URL of the page, e.g. ``http://host/reports/lighthouse-tests/lt_…?token=…``."""
@@ -121,14 +127,14 @@ class Services:
     def open(cls, settings: Settings) -> Services:
         store = Store(settings.data_dir, retention=settings.retention)
         pool = ConnectionPool(store, max_open=settings.max_db_connections)
-        with pool.connection() as conn, transaction(conn, immediate=True):
-            secret = service_secret(conn, "report-links")
+        with pool.connection() as conn:
+            secrets = link_secrets(settings.data_dir, conn)
         return cls(
             settings=settings,
             store=store,
             pool=pool,
             limiter=RateLimiter(settings.rate_limit_per_minute),
-            links=ReportLinks(secret),
+            links=ReportLinks(secrets),
             work_available=threading.Event(),
             ttfb_gate=ConcurrencyGate(
                 per_caller=settings.ttfb_concurrency_per_account, total=settings.ttfb_concurrency

@@ -121,7 +121,8 @@ class Worker:
     def _engine_instance(self) -> Engine:
         # Started on the first test: a server that only answers reads never starts Chromium.
         if self._engine is None:
-            self._engine = Engine()
+            # The server's target policy goes with every run (SSRF guard, docs/security.md).
+            self._engine = Engine(target_policy=self._services.settings.target_policy)
         return self._engine
 
     def _close_engine(self) -> None:

@@ -1,6 +1,7 @@
 """Persistent history: SQLite (WAL, transactional writes) plus artifact files."""
 
 from ._accounts import (
+    ACCOUNT_REVOKED,
     KEY_PREFIX_LENGTH,
     Account,
     CreditKind,
@@ -41,13 +42,22 @@ from ._records import (
     start_test,
     test_target,
 )
-from ._secrets import service_secret
+from ._secrets import (
+    LINK_SECRET_ENV,
+    LINK_SECRET_FILE,
+    link_secrets,
+    rotate_link_secret,
+    service_secret,
+)
 from ._store import DEFAULT_RETENTION, Store
 
 __all__ = [
+    "ACCOUNT_REVOKED",
     "ARTIFACT_NAMES",
     "DEFAULT_RETENTION",
     "KEY_PREFIX_LENGTH",
+    "LINK_SECRET_ENV",
+    "LINK_SECRET_FILE",
     "LOCAL_ACCOUNT",
     "MIGRATIONS",
     "SCHEMA_VERSION",
@@ -71,6 +81,7 @@ __all__ = [
     "finish_test",
     "get_batch",
     "get_test",
+    "link_secrets",
     "list_accounts",
     "list_tests",
     "migrate",
@@ -85,6 +96,7 @@ __all__ = [
     "requeue_interrupted",
     "resource_string",
     "revoke_account",
+    "rotate_link_secret",
     "run_config",
     "run_timing",
     "service_secret",

@@ -169,12 +169,29 @@ def list_accounts(conn: sqlite3.Connection) -> list[Account]:
     return [_account_from_row(row) for row in rows]
 
 
+#: Error code of the queued tests of a revoked key: failed unrun, and refunded.
+ACCOUNT_REVOKED = "ACCOUNT_REVOKED"
+
+
 def revoke_account(conn: sqlite3.Connection, key_prefix: str) -> Account | None:
-    """Revoke the key; its tests stay stored until they expire. None when unknown."""
+    """Revoke the key; None when unknown. Its queued (``idle``) tests are failed with
+    ``ACCOUNT_REVOKED`` and refunded (a revoked key's tests must not run on), their clear
+    configs dropped; finished tests stay stored until they expire. Call inside
+    ``transaction(conn, immediate=True)``."""
+    now = now_ms()
     conn.execute(
         "UPDATE accounts SET revoked_at = ? WHERE key_prefix = ? AND revoked_at IS NULL",
-        (now_ms(), key_prefix),
+        (now, key_prefix),
     )
+    conn.execute(
+        "UPDATE tests SET status = 'failed', error_code = ?, error_message = ?, "
+        "engine_failure = 1, finished_at = ?, run_config_json = NULL "
+        "WHERE status = 'idle' AND account_id = "
+        "(SELECT id FROM accounts WHERE key_prefix = ?)",
+        (ACCOUNT_REVOKED, "the API key was revoked before the test ran; refunded", now,
+         key_prefix),
+    )
+    refund_engine_failures(conn)
     return find_account(conn, key_prefix)
 
 

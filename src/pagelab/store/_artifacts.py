@@ -45,7 +45,9 @@ class ArtifactFiles:
     def write(self, conn: sqlite3.Connection, test_id: str, name: str, data: bytes) -> Path:
         """Write the file, then index it (call inside the transaction that finishes the test)."""
         target = self.path(test_id, name)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        # Private: 0700 directories, and mkstemp's files are 0600 (kept by the rename).
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # Write then rename: a crash never leaves a half-written artifact under its name.
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
         try:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +18,7 @@ __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "connect",
+    "make_private",
     "migrate",
     "transaction",
     "truncate_wal",
@@ -113,11 +116,16 @@ SCHEMA_VERSION = len(MIGRATIONS)
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the store's SQLite file."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private(path.parent, directory=True)
         # Two processes opening a new file at once race on the switch to WAL and on the first
         # migration, and SQLite answers the loser "database is locked" without waiting. A
         # sidecar flock serialises that set-up; it is held for microseconds once migrated.
-        with filelock.FileLock(f"{path}.lock", timeout=60):
+        with filelock.FileLock(f"{path}.lock", timeout=60, mode=0o600):
+            # SQLite creates the WAL and shared-memory files with the database file's mode,
+            # so creating it 0600 keeps all three private.
+            os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+            for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                make_private(name)
             # isolation_level=None: transactions are explicit (see transaction()).
             conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
             try:
@@ -129,6 +137,25 @@ def connect(path: Path) -> sqlite3.Connection:
     except (sqlite3.Error, OSError) as exc:  # filelock.Timeout is an OSError
         raise StoreError(f"cannot open the store at {path}: {exc}") from exc
     return conn
+
+
+def make_private(path: Path, *, directory: bool = False) -> None:
+    """Only the owner may read ``path`` (0600; 0700 for a directory, created if missing).
+
+    The store holds key hashes, queued tests' clear configs and reports of tested pages.
+    A path owned by another user is left alone (we could not change it anyway).
+    """
+    if directory:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return
+    if info.st_uid != os.getuid():
+        return
+    wanted = 0o700 if stat.S_ISDIR(info.st_mode) else 0o600
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        path.chmod(stat.S_IMODE(info.st_mode) & wanted)
 
 
 def _configure(conn: sqlite3.Connection) -> None:

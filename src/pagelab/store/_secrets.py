@@ -1,18 +1,101 @@
-"""Server-side secrets kept in the store (for example the key that signs report links)."""
+"""The secret that signs hosted report links: kept out of the database.
+
+A copy of the database (a backup, a support bundle) must not let anyone forge report
+links, so the secret lives in its own file, ``<data dir>/report-links.key`` (0600, one
+hex secret per line), or in ``$PAGELAB_REPORT_LINK_SECRET``. The first secret signs new
+links; every listed one verifies, so a rotation can keep the previous secret for a while
+(``pagelab keys rotate-link-secret``) or drop it at once (``--drop-previous``: every link
+handed out so far stops working, which is what a leaked secret calls for).
+"""
 
 from __future__ import annotations
 
+import os
 import secrets
 import sqlite3
+from pathlib import Path
 
-__all__ = ["service_secret"]
+from pagelab._exceptions import StoreError
+
+from ._db import make_private, transaction
+
+__all__ = [
+    "LINK_SECRET_ENV",
+    "LINK_SECRET_FILE",
+    "link_secrets",
+    "rotate_link_secret",
+    "service_secret",
+]
+
+LINK_SECRET_ENV = "PAGELAB_REPORT_LINK_SECRET"
+LINK_SECRET_FILE = "report-links.key"
+_LEGACY_NAME = "report-links"
+
+
+def _write_secrets(path: Path, values: list[str]) -> None:
+    make_private(path.parent, directory=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write("".join(f"{value}\n" for value in values))
+    os.replace(tmp, path)
+
+
+def _read_secrets(path: Path) -> list[str]:
+    try:
+        lines = path.read_text().split()
+    except FileNotFoundError:
+        return []
+    try:
+        for line in lines:
+            bytes.fromhex(line)
+    except ValueError:
+        raise StoreError(f"{path}: every line must be a hex secret") from None
+    return lines
+
+
+def link_secrets(data_dir: Path, conn: sqlite3.Connection | None = None) -> list[bytes]:
+    """The report-link secrets, the signing one first.
+
+    From ``$PAGELAB_REPORT_LINK_SECRET`` when set (its text, comma-separated for several),
+    else from the key file, created on first use. A secret that an older pagelab kept in
+    the database (``conn``) is moved to the file, so the links it signed stay valid, and
+    deleted from the database.
+    """
+    configured = os.environ.get(LINK_SECRET_ENV, "")
+    if configured.strip():
+        return [part.strip().encode() for part in configured.split(",") if part.strip()]
+    path = data_dir / LINK_SECRET_FILE
+    values = _read_secrets(path)
+    if conn is not None:
+        with transaction(conn, immediate=True):
+            row = conn.execute(
+                "SELECT value FROM service_secrets WHERE name = ?", (_LEGACY_NAME,)
+            ).fetchone()
+            if row is not None:
+                if row["value"] not in values:
+                    values.append(row["value"])
+                    _write_secrets(path, values)
+                conn.execute("DELETE FROM service_secrets WHERE name = ?", (_LEGACY_NAME,))
+    if not values:
+        values = [secrets.token_hex(32)]
+        _write_secrets(path, values)
+    make_private(path)
+    return [bytes.fromhex(value) for value in values]
+
+
+def rotate_link_secret(data_dir: Path, *, keep_previous: bool = True) -> None:
+    """A new signing secret; the previous one keeps verifying unless ``keep_previous`` is
+    false. Older ones are dropped. A running server reads the file at start: restart it."""
+    path = data_dir / LINK_SECRET_FILE
+    previous = _read_secrets(path)[:1] if keep_previous else []
+    _write_secrets(path, [secrets.token_hex(32), *previous])
 
 
 def service_secret(conn: sqlite3.Connection, name: str) -> bytes:
-    """The secret called ``name``, created (32 random bytes) on first use.
+    """A named secret kept in the database, created (32 random bytes) on first use.
 
-    Kept in the database so it survives restarts: links handed out stay valid.
-    """
+    Not for report links (see :func:`link_secrets`)."""
     conn.execute(
         "INSERT OR IGNORE INTO service_secrets (name, value) VALUES (?, ?)",
         (name, secrets.token_hex(32)),

@@ -6,7 +6,8 @@
 //   stdin  -> {"id", "url", "browser_url", "config", "lhr_path", "html_path", "secrets": [...],
 //              "network": null | {"origin_headers", "block", "allow", "adblock"},
 //              "user_agent": null | string,
-//              "frames_dir": null | path}
+//              "frames_dir": null | path,
+//              "targets": null | {"allow_private", "allowed": [cidr], "refused": [cidr]}}
 //   stdout <- {"type": "result", "id", "ok": true, "blocked": [{"url", "reason"}],
 //              "frames": [{"file", "ms"}]}
 //          |  {"type": "result", "id", "ok": false, "error": {"code", "message", "lighthouse"}}
@@ -14,7 +15,9 @@
 // Each run gets a fresh browser context, so no cookie, cache or storage survives a run.
 
 import {createInterface} from 'node:readline';
+import {lookup} from 'node:dns/promises';
 import {readFile, writeFile} from 'node:fs/promises';
+import {BlockList, isIP} from 'node:net';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
 
@@ -134,12 +137,73 @@ function isAdHost(hostname) {
 
 // The config's URL patterns: `*` matches any run of characters; a pattern without `*` matches
 // any URL containing it (what Chromium's Network.setBlockedURLs did with plain strings).
-// Python's pagelab.models.url_pattern_matches has the same rules.
+// Python's pagelab.models.url_pattern_matches has the same rules and the same algorithm:
+// a greedy two-pointer match that backtracks only to the last `*`, so a pattern such as
+// `*a*a*a*a*b` costs O(pattern x URL) at worst instead of a regex's exponential time.
+function wildcardMatches(pattern, text) {
+  let p = 0;
+  let t = 0;
+  let star = -1;
+  let resume = 0;
+  while (t < text.length) {
+    if (p < pattern.length && pattern[p] !== '*' && pattern[p] === text[t]) {
+      p += 1;
+      t += 1;
+    } else if (p < pattern.length && pattern[p] === '*') {
+      star = p;
+      resume = t;
+      p += 1;
+    } else if (star >= 0) {
+      p = star + 1;
+      resume += 1;
+      t = resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.length && pattern[p] === '*') p += 1;
+  return p === pattern.length;
+}
+
 function patternMatcher(pattern) {
   if (!pattern.includes('*')) return (url) => url.includes(pattern);
-  const escaped = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'));
-  const regex = new RegExp(`^${escaped.join('.*')}$`, 's');
-  return (url) => regex.test(url);
+  return (url) => wildcardMatches(pattern, url);
+}
+
+// The server's target policy (SSRF guard; pagelab.engine.TargetPolicy has the same rules
+// and sends its list): null when every address is allowed, else a check of one address.
+function addressChecker(targets) {
+  if (!targets || targets.allow_private) return null;
+  const toList = (cidrs) => {
+    const list = new BlockList();
+    for (const cidr of cidrs) {
+      const [address, prefix] = cidr.split('/');
+      const type = address.includes(':') ? 'ipv6' : 'ipv4';
+      list.addSubnet(address, Number(prefix), type);
+    }
+    return list;
+  };
+  const refused = toList(targets.refused || []);
+  const allowed = toList(targets.allowed || []);
+  return (address) => {
+    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+    return allowed.check(address, type) || !refused.check(address, type);
+  };
+}
+
+// Resolved now, for this very request (never cached: a name may change its answer), and
+// refused if any address is refused, since the browser may connect to any of them.
+async function targetAllowed(url, allowsAddress) {
+  if (!url) return false;
+  if (!['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol)) return true;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return allowsAddress(host);
+  try {
+    const addresses = await lookup(host, {all: true, verbatim: true});
+    return addresses.length > 0 && addresses.every(({address}) => allowsAddress(address));
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -154,14 +218,22 @@ async function controlNetwork(page, network) {
   const allow = (network.allow || []).map(patternMatcher);
   const block = (network.block || []).map(patternMatcher);
   const originHeaders = Object.entries(network.origin_headers || {});
+  const allowsAddress = addressChecker(network.targets);
   const blocked = [];
-  session.on('Fetch.requestPaused', (event) => {
+  session.on('Fetch.requestPaused', async (event) => {
     const {requestId, request} = event;
     let url;
     try {
       url = new URL(request.url);
     } catch {
       url = null;
+    }
+    // First the server's target policy: no list or option of the test can override it.
+    if (allowsAddress && !(await targetAllowed(url, allowsAddress))) {
+      blocked.push({url: request.url, reason: 'target'});
+      session.send('Fetch.failRequest', {requestId, errorReason: 'AddressUnreachable'})
+        .catch(() => {});
+      return;
     }
     const allowed = allow.some((matches) => matches(request.url));
     let reason = null;
@@ -241,8 +313,9 @@ async function runOne(request) {
       await session.send('Network.setUserAgentOverride', {userAgent: request.user_agent});
     }
     // The tested page's origin is the requested URL's (a redirect elsewhere gets nothing).
-    const control = request.network
-      ? await controlNetwork(page, {...request.network, origin: new URL(request.url).origin})
+    const control = request.network || request.targets
+      ? await controlNetwork(page, {...(request.network || {}), targets: request.targets,
+        origin: new URL(request.url).origin})
       : null;
     const lighthouseStarted = performance.now();
     const result = await lighthouse(request.url, {logLevel: 'error'}, await slimConfig(config),
