@@ -61,7 +61,7 @@ from .models import (
 from .runners import ApiRunner, LocalRunner, Runner
 
 if TYPE_CHECKING:
-    from . import budgets, frames, plots, stats, widgets
+    from . import budgets, export, frames, plots, stats, widgets
     from ._measure import Results, measure
 
 __version__ = "0.1.0"
@@ -110,6 +110,7 @@ __all__ = [
     "__version__",
     "budgets",
     "connect",
+    "export",
     "frames",
     "measure",
     "metric",
@@ -120,7 +121,7 @@ __all__ = [
 
 # Submodules and names loaded on first access (PEP 562): pandas, matplotlib and ipywidgets
 # are paid for only by code that uses them.
-_LAZY_MODULES = frozenset({"budgets", "frames", "plots", "stats", "widgets"})
+_LAZY_MODULES = frozenset({"budgets", "export", "frames", "plots", "stats", "widgets"})
 _LAZY_NAMES: dict[str, str] = {"Results": "._measure", "measure": "._measure"}
 
 

@@ -1,7 +1,8 @@
 """Reports as pandas DataFrames (the wide frame of runs and its tidy form), and one run's
-audits and network requests."""
+audits and network requests, and TTFB results."""
 
 from ._run import AUDIT_COLUMNS, AUDIT_GROUPS, REQUEST_COLUMNS, audits, requests
+from ._ttfb import TTFB_COLUMNS, ttfb_frame
 from ._wide import COLUMNS, UNITS, to_frame, to_long
 
 __all__ = [
@@ -9,9 +10,11 @@ __all__ = [
     "AUDIT_GROUPS",
     "COLUMNS",
     "REQUEST_COLUMNS",
+    "TTFB_COLUMNS",
     "UNITS",
     "audits",
     "requests",
     "to_frame",
     "to_long",
+    "ttfb_frame",
 ]

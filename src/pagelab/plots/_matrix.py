@@ -1,0 +1,402 @@
+"""Plots of a matrix of runs (the wide frame or ``Results``): runs per group, their
+distribution, an A/B comparison, a trend over time and a heat map over two axes.
+
+Only successful runs with a value are drawn; failed runs are counted in the labels (and
+marked on the trend's time axis), never drawn as zeros. Labels, units and the good / poor
+thresholds come from the metric registry (:data:`pagelab.models.METRICS`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from pagelab._exceptions import InvalidInputError
+from pagelab.models import METRICS, Metric
+
+from ._common import (
+    EMPTY_FILL,
+    NEUTRAL_FILL,
+    RATING_FILL,
+    axis_label,
+    check_metric,
+    failed,
+    frame_of,
+    group_columns,
+    group_labels,
+    new_axes,
+    ordered_groups,
+    plain,
+    successful,
+    threshold_lines,
+    value_limits,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = ["comparison", "distribution", "heatmap", "metric_by_group", "trend"]
+
+#: Columns :func:`comparison` reads from :func:`pagelab.stats.compare`'s frame.
+COMPARE_COLUMNS = ("metric", "a_median", "b_median", "rel_diff", "ci_low", "ci_high",
+                   "p_value", "verdict")
+_POINT_COLOUR = "#1a73e8"
+_MEDIAN_COLOUR = "#202124"
+_FAILED_COLOUR = "#d93025"
+_GREY = "#80868b"
+
+
+def runs_text(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
+def _title_suffix(keys: list[str], origin: str | None) -> str:
+    times = " \u00d7 "
+    where = f" by {times.join(keys)}" if keys else ""
+    return where + (f"  ({plain(origin)})" if origin else "")
+
+
+def _groups(frame: pd.DataFrame, by: str | Sequence[str] | None
+            ) -> tuple[list[str], pd.Series, list[str], str | None]:
+    keys = group_columns(frame, by)
+    labels, origin = group_labels(frame, keys)
+    return keys, labels, ordered_groups(frame, keys, labels), origin
+
+
+def _legend(ax: Axes, **kwargs: Any) -> None:
+    handles, texts = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, texts, fontsize="small", framealpha=0.9, **kwargs)
+
+
+def metric_by_group(
+    data: object,
+    metric: str,
+    by: str | Sequence[str] | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Every successful run of each group as a point and the group's median as a bar.
+
+    ``data`` is the wide frame or ``Results``; ``metric`` a spec name or label (``LCP``);
+    ``by`` the grouping columns (default: the cell columns that vary). One row per group,
+    labelled with its runs, failed runs and median; values in the metric's unit (ms, CLS
+    unitless, score 0-100) with its good / poor thresholds. Returns the Axes.
+    """
+    frame = frame_of(data)
+    m = check_metric(metric, frame)
+    keys, labels, order, origin = _groups(frame, by)
+    ok = successful(frame, m)
+    bad = failed(frame)
+    values = frame[m.name].to_numpy(dtype="float64", na_value=np.nan)
+    label_array = labels.to_numpy()
+    ax = new_axes(ax, (8.0, 1.4 + 0.75 * len(order)))
+    rng = np.random.default_rng(0)  # jitter only spreads the points; fixed for repeatability
+    ticks = []
+    medians_drawn = False
+    for row, group in enumerate(order):
+        in_group = label_array == group
+        points = values[in_group & ok]
+        y = len(order) - 1 - row  # first group on top
+        n_failed = int((in_group & bad).sum())
+        text = [runs_text(int(in_group.sum()))]
+        if n_failed:
+            text.append(f"{n_failed} failed")
+        if len(points):
+            ax.scatter(points, y + rng.uniform(-0.18, 0.18, len(points)), s=28,
+                       color=_POINT_COLOUR, alpha=0.75, edgecolors="white", linewidths=0.5,
+                       zorder=3, label="run" if not medians_drawn else None)
+            median = float(np.median(points))
+            ax.plot([median, median], [y - 0.32, y + 0.32], color=_MEDIAN_COLOUR, linewidth=2.5,
+                    solid_capstyle="butt", zorder=4, label="median" if not medians_drawn else None)
+            medians_drawn = True
+            text.append(f"median {m.format(median)}")
+        else:
+            text.append("no successful run")
+        ticks.append((y, f"{plain(group)}\n{', '.join(text)}"))
+    ax.set_yticks([y for y, _ in ticks], [t for _, t in ticks], fontsize="small")
+    ax.set_ylim(-0.6, len(order) - 0.4)
+    ax.set_xlim(*value_limits(values[ok], m))
+    threshold_lines(ax, m, "x")
+    ax.set_xlabel(axis_label(m))
+    ax.set_title(f"{m.title}{_title_suffix(keys, origin)}", loc="left", fontsize="medium")
+    ax.grid(axis="x", alpha=0.3)
+    _legend(ax, loc="lower right")
+    return ax
+
+
+def distribution(
+    data: object,
+    metric: str,
+    by: str | Sequence[str] | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """The distribution of each group's runs as an empirical cumulative distribution: a
+    step line per group, one marker per successful run, the share of runs at or below each
+    value (%) against the value in the metric's unit, with its good / poor thresholds.
+
+    With the 5 to 20 runs a matrix has, a histogram's bins would show the binning more
+    than the runs; every run stays visible here and medians read off at 50 %.
+    """
+    frame = frame_of(data)
+    m = check_metric(metric, frame)
+    keys, labels, order, origin = _groups(frame, by)
+    ok = successful(frame, m)
+    bad = failed(frame)
+    values = frame[m.name].to_numpy(dtype="float64", na_value=np.nan)
+    label_array = labels.to_numpy()
+    ax = new_axes(ax, (9.0, 4.5))
+    low, high = value_limits(values[ok], m)
+    for group in order:
+        in_group = label_array == group
+        points = np.sort(values[in_group & ok])
+        n_failed = int((in_group & bad).sum())
+        name = f"{plain(group)} (n={len(points)}" + (f", {n_failed} failed)" if n_failed
+                                                      else ")")
+        if not len(points):
+            ax.plot([], [], label=f"{name}: no successful run")
+            continue
+        share = np.arange(1, len(points) + 1) / len(points) * 100
+        # The step starts at 0 % from the axis' left end, then one marker per run.
+        ax.step(np.r_[low, points], np.r_[0.0, share], where="post", linewidth=1.6,
+                label=name, zorder=3)
+        colour = ax.lines[-1].get_color()
+        ax.plot(points, share, linestyle="none", marker="o", markersize=4.5, color=colour,
+                zorder=4)
+    ax.set_xlim(low, high)
+    ax.set_ylim(0, 105)
+    threshold_lines(ax, m, "x")
+    ax.set_xlabel(axis_label(m))
+    ax.set_ylabel("runs at or below the value (%)")
+    ax.set_title(f"{m.title}: distribution of runs{_title_suffix(keys, origin)}", loc="left",
+                 fontsize="medium")
+    ax.grid(alpha=0.3)
+    _legend(ax, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    return ax
+
+
+def _significant(row: Any) -> bool:
+    """Whether ``compare`` called the difference significant: the verdict is worded as one
+    (its text is the one authority, whatever ``confidence`` was)."""
+    verdict = str(row["verdict"])
+    return verdict.startswith("b ")
+
+
+def comparison(
+    compare_frame: pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    a: object = None,
+    b: object = None,
+) -> Axes:
+    """The frame of :func:`pagelab.stats.compare` as one row per metric: the relative
+    difference of b's median from a's (% of a) with its bootstrap confidence interval as a
+    bar, green where b is better, red where worse, grey where the difference is not
+    significant; the verdict under each metric's label. ``a`` / ``b`` name the two sides in
+    the title (e.g. ``a="/fast", b="/heavy"``). Metrics whose a median is 0 have no relative
+    difference and are listed without a point.
+    """
+    if not isinstance(compare_frame, pd.DataFrame):
+        raise InvalidInputError(
+            f"compare_frame: expected the frame of pagelab.stats.compare, "
+            f"got {type(compare_frame).__name__}"
+        )
+    missing = [c for c in COMPARE_COLUMNS if c not in compare_frame.columns]
+    if missing:
+        raise InvalidInputError(
+            f"compare_frame: missing column(s) {', '.join(missing)}; expected the frame of "
+            f"pagelab.stats.compare"
+        )
+    rows = compare_frame.reset_index(drop=True)
+    ax = new_axes(ax, (8.0, 1.2 + 0.62 * max(len(rows), 1)))
+    ticks = []
+    legend_done: set[str] = set()
+    for i, row in rows.iterrows():
+        m: Metric = METRICS[str(row["metric"])]
+        y = len(rows) - 1 - int(str(i))
+        base = float(row["a_median"])
+        rel = float(row["rel_diff"])
+        verdict = str(row["verdict"])
+        ticks.append((y, f"{m.label}\n{verdict}"))
+        if not math.isfinite(rel) or not base:
+            ax.text(0, y, "  no relative difference (a's median is 0)", va="center",
+                    fontsize="small", color=_GREY)
+            continue
+        if _significant(row):
+            better = m.is_better(float(row["b_median"]), base)
+            colour, kind = (RATING_FILL["good"], "b better") if better else (
+                RATING_FILL["poor"], "b worse")
+        else:
+            colour, kind = _GREY, "not significant"
+        low, high = float(row["ci_low"]) / base * 100, float(row["ci_high"]) / base * 100
+        if math.isfinite(low) and math.isfinite(high):
+            ax.errorbar(rel, y, xerr=[[max(rel - low, 0)], [max(high - rel, 0)]], fmt="none",
+                        ecolor=colour, elinewidth=2, capsize=4, zorder=3)
+        ax.plot(rel, y, marker="o", markersize=8, color=colour, linestyle="none", zorder=4,
+                label=kind if kind not in legend_done else None)
+        legend_done.add(kind)
+        ax.annotate(f"{rel:+,.0f} %", (rel, y), xytext=(0, 7), textcoords="offset points",
+                    ha="center", fontsize="x-small")
+    ax.axvline(0, color=_MEDIAN_COLOUR, linewidth=0.8)
+    ax.set_yticks([y for y, _ in ticks], [t for _, t in ticks], fontsize="small")
+    ax.set_ylim(-0.7, max(len(rows), 1) - 0.3)
+    ax.margins(x=0.12)
+    ax.set_xlabel("b's median relative to a's (%), with the 95 % bootstrap interval")
+    sides = f": {plain(b)} vs {plain(a)}" if a is not None and b is not None else ": b vs a"
+    ax.set_title(f"Difference of medians{sides}", loc="left", fontsize="medium")
+    ax.grid(axis="x", alpha=0.3)
+    _legend(ax, loc="best")
+    return ax
+
+
+def _utc_naive(times: pd.Series) -> pd.Series:
+    """Timestamps as naive UTC (matplotlib's date axis then shows UTC whatever the zone)."""
+    times = pd.to_datetime(times, utc=True)
+    return times.dt.tz_localize(None)
+
+
+def trend(
+    frame: object,
+    metric: str,
+    ax: Axes | None = None,
+    *,
+    by: str | Sequence[str] | None = None,
+) -> Axes:
+    """A metric over time (``created_at``, UTC): each group's successful runs joined by a
+    line (``by`` default: the cell columns that vary), the good / poor thresholds as
+    horizontal lines, failed runs as red crosses on the time axis (they have no value).
+    Takes the wide frame (e.g. :func:`pagelab.stats.history`) or ``Results``."""
+    data = frame_of(frame, "frame")
+    m = check_metric(metric, data)
+    if "created_at" not in data.columns:
+        raise InvalidInputError("frame: no created_at column; expected the wide frame")
+    keys, labels, order, origin = _groups(data, by)
+    times = _utc_naive(data["created_at"])
+    ok = successful(data, m) & times.notna().to_numpy(bool)
+    bad = failed(data) & times.notna().to_numpy(bool)
+    values = data[m.name].to_numpy(dtype="float64", na_value=np.nan)
+    label_array = labels.to_numpy()
+    ax = new_axes(ax, (9.0, 4.5))
+    for group in order:
+        chosen = (label_array == group) & ok
+        if not chosen.any():
+            continue
+        part = pd.DataFrame({"t": times[chosen].to_numpy(), "v": values[chosen]}).sort_values("t")
+        ax.plot(part["t"], part["v"], marker="o", markersize=4, linewidth=1.2, zorder=3,
+                label=plain(group) if keys else f"runs (n={len(part)})")
+    if bad.any():
+        ax.plot(times[bad].to_numpy(), np.zeros(int(bad.sum())), linestyle="none", marker="x",
+                markersize=7, color=_FAILED_COLOUR, clip_on=False, zorder=5,
+                transform=ax.get_xaxis_transform(), label=f"failed run ({int(bad.sum())})")
+    ax.set_ylim(*value_limits(values[ok], m))
+    threshold_lines(ax, m, "y")
+    ax.set_ylabel(axis_label(m))
+    ax.set_xlabel("time (UTC)")
+    locator = _date_locator()
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(_concise(locator))
+    ax.set_title(f"{m.title} over time{_title_suffix(keys, origin)}", loc="left",
+                 fontsize="medium")
+    ax.grid(alpha=0.3)
+    _legend(ax, loc="best")
+    return ax
+
+
+def _date_locator() -> Any:
+    from matplotlib.dates import AutoDateLocator
+
+    return AutoDateLocator(minticks=3, maxticks=8)  # type: ignore[no-untyped-call]
+
+
+def _concise(locator: Any) -> Any:
+    from matplotlib.dates import ConciseDateFormatter
+
+    return ConciseDateFormatter(locator)  # type: ignore[no-untyped-call]
+
+
+#: heatmap's aggregations (p75 / p90: linear percentiles, as pagelab.stats computes them).
+_AGGS: dict[str, Any] = {
+    "median": "median", "mean": "mean", "min": "min", "max": "max",
+    "p75": lambda s: s.quantile(0.75), "p90": lambda s: s.quantile(0.9),
+}
+
+
+def heatmap(
+    frame: object,
+    metric: str,
+    rows: str = "url",
+    columns: str = "device",
+    ax: Axes | None = None,
+    *,
+    agg: str = "median",
+) -> Axes:
+    """A metric over two axes (default URL x device): each cell the ``agg`` (median, mean,
+    p75, p90, min, max) of its successful runs, written in the cell with its run counts and
+    coloured by the metric's rating (green good, orange needs improvement, red poor; blue
+    for a metric without thresholds, grey where no run succeeded)."""
+    from matplotlib.patches import Patch, Rectangle
+
+    data = frame_of(frame, "frame")
+    m = check_metric(metric, data)
+    for what, column in (("rows", rows), ("columns", columns)):
+        if not isinstance(column, str) or column not in data.columns:
+            raise InvalidInputError(f"{what}: the frame has no column {column!r}")
+    if rows == columns:
+        raise InvalidInputError("columns: must differ from rows")
+    if agg not in _AGGS:
+        raise InvalidInputError(f"agg: unknown {agg!r}; valid: {', '.join(_AGGS)}")
+    ok = successful(data, m)
+    bad = failed(data)
+    row_labels, origin = group_labels(data, [rows])
+    col_labels, col_origin = group_labels(data, [columns])
+    row_order = ordered_groups(data, [rows], row_labels)
+    col_order = ordered_groups(data, [columns], col_labels)
+    table = pd.DataFrame({"r": row_labels.to_numpy(), "c": col_labels.to_numpy(),
+                          "v": data[m.name].to_numpy(dtype="float64", na_value=np.nan),
+                          "ok": ok, "bad": bad})
+    counts = table.groupby(["r", "c"]).agg(runs=("ok", "size"), failed=("bad", "sum"))
+    good_rows = table[table["ok"]]
+    values = good_rows.groupby(["r", "c"])["v"].agg(_AGGS[agg])
+    n_ok = good_rows.groupby(["r", "c"]).size()
+    width, height = len(col_order), len(row_order)
+    ax = new_axes(ax, (2.2 + 1.9 * width, 1.4 + 0.75 * height))
+    for i, r in enumerate(row_order):
+        for j, c in enumerate(col_order):
+            value = values.get((r, c))
+            runs = int(counts["runs"].get((r, c), 0))
+            n_failed = int(counts["failed"].get((r, c), 0))
+            if value is not None and np.isfinite(value):
+                rating = m.rating(float(value))
+                fill = RATING_FILL[rating] if rating else NEUTRAL_FILL
+                text = f"{m.format(float(value))}\n{runs_text(int(n_ok.get((r, c), 0)))}"
+            else:
+                fill = EMPTY_FILL
+                text = "no runs" if not runs else "no successful run"
+            if n_failed:
+                text += f", {n_failed} failed"
+            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=fill, edgecolor="white",
+                                   linewidth=2, gid=f"cell:{r}|{c}"))
+            ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize="small",
+                    color="#202124")
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)  # first row on top
+    ax.set_xticks(np.arange(width) + 0.5, [plain(c) for c in col_order])
+    ax.set_yticks(np.arange(height) + 0.5, [plain(r) for r in row_order])
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    ax.set_xlabel(columns + (f" ({plain(col_origin)})" if col_origin else ""))
+    ax.set_ylabel(rows + (f" ({plain(origin)})" if origin else ""))
+    ax.set_title(f"{axis_label(m)}: {agg} of successful runs", loc="left", fontsize="medium")
+    if m.good is not None and m.poor is not None:
+        better = "\u2264" if m.lower_is_better else "\u2265"
+        worse = ">" if m.lower_is_better else "<"
+        ax.legend(handles=[
+            Patch(color=RATING_FILL["good"], label=f"good {better} {m.format(m.good)}"),
+            Patch(color=RATING_FILL["needs-improvement"], label="needs improvement"),
+            Patch(color=RATING_FILL["poor"], label=f"poor {worse} {m.format(m.poor)}"),
+        ], loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", frameon=False)
+    return ax

@@ -1,0 +1,272 @@
+"""pagelab.plots on real recorded runs, tested by what they draw; each saved as a PNG under
+``tests/artifacts/`` for a person to look at."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.axes import Axes
+from matplotlib.collections import PathCollection
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+import pagelab
+from pagelab import plots
+from pagelab._exceptions import InvalidInputError
+from pagelab.engine._ttfb import run_ttfb
+from pagelab.frames import TTFB_COLUMNS, ttfb_frame
+from pagelab.models import METRICS, TTFBResult
+from pagelab.stats import compare
+from recorded_runs import artifact, load_runs, matrix_frame
+
+FAST, HEAVY = "http://demo.test/fast", "http://demo.test/heavy"
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return matrix_frame()
+
+
+@pytest.fixture(scope="module")
+def ttfb_result(demo_url: str) -> TTFBResult:
+    """A real TTFB test of the demo site's slow page (loopback: every location from here)."""
+    return run_ttfb(f"{demo_url}/slow?ms=120", "europe")
+
+
+@pytest.fixture
+def axes() -> Axes:
+    figure = Figure(figsize=(8, 5), layout="constrained")
+    return figure.subplots()
+
+
+def save(ax: Axes, name: str) -> Path:
+    path = artifact(name)
+    ax.figure.savefig(path, dpi=100)
+    assert path.stat().st_size > 5_000
+    return path
+
+
+def points(ax: Axes) -> int:
+    return sum(len(c.get_offsets()) for c in ax.collections if isinstance(c, PathCollection))
+
+
+def texts(ax: Axes) -> str:
+    return " ".join(t.get_text() for t in ax.texts)
+
+
+def tick_labels(ax: Axes, axis: str = "y") -> list[str]:
+    ticks = ax.get_yticklabels() if axis == "y" else ax.get_xticklabels()
+    return [t.get_text() for t in ticks]
+
+
+def threshold_values(ax: Axes, axis: str = "x") -> set[float]:
+    """Values of the dashed threshold lines (axvline / axhline)."""
+    found = set()
+    for line in ax.get_lines():
+        if line.get_linestyle() != "--":
+            continue
+        data = line.get_xdata() if axis == "x" else line.get_ydata()
+        found.add(float(np.asarray(data, dtype=float)[0]))
+    return found
+
+
+# -- metric_by_group -------------------------------------------------------------------------
+
+
+def test_metric_by_group_one_point_per_successful_run(frame: pd.DataFrame) -> None:
+    ax = plots.metric_by_group(frame, "LCP")
+    ok = (frame["status"] == "success") & frame["largest_contentful_paint"].notna()
+    assert points(ax) == int(ok.sum()) == 17
+    # Failed runs are counted, never drawn: no point at 0.
+    offsets = np.concatenate([c.get_offsets()[:, 0] for c in ax.collections])
+    assert offsets.min() > 0
+    assert ax.get_xlabel() == "LCP (ms)" == METRICS["largest_contentful_paint"].header
+    assert "Largest Contentful Paint" in ax.get_title(loc="left")
+    labels = tick_labels(ax)
+    assert any(lab.startswith("/fast \u00b7 mobile\n10 runs, median") for lab in labels)
+    assert any("1 failed, no successful run" in lab for lab in labels)
+    assert threshold_values(ax) == {2500.0, 4000.0}
+    medians = [line for line in ax.get_lines() if line.get_label() == "median"]
+    assert len(medians) == 1  # labelled once; one median bar per group with runs
+    assert sum(1 for line in ax.get_lines() if line.get_linewidth() == 2.5) == 4
+    save(ax, "plot-metric-by-group.png")
+
+
+def test_metric_by_group_on_results_and_given_axes(frame: pd.DataFrame, axes: Axes) -> None:
+    results = pagelab.Results.from_frame(frame)
+    ax = plots.metric_by_group(results, "cumulative_layout_shift", by="device", ax=axes)
+    assert ax is axes
+    assert ax.get_xlabel() == "CLS (unitless)"
+    assert sorted(lab.split("\n")[0] for lab in tick_labels(ax)) == ["desktop", "mobile"]
+    assert points(ax) == 17
+
+
+def test_no_backend_switch_and_bad_input(frame: pd.DataFrame) -> None:
+    backend = matplotlib.get_backend()
+    plots.metric_by_group(frame, "TBT")
+    assert matplotlib.get_backend() == backend
+    with pytest.raises(InvalidInputError, match="unknown 'XYZ'"):
+        plots.metric_by_group(frame, "XYZ")
+    with pytest.raises(InvalidInputError, match="expected a wide frame"):
+        plots.metric_by_group([1, 2], "LCP")
+    with pytest.raises(InvalidInputError, match="no column 'browser'"):
+        plots.distribution(frame, "LCP", by="browser")
+    with pytest.raises(InvalidInputError, match="rows: the frame has no column"):
+        plots.heatmap(frame, "LCP", rows="page")
+
+
+# -- distribution ----------------------------------------------------------------------------
+
+
+def test_distribution_steps_and_markers(frame: pd.DataFrame) -> None:
+    ax = plots.distribution(frame, "largest_contentful_paint", by="url")
+    markers = [line for line in ax.get_lines() if line.get_marker() == "o"]
+    assert sorted(len(line.get_xdata()) for line in markers) == [1, 6, 10]
+    assert ax.get_xlabel() == "LCP (ms)"
+    assert ax.get_ylabel() == "runs at or below the value (%)"
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "/fast (n=10)" in legend
+    assert "/ (n=0, 1 failed): no successful run" in legend
+    assert threshold_values(ax) == {2500.0, 4000.0}
+    save(ax, "plot-distribution.png")
+
+
+# -- comparison ------------------------------------------------------------------------------
+
+
+def test_comparison_of_real_compare_output() -> None:
+    compared = compare(load_runs(), "url", FAST, HEAVY)
+    ax = plots.comparison(compared, a="/fast", b="/heavy")
+    labels = tick_labels(ax)
+    assert labels[0].startswith("CLS\n")  # first metric first (on top)
+    lcp = compared.set_index("metric").loc["largest_contentful_paint"]
+    dots = {line.get_label(): line for line in ax.get_lines() if line.get_marker() == "o"}
+    assert "b worse" in dots
+    # The LCP point sits at its relative difference, red (worse), with its interval.
+    worse_x = [
+        float(line.get_xdata()[0]) for line in ax.get_lines()
+        if line.get_marker() == "o" and to_hex(line.get_color()) == plots.RATING_FILL["poor"]
+    ]
+    assert any(abs(x - lcp["rel_diff"]) < 1e-9 for x in worse_x)
+    assert "no relative difference" in texts(ax)  # CLS: a's median is 0
+    assert ax.get_title(loc="left") == "Difference of medians: /heavy vs /fast"
+    assert "%" in ax.get_xlabel()
+    save(ax, "plot-comparison.png")
+
+
+def test_comparison_needs_the_compare_columns() -> None:
+    with pytest.raises(InvalidInputError, match="missing column"):
+        plots.comparison(pd.DataFrame({"metric": ["largest_contentful_paint"]}))
+
+
+def test_comparison_without_difference_is_grey() -> None:
+    runs = load_runs()
+    fast = runs[runs["url"] == FAST]
+    compared = compare(fast, "run", 0, 1)  # single runs: too few, nothing significant
+    ax = plots.comparison(compared)
+    colours = {to_hex(line.get_color()) for line in ax.get_lines() if line.get_marker() == "o"}
+    assert colours <= {"#80868b"}
+
+
+# -- ttfb ------------------------------------------------------------------------------------
+
+
+def test_ttfb_frame_dtypes_and_values(ttfb_result: TTFBResult) -> None:
+    table = ttfb_frame(ttfb_result)
+    assert list(table.columns) == list(TTFB_COLUMNS)
+    assert {str(c): str(t) for c, t in table.dtypes.items()} == {
+        str(c): str(t) for c, t in TTFB_COLUMNS.items()}
+    assert len(table) == len(ttfb_result.result)
+    assert (table["status"] == "success").all()
+    assert (table["server_processing_ms"] >= 100).all()  # /slow?ms=120
+    two = ttfb_frame([ttfb_result, ttfb_result])
+    assert two["probe"].tolist() == [0] * len(table) + [1] * len(table)
+    with pytest.raises(InvalidInputError, match="TTFBResult"):
+        ttfb_frame(["x"])  # type: ignore[list-item]
+
+
+def test_ttfb_stacks_the_phases(ttfb_result: TTFBResult) -> None:
+    ax = plots.ttfb(ttfb_result)
+    n = len(ttfb_result.result)
+    bars = [p for p in ax.patches if (p.get_gid() or "").startswith("ttfb:")]
+    assert len(bars) == n * len(plots.TTFB_PHASES)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == [label for label, _ in plots.TTFB_PHASES.values()]
+    assert "Frankfurt (de-central)" in tick_labels(ax)
+    # Server processing (the 120 ms the page waits) is the widest segment of each bar.
+    server = [b for b in bars if to_hex(b.get_facecolor()) == "#e8710a"]
+    assert min(b.get_width() for b in server) >= 100
+    assert "(ms)" in ax.get_xlabel()
+    save(ax, "plot-ttfb.png")
+
+
+def test_ttfb_failed_location_has_no_bar() -> None:
+    # A real probe of a closed loopback port: every location fails.
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = run_ttfb(f"http://127.0.0.1:{port}/", "oceania", timeout=5)
+    ax = plots.ttfb(ttfb_frame(result))
+    assert not [p for p in ax.patches if (p.get_gid() or "").startswith("ttfb:")]
+    assert "failed: CONNECTION_REFUSED" in texts(ax)
+
+
+# -- trend -----------------------------------------------------------------------------------
+
+
+def test_trend_points_thresholds_and_failures(frame: pd.DataFrame) -> None:
+    ax = plots.trend(frame, "LCP")
+    series = [line for line in ax.get_lines() if line.get_marker() == "o"]
+    assert sum(len(line.get_xdata()) for line in series) == 17
+    failed = [line for line in ax.get_lines() if line.get_marker() == "x"]
+    assert len(failed) == 1
+    assert len(failed[0].get_xdata()) == 1
+    assert failed[0].get_label() == "failed run (1)"
+    assert threshold_values(ax, "y") == {2500.0, 4000.0}
+    assert ax.get_ylabel() == "LCP (ms)"
+    assert ax.get_xlabel() == "time (UTC)"
+    save(ax, "plot-trend.png")
+
+
+def test_trend_of_the_score_reads_higher_is_better() -> None:
+    ax = plots.trend(load_runs(), "performance_score")
+    assert ax.get_ylabel() == "Score (0\u2013100)"
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "good \u2265 90" in legend
+    assert "poor < 50" in legend
+
+
+# -- heatmap ---------------------------------------------------------------------------------
+
+
+def test_heatmap_cells_coloured_by_rating(frame: pd.DataFrame) -> None:
+    ax = plots.heatmap(frame, "LCP")
+    cells = {p.get_gid(): to_hex(p.get_facecolor()) for p in ax.patches
+             if isinstance(p, Rectangle) and (p.get_gid() or "").startswith("cell:")}
+    assert len(cells) == 4 * 2  # four URLs x two devices
+    assert cells["cell:/fast|mobile"] == plots.RATING_FILL["good"]  # 670 ms
+    assert cells["cell:/heavy|mobile"] == plots.RATING_FILL["poor"]  # 7,741 ms
+    assert cells["cell:/heavy|desktop"] == plots.RATING_FILL["good"]  # 1,637 ms
+    assert cells["cell:/fast|desktop"] == "#f1f3f4"  # no runs: grey, not a zero
+    assert cells["cell:/|mobile"] == "#f1f3f4"
+    shown = texts(ax)
+    assert "7,741 ms\n5 runs" in shown
+    assert "no successful run, 1 failed" in shown
+    assert tick_labels(ax, "x") == ["mobile", "desktop"]
+    assert ax.get_ylabel() == "url (http://demo.test)"
+    save(ax, "plot-heatmap.png")
+
+
+def test_heatmap_needs_improvement_and_no_thresholds(frame: pd.DataFrame) -> None:
+    ax = plots.heatmap(frame, "speed_index", columns="device", agg="max")
+    colours = {to_hex(p.get_facecolor()) for p in ax.patches if isinstance(p, Rectangle)}
+    assert plots.RATING_FILL["needs-improvement"] in colours  # heavy on mobile, max 4,0xx
+    with pytest.raises(InvalidInputError, match="agg"):
+        plots.heatmap(frame, "LCP", agg="mode")
