@@ -15,9 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fixtures_http import SilentServer
 from live_server import StartServer, create_key
 
+from fixtures_http import SilentServer
 from pagelab.models import LighthouseConfig, url_pattern_matches
 from pagelab.store import Store, link_secrets, revoke_account, rotate_link_secret, transaction
 
