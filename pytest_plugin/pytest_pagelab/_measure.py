@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from pagelab import Runner, TestReport
+    from pagelab import Runner
 
 __all__ = ["measure_cells"]
 
@@ -21,32 +21,12 @@ def _run_matrix(
     config: Mapping[str, Any] | None,
     runs: int,
 ) -> pd.DataFrame:
-    import pagelab
+    from pagelab import measure
 
-    measure = getattr(pagelab, "measure", None)
-    if measure is not None:
-        frame: pd.DataFrame = measure(
-            list(urls), devices=list(devices), locations=list(locations), runs=runs,
-            config=dict(config) if config is not None else None, runner=runner,
-            progress=False,
-        ).frame
-        return frame
-    # Until pagelab.measure is there: the same interleaving (run 1 of every cell, then 2...).
-    import pandas as pd
-
-    from pagelab.frames import to_frame
-
-    reports: list[TestReport] = []
-    run_index: list[int] = []
-    for run in range(runs):
-        for url in urls:
-            for device in devices:
-                for location in locations:
-                    reports.append(runner.lighthouse(url, device, location, config))
-                    run_index.append(run)
-    frame = to_frame(reports)
-    frame["run"] = pd.array(run_index, dtype="Int64")
-    return frame
+    return measure(
+        list(urls), devices=list(devices), locations=list(locations), runs=runs,
+        config=dict(config) if config is not None else None, runner=runner, progress=False,
+    ).frame
 
 
 def measure_cells(

@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+# pytest.fail.Exception, importable for a subclass that mypy understands.
+from _pytest.outcomes import Failed
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -63,9 +66,12 @@ class BudgetWarning(UserWarning):
     """A warn-level budget was missed (or a baseline does not quite fit)."""
 
 
-class EngineFailure(Exception):
+class EngineFailure(Failed):
     """The engine crashed or timed out twice on one run: the page is not to blame, so the
-    test is reported as an error, not as a missed budget."""
+    test is reported as an error, not as a missed budget (shown without a traceback)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, pytrace=False)
 
 
 @dataclass
@@ -234,7 +240,16 @@ class PagelabState:
         """
         replay = self.replay()
         if replay is not None:
-            return _select(replay, urls, devices, locations, self.setting("replay"))
+            chosen = _select(replay, urls, devices, locations, self.setting("replay"))
+            engine = chosen[chosen["engine_failure"].fillna(False).astype(bool)]
+            if not engine.empty:
+                # A recorded engine failure says nothing about the page; nothing to retry.
+                row = engine.iloc[0]
+                raise EngineFailure(
+                    f"the engine failed on {row['device']}/{row['location']} {row['url']}: "
+                    f"{row['error_code']} (recorded in {self.setting('replay')})"
+                )
+            return chosen
         from ._measure import measure_cells
 
         return measure_cells(self.runner(), urls, devices, locations, config, runs)

@@ -13,9 +13,12 @@ import json
 from collections.abc import Generator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from pagelab import Results
 
 from ._state import (
     SETTINGS,
@@ -133,7 +136,7 @@ class Perf:
         location: str | Sequence[str] = "us",
         config: Mapping[str, Any] | None = None,
         runs: int | None = None,
-    ) -> Any:
+    ) -> Results:
         """Measure ``url`` ``runs`` times (default ``--pagelab-runs``, 3) on every device x
         location, check the test's ``@pytest.mark.budget`` on each cell's aggregate (and the
         baseline, with ``--pagelab-compare``), and return the :class:`pagelab.Results`.
@@ -154,14 +157,9 @@ class Perf:
         _add_properties(self._item, outcome)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
-        return _results(frame)
+        from pagelab import Results
 
-
-def _results(frame: Any) -> Any:
-    import pagelab
-
-    results_type = getattr(pagelab, "Results", None)
-    return results_type.from_frame(frame) if results_type is not None else frame
+        return Results.from_frame(frame)
 
 
 @pytest.fixture
@@ -228,8 +226,9 @@ class _ReportCollector:
             state.warnings.extend(w for w in parsed["warnings"] if w not in state.warnings)
         if getattr(report, "pagelab_engine_failure", False):
             crash = getattr(report.longrepr, "reprcrash", None)
+            message = str(getattr(crash, "message", report.longrepr))
             state.errors.append({"nodeid": report.nodeid,
-                                 "message": getattr(crash, "message", str(report.longrepr))})
+                                 "message": message.split("EngineFailure: ", 1)[-1]})
 
 
 def pytest_report_teststatus(

@@ -19,6 +19,7 @@ __all__ = ["CommandError", "build_parser", "main"]
 _COMMAND_MODULES = (
     "pagelab.cli._setup",
     "pagelab.cli._run",
+    "pagelab.cli._check",
     "pagelab.cli._batch",
     "pagelab.cli._ttfb",
     "pagelab.cli._demo",

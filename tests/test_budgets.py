@@ -1,0 +1,216 @@
+"""pagelab.budgets on recorded real runs (tests/data/runs-demo.csv: /fast x10, /heavy x5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pagelab import InvalidInputError, budgets, stats
+from pagelab.models import METRICS
+
+RUNS = Path(__file__).parent / "data" / "runs-demo.csv"
+FAST = "http://demo.test/fast"
+HEAVY = "http://demo.test/heavy"
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return budgets.load_runs(RUNS)
+
+
+def test_aggregations_are_the_stats_ones() -> None:
+    assert budgets.AGGREGATION_NAMES == stats.AGGREGATIONS
+
+
+def test_presets_read_the_registry() -> None:
+    assert budgets.PRESETS["good"]["largest_contentful_paint"] == METRICS[
+        "largest_contentful_paint"].good
+    assert budgets.PRESETS["not-poor"]["performance_score"] == METRICS["performance_score"].poor
+    assert "first_meaningful_paint" not in budgets.PRESETS["good"]
+
+
+def test_evaluate_mapping_on_every_cell(frame: pd.DataFrame) -> None:
+    results = budgets.evaluate({"LCP": 2500, "performance_score": 90}, frame)
+    by = {(r.url, r.metric): r for r in results}
+    fast = by[FAST, "largest_contentful_paint"]
+    assert fast.passed
+    assert fast.operator == "<="
+    assert len(fast.values) == 10
+    heavy = by[HEAVY, "largest_contentful_paint"]
+    assert not heavy.passed
+    assert heavy.actual is not None
+    assert heavy.actual > 7000
+    assert heavy.message.startswith("largest_contentful_paint 7741 ms > 2500 ms (median of 5: ")
+    assert f"mobile/us {HEAVY} report: file://" in heavy.message
+    score = by[HEAVY, "performance_score"]
+    assert score.operator == ">="
+    assert not score.passed
+    assert " < 90 " in score.message
+    assert set(fast.to_dict()) == {
+        "url", "device", "location", "metric", "operator", "expected", "actual", "values",
+        "aggregation", "passed", "level", "report_url", "message"}
+
+
+def test_aggregation_choice(frame: pd.DataFrame) -> None:
+    worst = budgets.evaluate({"largest_contentful_paint": 7700}, frame, aggregation="max")
+    heavy = next(r for r in worst if r.url == HEAVY)
+    assert heavy.actual == max(heavy.values)
+    assert heavy.aggregation == "max"
+    with pytest.raises(InvalidInputError, match="aggregation: unknown 'p99'"):
+        budgets.evaluate({"largest_contentful_paint": 1}, frame, aggregation="p99")
+
+
+def test_budget_file_overrides_levels_and_missing_cells(frame: pd.DataFrame) -> None:
+    budget_file = budgets.parse_budgets({
+        "base_url": "http://demo.test",
+        "budgets": {"largest_contentful_paint": 2500,
+                    "total_blocking_time": {"limit": 500, "level": "warn"}},
+        "pages": [{"url": "/fast"},
+                  {"url": "/heavy", "budgets": {"largest_contentful_paint": 9000}},
+                  {"url": "/gone", "devices": ["desktop"]}],
+    })
+    results = {(r.url, r.device, r.metric): r for r in budgets.evaluate(budget_file, frame)}
+    assert results[HEAVY, "mobile", "largest_contentful_paint"].passed
+    tbt = results[HEAVY, "mobile", "total_blocking_time"]
+    assert not tbt.passed
+    assert tbt.level == "warn"
+    assert tbt.status == "warn"
+    gone = results["http://demo.test/gone", "desktop", "largest_contentful_paint"]
+    assert not gone.passed
+    assert gone.actual is None
+    assert "no runs" in gone.message
+
+
+def test_missing_value_is_a_failed_record(frame: pd.DataFrame) -> None:
+    failed = frame.copy()
+    failed["status"] = "failed"
+    failed["error_code"] = "NO_FCP"
+    [result, *_] = budgets.evaluate({"speed_index": 3000}, failed)
+    assert not result.passed
+    assert result.actual is None
+    assert "no value in 10 runs (failed: NO_FCP)" in result.message
+
+
+def test_unknown_keys_and_metrics_are_refused() -> None:
+    with pytest.raises(InvalidInputError, match="extra_key"):
+        budgets.parse_budgets({"pages": [], "extra_key": 1})
+    with pytest.raises(InvalidInputError, match="unknown metric 'lcp_ms'; valid: "):
+        budgets.parse_budgets({"budgets": {"lcp_ms": 1}})
+    with pytest.raises(InvalidInputError, match="does not measure it"):
+        budgets.checks_from_mapping({"first_meaningful_paint": 1000})
+
+
+def test_lighthouse_ci_assertions() -> None:
+    budget_file = budgets.parse_budgets({"ci": {
+        "collect": {"url": [FAST], "numberOfRuns": 5},
+        "assert": {"assertions": {
+            "largest-contentful-paint": ["error", {"maxNumericValue": 2500}],
+            "interactive": ["warn", {"maxNumericValue": 5000, "aggregationMethod": "median"}],
+            "categories:performance": ["error", {"minScore": 0.9}],
+            "speed-index": "off",
+        }},
+    }})
+    checks = {c.metric: c for c in budget_file.checks()}
+    assert budget_file.runs == 5
+    assert checks["performance_score"].limit == 90
+    assert checks["performance_score"].operator == ">="
+    # optimistic (LHCI's default) is the best run: min for times, max for the score.
+    assert checks["largest_contentful_paint"].aggregation == "min"
+    assert checks["performance_score"].aggregation == "max"
+    assert checks["time_to_interactive"].level == "warn"
+    assert "speed_index" not in checks
+    for bad, named in (
+        ({"uses-responsive-images": ["error", {"maxLength": 0}]}, "'uses-responsive-images'"),
+        ({"largest-contentful-paint": ["error", {"minScore": 0.9}]}, "minScore"),
+        ({"categories:seo": ["error", {"minScore": 0.9}]}, "categories:seo"),
+        ({"first-meaningful-paint": ["error", {"maxNumericValue": 1}]}, "does not measure"),
+    ):
+        with pytest.raises(InvalidInputError, match=named):
+            budgets.parse_budgets({"assertions": bad})
+    with pytest.raises(InvalidInputError, match=r"ci\.assert\.preset"):
+        budgets.parse_budgets({"ci": {"assert": {"preset": "lighthouse:recommended"}}})
+
+
+def test_lighthouse_budget_json(frame: pd.DataFrame) -> None:
+    budget_file = budgets.parse_budgets([
+        {"path": "/*", "timings": [{"metric": "largest-contentful-paint", "budget": 2500}]},
+        {"path": "/heavy", "timings": [{"metric": "largest-contentful-paint", "budget": 9000},
+                                       {"metric": "cumulative-layout-shift", "budget": 0.1}]},
+    ])
+    results = {(r.url, r.metric): r for r in budgets.evaluate(budget_file, frame)}
+    assert results[FAST, "largest_contentful_paint"].expected == 2500
+    # The last matching entry wins, as in Lighthouse.
+    assert results[HEAVY, "largest_contentful_paint"].expected == 9000
+    assert results[HEAVY, "largest_contentful_paint"].passed
+    with pytest.raises(InvalidInputError, match=r"resourceSizes cannot be mapped"):
+        budgets.parse_budgets([{"resourceSizes": [{"resourceType": "script", "budget": 1}]}])
+    with pytest.raises(InvalidInputError, match="'max-potential-fid' cannot be mapped"):
+        budgets.parse_budgets([{"timings": [{"metric": "max-potential-fid", "budget": 1}]}])
+
+
+def test_load_budgets_yaml_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "b.yaml"
+    bad.write_text("budgets: [unclosed\n")
+    with pytest.raises(InvalidInputError, match=r"b.yaml: not valid YAML \(line"):
+        budgets.load_budgets(bad)
+    with pytest.raises(InvalidInputError, match="budget files end in"):
+        budgets.load_budgets(tmp_path / "b.toml")
+
+
+def test_baseline_save_and_regression(frame: pd.DataFrame, tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    saved = budgets.save_baseline(frame, path)
+    data = json.loads(path.read_text())
+    assert data["format"] == budgets.BASELINE_FORMAT
+    assert len(data["cells"]) == 2
+    assert data["cells"][0]["lighthouse_version"] == "13.5.0"
+    assert data["cells"][0]["device_profile"]["id"] == "mobile"
+    baseline = budgets.load_baseline(path)
+    assert baseline == saved
+    limits = budgets.parse_regression_limits("LCP:10%,performance_score:5")
+    same = budgets.compare_baseline(baseline, frame, limits)
+    assert all(r.passed for r in same.results)
+    assert not same.warnings
+    # An earlier, faster build: LCP 20% lower and score 10 points higher than now.
+    for cell in baseline.cells:
+        cell.metrics["largest_contentful_paint"] = cell.metrics["largest_contentful_paint"] / 1.2
+        cell.metrics["performance_score"] = cell.metrics["performance_score"] + 10
+    worse = budgets.compare_baseline(baseline, frame, limits)
+    failed = {(r.url, r.metric) for r in worse.results if not r.passed}
+    assert (FAST, "largest_contentful_paint") in failed
+    assert (HEAVY, "performance_score") in failed
+    message = next(r.message for r in worse.results if not r.passed)
+    assert "(baseline " in message
+    assert "allowed largest_contentful_paint:10%" in message
+
+
+def test_baseline_mismatch_warnings(frame: pd.DataFrame) -> None:
+    baseline = budgets.make_baseline(frame)
+    other = budgets.Baseline(baseline.aggregation, [
+        budgets.BaselineCell(c.url, c.device, c.location, c.runs, c.metrics, "12.0.0",
+                             {**(c.device_profile or {}), "cpu_slowdown": 1})
+        for c in baseline.cells[:1]
+    ])
+    comparison = budgets.compare_baseline(
+        other, frame, budgets.parse_regression_limits("speed_index:5"))
+    text = "\n".join(comparison.warnings)
+    assert "Lighthouse 12.0.0, these runs with 13.5.0" in text
+    assert "another mobile device profile" in text
+    assert f"baseline has no runs for mobile/us {HEAVY}" in text
+
+
+def test_regression_limit_errors() -> None:
+    with pytest.raises(InvalidInputError, match="expected METRIC:N% or METRIC:N"):
+        budgets.parse_regression_limits("largest_contentful_paint=10")
+    with pytest.raises(InvalidInputError, match="unknown metric 'foo'"):
+        budgets.parse_regression_limits("foo:5")
+
+
+def test_runs_round_trip(frame: pd.DataFrame, tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"runs": budgets.runs_to_records(frame)}))
+    again = budgets.load_runs(path)
+    pd.testing.assert_frame_equal(again, frame)

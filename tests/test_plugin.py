@@ -1,0 +1,297 @@
+"""pytest-pagelab through pytester, on recorded real runs (``--pagelab-replay``).
+
+tests/data/runs-demo.csv holds 10 real runs of the demo site's /fast page and 5 of /heavy
+(mobile, us; origin rewritten to http://demo.test). The real engine runs in
+tests/test_plugin_engine.py.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest_plugins = ["pytester"]
+
+RUNS = Path(__file__).parent / "data" / "runs-demo.csv"
+REPLAY = f"--pagelab-replay={RUNS}"
+
+BUDGET_TESTS = """
+import pytest
+
+@pytest.mark.budget(largest_contentful_paint=2500, cumulative_layout_shift=0.1,
+                    performance_score=90)
+def test_fast(perf):
+    results = perf.measure("http://demo.test/fast")
+    assert results is not None
+
+@pytest.mark.budget(largest_contentful_paint=2500)
+def test_heavy(perf):
+    perf.measure("http://demo.test/heavy")
+
+@pytest.mark.budget(total_blocking_time={"limit": 500, "level": "warn"})
+def test_heavy_warns(perf):
+    perf.measure("http://demo.test/heavy")
+"""
+
+BUDGET_FILE = """
+base_url: http://demo.test
+budgets:
+  largest_contentful_paint: 2500
+  performance_score: 90
+pages:
+  - url: /fast
+  - url: /heavy
+    budgets:
+      largest_contentful_paint: 8000
+      performance_score: {limit: 90, level: warn}
+"""
+
+
+def test_marker_pass_fail_and_warn(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_perf_budgets=BUDGET_TESTS)
+    result = pytester.runpytest(REPLAY)
+    result.assert_outcomes(passed=2, failed=1, warnings=1)
+    result.stdout.re_match_lines([
+        r"E?\s*largest_contentful_paint 7741 ms > 2500 ms \(median of 5: 7655, 7658, 7741, "
+        r"7758, 8144\) mobile/us http://demo.test/heavy report: file://\S+/report.html",
+    ])
+    result.stdout.fnmatch_lines(["*BudgetWarning: total_blocking_time 1064 ms > 500 ms*"])
+
+
+def test_terminal_summary_table(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_perf_budgets=BUDGET_TESTS)
+    result = pytester.runpytest(REPLAY)
+    result.stdout.re_match_lines([
+        r"=+ pagelab budgets =+",
+        r"check\s+metric\s+budget\s+actual\s+status",
+        r"mobile/us http://demo.test/fast\s+largest_contentful_paint\s+<= 2500 ms\s+670 ms\s+pass",
+        r"mobile/us http://demo.test/fast\s+performance_score\s+>= 90\s+100\s+pass",
+        r"mobile/us http://demo.test/heavy\s+largest_contentful_paint\s+<= 2500 ms\s+7741 ms"
+        r"\s+FAIL",
+        r"mobile/us http://demo.test/heavy\s+total_blocking_time\s+<= 500 ms\s+1064 ms\s+warn",
+        r"5 checks: 3 passed, 1 failed, 1 warned",
+    ])
+
+
+def test_unknown_and_unmeasured_metrics_are_usage_errors(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.budget(lcp_ms=2500)
+        def test_x(perf):
+            pass
+    """)
+    result = pytester.runpytest(REPLAY)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "*@pytest.mark.budget on test_unknown_and_unmeasured_metrics_are_usage_errors.py::test_x:"
+        " unknown metric 'lcp_ms'; valid: cumulative_layout_shift, first_contentful_paint,*"
+    ])
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.budget(first_meaningful_paint=2000)
+        def test_x(perf):
+            pass
+    """)
+    result = pytester.runpytest(REPLAY)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*first_meaningful_paint: *the engine does not measure it*"])
+
+
+def test_budget_file_items_with_overrides(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", budgets=BUDGET_FILE)
+    result = pytester.runpytest(REPLAY, "-v")
+    result.assert_outcomes(passed=2, warnings=1)
+    result.stdout.fnmatch_lines([
+        "budgets.yaml::http://demo.test/fast[[]mobile-us[]] PASSED*",
+        "budgets.yaml::http://demo.test/heavy[[]mobile-us[]] PASSED*",
+        "*BudgetWarning: performance_score 52 < 90 (median of 5: 51, 52, 52, 53, 55)*",
+    ])
+    # Without the override the heavy page misses the file-wide LCP budget.
+    pytester.makefile(".yaml", budgets=BUDGET_FILE.replace("largest_contentful_paint: 8000\n",
+                                                           ""))
+    result = pytester.runpytest(REPLAY)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["largest_contentful_paint 7741 ms > 2500 ms (median of 5:*"])
+
+
+def test_budget_file_errors_name_the_problem(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", budgets="pages:\n  - url: /fast\n    budget: {}\n")
+    result = pytester.runpytest(REPLAY)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*budgets.yaml: pages[[]0[]].budget: Extra inputs are not*"])
+
+
+def test_lighthouse_ci_and_budget_json_files(pytester: pytest.Pytester) -> None:
+    lhci = {"ci": {"collect": {"url": ["http://demo.test/fast", "http://demo.test/heavy"]},
+                   "assert": {"assertions": {
+                       "largest-contentful-paint": ["error", {"maxNumericValue": 2500,
+                                                              "aggregationMethod": "median"}],
+                       "categories:performance": ["warn", {"minScore": 0.9}]}}}}
+    pytester.makefile(".json", lighthouserc=json.dumps(lhci))
+    result = pytester.runpytest(REPLAY, "--pagelab-budgets=lighthouserc.json")
+    result.assert_outcomes(passed=1, failed=1, warnings=1)
+    result.stdout.fnmatch_lines(["largest_contentful_paint 7741 ms > 2500 ms (median of 5:*"])
+
+    budget_json = [{"path": "/*", "timings": [{"metric": "interactive", "budget": 5000}]},
+                   {"path": "/heavy", "timings": [{"metric": "interactive", "budget": 9000}]},
+                   {"path": "/fast"}]
+    pytester.makefile(".json", budget=json.dumps(budget_json))
+    result = pytester.runpytest(REPLAY, "--pagelab-budgets=budget.json",
+                                "--pagelab-base-url=http://demo.test", "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*budget.json::http://demo.test/heavy[[]mobile-us[]] PASSED*"])
+
+    pytester.makefile(".json", budget=json.dumps([{"path": "/fast", "resourceCounts": [
+        {"resourceType": "third-party", "budget": 10}]}]))
+    result = pytester.runpytest(REPLAY, "--pagelab-budgets=budget.json",
+                                "--pagelab-base-url=http://demo.test")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*budget.json: [[]0[]].resourceCounts cannot be mapped*"])
+
+
+def test_baseline_save_then_regression(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_pages="""
+        def test_fast(perf):
+            perf.measure("http://demo.test/fast")
+    """)
+    result = pytester.runpytest(REPLAY, "--pagelab-save-baseline=baseline.json")
+    result.assert_outcomes(passed=1)
+    baseline_path = pytester.path / "baseline.json"
+    baseline = json.loads(baseline_path.read_text())
+    [cell] = baseline["cells"]
+    assert cell["url"] == "http://demo.test/fast"
+    assert cell["runs"] == 10
+    assert cell["lighthouse_version"] == "13.5.0"
+
+    limits = "--pagelab-compare-fail=largest_contentful_paint:10%,performance_score:5"
+    result = pytester.runpytest(REPLAY, "--pagelab-compare=baseline.json", limits)
+    result.assert_outcomes(passed=1)
+
+    # A baseline from an earlier, faster build: LCP 20% lower than these runs.
+    cell["metrics"]["largest_contentful_paint"] /= 1.2
+    cell["lighthouse_version"] = "12.8.0"
+    baseline_path.write_text(json.dumps(baseline))
+    result = pytester.runpytest(REPLAY, "--pagelab-compare=baseline.json", limits)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "largest_contentful_paint 670 ms > 614 ms (median of 10: *) mobile/us "
+        "http://demo.test/fast (baseline 559 ms, allowed largest_contentful_paint:10%) report:*",
+        "baseline warning: baseline for mobile/us http://demo.test/fast was measured with "
+        "Lighthouse 12.8.0, these runs with 13.5.0",
+    ])
+
+
+def test_results_json_and_its_replay(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_perf_budgets=BUDGET_TESTS)
+    pytester.runpytest(REPLAY, "--pagelab-results=out/results.json")
+    data = json.loads((pytester.path / "out" / "results.json").read_text())
+    assert data["aggregation"] == "median"
+    assert len(data["checks"]) == 5
+    assert len(data["runs"]) == 15
+    heavy = next(c for c in data["checks"] if c["nodeid"].endswith("test_heavy"))
+    assert heavy["actual"] == pytest.approx(7741, abs=1)
+    assert heavy["passed"] is False
+    assert heavy["values"]
+    assert heavy["report_url"].startswith("file://")
+    # The results file is itself a runs file: budgets re-checked without measuring.
+    result = pytester.runpytest("--pagelab-replay=out/results.json")
+    result.assert_outcomes(passed=2, failed=1, warnings=1)
+
+
+def test_junit_properties(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_perf_budgets=BUDGET_TESTS)
+    pytester.runpytest(REPLAY, "--junitxml=junit.xml")
+    tree = ET.parse(pytester.path / "junit.xml")
+    heavy = next(t for t in tree.iter("testcase") if t.get("name") == "test_heavy")
+    [prop] = heavy.iter("property")
+    assert prop.get("name") == (
+        "pagelab largest_contentful_paint mobile/us http://demo.test/heavy")
+    assert prop.get("value", "").startswith("FAIL: largest_contentful_paint 7741 ms > 2500 ms")
+
+
+def test_settings_from_ini_and_command_line_wins(pytester: pytest.Pytester) -> None:
+    pytester.makeini(f"""
+        [pytest]
+        pagelab_replay = {RUNS}
+        pagelab_aggregation = max
+    """)
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.budget(largest_contentful_paint=700)
+        def test_fast(perf):
+            perf.measure("http://demo.test/fast")
+    """)
+    pytester.runpytest().assert_outcomes(failed=1)  # max of the runs: 756 ms
+    pytester.runpytest("--pagelab-aggregation=min").assert_outcomes(passed=1)
+    result = pytester.runpytest("--pagelab-aggregation=p99")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--pagelab-aggregation: unknown 'p99'; valid: median, *"])
+
+
+def test_engine_failure_is_an_error_and_failed_page_a_failure(
+    pytester: pytest.Pytester,
+) -> None:
+    frame = pd.read_csv(RUNS, dtype=object)
+    crashed = frame.iloc[[0]].assign(url="http://demo.test/crash", status="failed",
+                                     error_code="ENGINE_CRASHED", engine_failure="True")
+    refused = frame.iloc[[0]].assign(url="http://demo.test/down", status="failed",
+                                     error_code="FAILED_DOCUMENT_REQUEST")
+    pd.concat([frame, crashed, refused]).to_csv(pytester.path / "runs.csv", index=False)
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.budget(largest_contentful_paint=2500)
+        def test_crash(perf):
+            perf.measure("http://demo.test/crash")
+
+        @pytest.mark.budget(largest_contentful_paint=2500)
+        def test_down(perf):
+            perf.measure("http://demo.test/down")
+    """)
+    result = pytester.runpytest("--pagelab-replay=runs.csv")
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "the engine failed on mobile/us http://demo.test/crash: ENGINE_CRASHED (recorded in*",
+        "page failed to load: mobile/us http://demo.test/down: FAILED_DOCUMENT_REQUEST",
+        "engine error: *::test_crash: the engine failed on*",
+        "ERROR *::test_crash*",
+    ])
+
+
+def test_xdist_two_workers_merge_results(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_perf_budgets=BUDGET_TESTS)
+    pytester.makefile(".yaml", budgets=BUDGET_FILE)
+    result = pytester.runpytest_subprocess(
+        "-n", "2", REPLAY, "--pagelab-results=results.json",
+        "--pagelab-save-baseline=baseline.json")
+    result.assert_outcomes(passed=4, failed=1)
+    data = json.loads((pytester.path / "results.json").read_text())
+    nodeids = {c["nodeid"] for c in data["checks"]}
+    assert nodeids == {
+        "test_perf_budgets.py::test_fast", "test_perf_budgets.py::test_heavy",
+        "test_perf_budgets.py::test_heavy_warns", "budgets.yaml::http://demo.test/fast[mobile-us]",
+        "budgets.yaml::http://demo.test/heavy[mobile-us]"}
+    assert len(data["runs"]) == 15
+    assert len(json.loads((pytester.path / "baseline.json").read_text())["cells"]) == 2
+    result.stdout.fnmatch_lines(["*pagelab budgets*", "9 checks: 6 passed, 1 failed, 2 warned"])
+
+
+def test_disabled_with_no_pagelab(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        def test_x(perf):
+            pass
+    """)
+    pytester.makefile(".yaml", budgets=BUDGET_FILE)
+    result = pytester.runpytest("-p", "no:pagelab")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*fixture 'perf' not found*"])
+    result = pytester.runpytest("-p", "no:pagelab", REPLAY)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unrecognized arguments: --pagelab-replay*"])
