@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from pagelab import Results, TestReport
-from pagelab.cli._batch import summary_table
+from pagelab.cli._batch import _OUT_FORMATS, summary_table
+from pagelab.export import SUFFIXES
 from pagelab.frames import COLUMNS, to_frame
 from pagelab.models import LighthouseError
 from pagelab.stats import AGGREGATIONS
@@ -55,11 +56,13 @@ def test_bad_input_gives_one_line_and_exit_2(args: list[str], message: str) -> N
     assert message in lines[0]
 
 
-def test_help_names_every_aggregation() -> None:
+def test_help_names_every_aggregation_and_format() -> None:
     result = _pagelab("batch", "--help")
     assert result.returncode == 0
     for agg in AGGREGATIONS:
         assert agg in result.stdout
+    # The formats checked before a run are the ones export writes.
+    assert set(_OUT_FORMATS) == set(SUFFIXES)
 
 
 def _failed(url: str, code: str, n: int) -> TestReport:
@@ -86,7 +89,8 @@ def test_table_keeps_failed_cells_with_their_codes() -> None:
     ]  # the cell columns holding a value (no connection given: the devices' own)
     table = table.set_index("url")
     broken = table.loc["http://demo.test/broken"]
-    assert broken["runs"] == 2 and broken["failed"] == 2
+    assert broken["runs"] == 2
+    assert broken["failed"] == 2
     assert broken["note"] in ("failed: ERRORED_DOCUMENT_REQUEST, TIMEOUT",
                               "failed: TIMEOUT, ERRORED_DOCUMENT_REQUEST")
     assert pd.isna(broken["LCP (ms)"])
@@ -122,7 +126,7 @@ def test_real_batch_prints_the_summary_and_writes_every_format(
     assert re.search(r"failed: [A-Z_]+", refused_row), refused_row  # kept, with its code
     assert "100%" in result.stderr  # the progress bar went to stderr
     for out in outs:
-        assert out.is_file() and out.stat().st_size > 0, out
+        assert out.stat().st_size > 0, out
         assert f"wrote {out}" in result.stderr
     assert len(pd.read_csv(outs[0])) == 2
     assert len(pd.read_parquet(outs[1])) == 2

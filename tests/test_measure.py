@@ -99,6 +99,17 @@ def test_results_from_a_frame_round_trip_to_reports() -> None:
         Results(results.reports[:1], runs=[0, 1])
 
 
+def test_results_delegate_to_export_and_plots(tmp_path: Path) -> None:
+    results = Results.from_frame(load_runs())
+    written = results.export(tmp_path / "runs.csv")
+    assert len(pd.read_csv(written)) == len(results)
+    ax = results.plot(LCP, by="url")
+    labels = ax.get_xlabel() + ax.get_ylabel()
+    assert "LCP" in labels
+    assert "ms" in labels
+    ax.figure.clf()
+
+
 # -- the real engine -------------------------------------------------------------------------
 
 
@@ -127,14 +138,16 @@ def matrix(runner: LocalRunner, pages: tuple[str, str]) -> Results:
 def test_matrix_gives_every_run_interleaved(matrix: Results, runner: LocalRunner,
                                             pages: tuple[str, str]) -> None:
     frame = matrix.frame
-    assert len(frame) == 12 and not matrix.interrupted
+    assert len(frame) == 12
+    assert not matrix.interrupted
     assert matrix.runner is runner
     assert (frame["status"] == "success").all(), frame[["url", "device", "error_code"]]
     assert frame.groupby(["url", "device"], observed=True).size().tolist() == [3, 3, 3, 3]
     # Stored order (creation and engine start) is run 1 of every cell, then run 2, ...
     with runner.store.connection() as conn:
         started = [run_timing(conn, test_id)[0] for test_id in frame["id"]]
-    stored = frame.assign(started=started).sort_values("created_at", kind="stable")
+    stored = frame.assign(started=pd.Series(started, dtype="Int64")).sort_values(
+        "created_at", kind="stable")
     assert stored["run"].tolist() == [0] * 4 + [1] * 4 + [2] * 4
     assert stored["started"].is_monotonic_increasing
     for run in range(3):
@@ -185,5 +198,6 @@ def test_heavy_page_is_slower_than_fast_page(runner: LocalRunner,
     comparison = results.compare(by="url", a=fast, b=heavy, metrics=[LCP, TBT])
     verdicts = dict(zip(comparison["metric"].astype(str), comparison["verdict"], strict=True))
     assert verdicts == {LCP: "b is slower", TBT: "b is slower"}, comparison.to_string()
-    assert (comparison["n_a"] == 5).all() and (comparison["n_b"] == 5).all()
+    assert (comparison["n_a"] == 5).all()
+    assert (comparison["n_b"] == 5).all()
     assert (comparison["ci_low"] > 0).all()

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import collections
 import itertools
+import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
@@ -474,11 +476,12 @@ class Results:
         return compare(self.frame, by, a, b, metrics, resamples=resamples, seed=seed,
                        confidence=confidence)
 
-    def export(self, path: Any) -> Any:
-        """Write the runs to ``path`` by its suffix (:func:`pagelab.export.export`)."""
+    def export(self, path: str | os.PathLike[str], **options: Any) -> Path:
+        """Write the runs to ``path`` by its suffix (:func:`pagelab.export.export`; the
+        ``options`` ``by``, ``a``, ``b``, ``title`` shape the HTML report); returns the path."""
         from pagelab.export import export
 
-        return export(self, path)
+        return export(self, path, **options)
 
     def plot(self, metric: str, by: str | Sequence[str] | None = None,
              ax: Axes | None = None) -> Axes:
@@ -486,8 +489,6 @@ class Results:
         (:func:`pagelab.plots.metric_by_group`)."""
         from pagelab.plots import metric_by_group
 
-        if by is None:
-            return metric_by_group(self, metric, ax=ax)
         return metric_by_group(self, metric, by=by, ax=ax)
 
     # -- display ----------------------------------------------------------------------------

@@ -36,7 +36,8 @@ def test_matrix_runs_on_the_service_as_batches(tmp_path: Path, demo_url: str) ->
         server.stop()
     frame = results.frame
     assert not results.interrupted
-    assert len(frame) == 4 and len(seen) == 4
+    assert len(frame) == 4
+    assert len(seen) == 4
     assert (frame["status"] == "success").all(), frame[["url", "error_code"]]
     assert frame["run"].tolist() == [0, 0, 1, 1]
     assert frame["url"].tolist() == [fast, heavy, fast, heavy]
@@ -49,4 +50,5 @@ def test_matrix_runs_on_the_service_as_batches(tmp_path: Path, demo_url: str) ->
     assert {r.id for r in listed} == set(frame["id"])
     assert credits == 10 - 4
     summary = results.summary()
-    assert len(summary) == 2 and summary["runs"].tolist() == [2, 2]
+    assert len(summary) == 2
+    assert summary["runs"].tolist() == [2, 2]
