@@ -77,10 +77,10 @@ def _check(args: argparse.Namespace) -> int:
         with pagelab.connect() as runner:
             for url, devices, locations, config, page_runs in pages:
                 runs = args.runs or page_runs or budget_file.runs or 3
-                results = pagelab.measure([url], devices=devices, locations=locations,
-                                          runs=runs, config=config, runner=runner,
-                                          progress=sys.stderr.isatty())
-                frames.append(results.frame)
+                measured = pagelab.measure([url], devices=devices, locations=locations,
+                                           runs=runs, config=config, runner=runner,
+                                           progress=sys.stderr.isatty())
+                frames.append(measured.frame)
         frame = pd.concat(frames, ignore_index=True)
     results = evaluate(budget_file, frame, aggregation=aggregation, base_url=base_url)
     rows = [("check", "metric", "budget", "actual", "status")]
