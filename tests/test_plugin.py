@@ -295,3 +295,18 @@ def test_disabled_with_no_pagelab(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("-p", "no:pagelab", REPLAY)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unrecognized arguments: --pagelab-replay*"])
+
+
+def test_plugin_loads_pagelab_only_on_use() -> None:
+    # pytest loads the plugin in every session: its import and configure stay light.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pytest\n"
+        "pytest.main(['--co', '-q', '-p', 'no:cacheprovider', '-p', 'no:nbval', '/dev/null'])\n"
+        "heavy = {'pagelab', 'pandas'} & set(sys.modules)\n"
+        "assert 'pytest_pagelab.plugin' in sys.modules\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
