@@ -146,6 +146,44 @@ def test_list_is_newest_first_paged_and_filtered(tmp_path: Path) -> None:
         assert len(list_tests(conn, TestQuery(created_at_lte=2_000), now=10_000)) == 2
 
 
+@pytest.mark.parametrize("expired_share", [0.0, 0.3, 1.0])
+def test_list_pages_equal_the_plain_query_with_ties_and_unswept_expired_rows(
+    tmp_path: Path, expired_share: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ids-first paging (window corrected for expired rows the sweep has not deleted, or
+    the row-by-row fallback past its limit) answers exactly what the plain OFFSET query
+    over unexpired rows does, ties in created_at included."""
+    import random
+
+    from pagelab.store import _records
+
+    rng = random.Random(7)
+    now = 100_000
+    with Store(tmp_path).connection() as conn:
+        with transaction(conn):
+            for _ in range(120):
+                test_id = _create(conn, created_at=1_000 * rng.randint(1, 40))
+                expires = now - 1 if rng.random() < expired_share else now + 1
+                conn.execute("UPDATE tests SET expires_at = ? WHERE id = ?", (expires, test_id))
+            _create(conn, account_id="acct_other", created_at=5_000)
+        for limit in (1000, 3):  # 3: more expired rows than the correction takes
+            monkeypatch.setattr(_records, "_EXPIRED_CORRECTION_LIMIT", limit)
+            for per_page in (1, 7, 10):
+                for page in range(1, 122 // per_page + 2):
+                    for bounds in ({}, {"created_at_gte": 10_000, "created_at_lt": 30_000}):
+                        query = TestQuery(page=page, per_page=per_page, **bounds)
+                        expected = [row[0] for row in conn.execute(
+                            "SELECT id FROM tests WHERE account_id = 'local' AND expires_at > ? "
+                            "AND created_at >= ? AND created_at < ? "
+                            "ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+                            (now, bounds.get("created_at_gte", 0),
+                             bounds.get("created_at_lt", 10**12), per_page,
+                             (page - 1) * per_page),
+                        )]
+                        got = [r.id for r in list_tests(conn, query, now=now)]
+                        assert got == expected, (limit, per_page, page, bounds)
+
+
 def test_accounts_are_isolated(tmp_path: Path) -> None:
     with Store(tmp_path).connection() as conn:
         with transaction(conn):
