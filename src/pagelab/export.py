@@ -57,6 +57,9 @@ REPORT_PLOTS: tuple[str, ...] = (
 _CELL = ("url", "device", "location", "connection")
 _LINK_SCHEMES = ("http://", "https://", "file://")
 _ISO_UTC = "%Y-%m-%dT%H:%M:%S.%fZ"
+#: Plot width (inches) and resolution in the HTML report: two plots side by side on a
+#: 1280-pixel screen.
+_WIDTH, _DPI = 6.6, 85
 
 
 # -- input ---------------------------------------------------------------------------------
@@ -188,14 +191,14 @@ def export(
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:14px;
-color:#202124;margin:24px auto;max-width:1180px;padding:0 16px;line-height:1.45}
+color:#202124;margin:24px auto;max-width:1240px;padding:0 16px;line-height:1.45}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;
 border-bottom:1px solid #dadce0;padding-bottom:4px}
 .meta{color:#5f6368;margin:0 0 12px}
 table{border-collapse:collapse;margin:6px 0 12px;font-size:13px}
 th,td{padding:4px 9px;border-bottom:1px solid #e8eaed;text-align:right;vertical-align:top;
 white-space:nowrap}
-th{font-weight:600;border-bottom:1px solid #bdc1c6;background:#f8f9fa}
+th{font-weight:600;border-bottom:1px solid #bdc1c6;background:#f8f9fa;white-space:normal}
 th.text,td.text{text-align:left}
 td.url{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:12em;max-width:28em}
 .cv{display:block;color:#5f6368;font-size:11px}
@@ -423,7 +426,7 @@ def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> str:
     """Draw on a fresh figure (not pyplot's: no global state, no backend switch) and return
     an ``<img>`` holding it as a base64 PNG."""
     figure_module = require("matplotlib.figure", "notebook")
-    figure = figure_module.Figure(figsize=size, dpi=90, layout="constrained")
+    figure = figure_module.Figure(figsize=size, dpi=_DPI, layout="constrained")
     ax = figure.subplots()
     draw(ax)
     buffer = io.BytesIO()
@@ -445,10 +448,10 @@ def _plots_html(frame: pd.DataFrame, names: list[str], compared: pd.DataFrame | 
     if compared is not None and sides is not None and len(compared):
         images.append(_png(
             lambda ax: plots.comparison(compared, ax=ax, a=sides[0], b=sides[1]),
-            (8.0, 1.2 + 0.62 * len(compared)),
+            (_WIDTH, 1.2 + 0.62 * len(compared)),
         ))
     for name in (n for n in REPORT_PLOTS if n in names):
-        images.append(_png(partial(_by_group, frame, name), (7.0, 1.4 + 0.75 * groups)))
+        images.append(_png(partial(_by_group, frame, name), (_WIDTH, 1.4 + 0.75 * groups)))
     if len(keys) >= 2 and "largest_contentful_paint" in names:
         rows, columns = keys[0], keys[1]
         width = frame[columns].nunique()
