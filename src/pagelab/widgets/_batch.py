@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
-from pagelab.models import METRICS, ThrottlingMethod
+from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
 
 from ._common import Panel, error_html, error_message, figure_png, html_table
 
@@ -152,20 +152,28 @@ class BatchComparison(Panel):
         self.progress.bar_style = ""
         for button in self.export_buttons:
             button.disabled = True
+        # A new run replaces what was shown: no stale table next to a fresh progress bar.
+        self.results = self.summary = self.comparison = None
+        self.table.value = self.comparison_table.value = self.export_status.value = ""
+        self.plot.value = b""
         self._set_status(f"Starting {total} runs…")
 
     def _work(self) -> Results:
         from pagelab import _measure
 
-        return _measure.measure(
-            **self._request, runner=self.runner, progress=self._on_progress,
-            stop=self._stop_event,
-        )
+        self._done = 0
+        return _measure.measure(**self._request, runner=self.runner, progress=self._on_progress)
 
-    def _on_progress(self, done: int, total: int) -> None:
-        self.progress.max = max(total, 1)
-        self.progress.value = done
-        self._set_status(f"{done} of {total} runs done")
+    def _on_progress(self, report: TestReport) -> None:
+        """Called by :func:`pagelab.measure` on the worker thread as each run finishes."""
+        self._done += 1
+        self.progress.value = self._done
+        failed = " (failed)" if report.status == TestStatus.FAILED else ""
+        self._set_status(f"{self._done} of {self.progress.max} runs done{failed}")
+        if self._stop_event.is_set():
+            # measure's documented way to stop: it keeps every finished run and returns
+            # Results with interrupted=True.
+            raise KeyboardInterrupt
 
     # -- show ------------------------------------------------------------------------------
 
@@ -197,10 +205,14 @@ class BatchComparison(Panel):
             button.disabled = False
         self._redraw_plot()
         labels = list(self._cells)
-        # Setting the options fires the observer, which runs the comparison.
+        # The baseline stays the cell it was when that cell is still there, else the first;
+        # a change of value fires the observer, which runs the comparison.
         current = self.baseline.value
         self.baseline.options = labels
-        if self.baseline.value == current:
+        target = current if current in labels else labels[0]
+        if self.baseline.value != target:
+            self.baseline.value = target
+        else:
             self._recompare()
 
     def _redraw_plot(self) -> None:
@@ -212,7 +224,8 @@ class BatchComparison(Panel):
         metric, by = self.metric.value, self._cell_columns
         try:
             self.plot.value = figure_png(
-                lambda ax: plots.metric_by_group(results.frame, metric, by=by, ax=ax)
+                lambda ax: plots.metric_by_group(results.frame, metric, by=by, ax=ax),
+                size=(8.0, min(1.6 + 0.8 * len(self._cells), 9.0)),
             )
         except Exception as exc:
             self.error_box.value = error_html(f"Could not draw the plot: {error_message(exc)}")
@@ -277,7 +290,7 @@ def _varying(frame: pd.DataFrame) -> list[str]:
 
 
 def _cell_text(column: str, value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _missing_scalar(value):
         return "default" if column == "connection" else "\u2013"
     text = str(value)
     if column == "url":
@@ -337,6 +350,10 @@ def _comparison_html(comparison: pd.DataFrame) -> str:
             m.format(row["b_median"]), difference, ci, p, html.escape(str(row["verdict"])),
         ])
     return html_table(headers, rows, css_class="pagelab-comparison")
+
+
+def _missing_scalar(value: Any) -> bool:
+    return bool(_pandas().isna(value)) if not isinstance(value, str) else False
 
 
 def _missing(value: Any) -> bool:

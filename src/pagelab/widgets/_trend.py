@@ -77,17 +77,15 @@ class TrendExplorer(Panel):
 
     def _prepare(self) -> None:
         days = self.window.value
-        self._request = {
-            "since": None if days is None else datetime.now(UTC) - timedelta(days=days),
-            "url": self.url.value.strip() or None,
-            "device": self.device.value or None,
-        }
+        self._since = None if days is None else datetime.now(UTC) - timedelta(days=days)
+        self._url: str | None = self.url.value.strip() or None
+        self._device: str | None = self.device.value or None
         self._set_status("Reading the history…")
 
     def _work(self) -> pd.DataFrame:
         from pagelab import stats
 
-        return stats.history(self.runner, **self._request)
+        return stats.history(self.runner, since=self._since, url=self._url, device=self._device)
 
     def _show(self, frame: pd.DataFrame) -> None:
         self.frame = frame.sort_values("created_at") if "created_at" in frame else frame

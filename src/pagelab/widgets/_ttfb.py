@@ -115,7 +115,7 @@ class TTFBExplorer(Panel):
 
         frame = frames.ttfb_frame(results)
         self.plot.value = figure_png(lambda ax: plots.ttfb(frame, ax=ax),
-                                     size=(8.0, 0.5 + 0.45 * max(len(rows), 2)))
+                                     size=(8.0, max(2.5, 0.8 + 0.45 * len(rows))))
 
 
 def median_timings(results: list[TTFBResult]) -> list[dict[str, Any]]:

@@ -1,0 +1,203 @@
+"""The notebook widgets without a browser: set the controls, click Run, wait for the worker
+thread, read the widget values back. Real engine runs on the demo site (6 in all)."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pagelab
+from pagelab import ApiRunner, LocalRunner, RetryPolicy
+from pagelab.widgets import BatchComparison, TrendExplorer, TTFBExplorer
+
+WAIT_S = 600  # the engine lock is machine-wide: other suites' runs may come first
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(value: bytes | memoryview) -> tuple[int, int]:
+    data = bytes(value)
+    assert data.startswith(PNG_SIGNATURE), "not a PNG"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+@pytest.fixture(scope="module")
+def runner(engine: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRunner]:
+    with LocalRunner(tmp_path_factory.mktemp("widgets"), engine=engine) as local:
+        yield local
+
+
+@pytest.fixture(scope="module")
+def compared(runner: LocalRunner, demo_url: str,
+             tmp_path_factory: pytest.TempPathFactory) -> BatchComparison:
+    """/fast on mobile and desktop, 2 runs each, started with the Run button."""
+    widget = BatchComparison(runner, export_dir=tmp_path_factory.mktemp("exports"))
+    widget.urls.value = f"{demo_url}/fast"
+    widget.devices.value = ("mobile", "desktop")
+    widget.locations.value = ("us",)
+    widget.runs.value = 2
+    widget.run_button.click()
+    assert widget.run_button.disabled, "Run is disabled while running"
+    assert not widget.stop_button.disabled
+    assert widget.wait(WAIT_S)
+    return widget
+
+
+def test_controls_offer_every_device_and_location() -> None:
+    widget = BatchComparison()
+    assert len(widget.devices.options) == 15
+    assert len(widget.locations.options) == 15
+    assert ("Iowa, United States (us)", "us") in widget.locations.options
+    assert ("Lighthouse desktop (desktop)", "desktop") in widget.devices.options
+    assert widget.runs.value == 5
+    assert not widget.run_button.disabled and widget.stop_button.disabled
+    # It displays as its box of controls.
+    assert "application/vnd.jupyter.widget-view+json" in widget._repr_mimebundle_()
+
+
+@pytest.mark.engine
+def test_run_shows_table_plot_and_comparison(compared: BatchComparison) -> None:
+    widget = compared
+    assert widget.error is None, widget.error_box.value
+    assert not widget.run_button.disabled and widget.stop_button.disabled
+    assert widget.progress.value == widget.progress.max == 4
+    assert "Done: 4 runs (0 failed)" in widget.status.value
+    results = widget.results
+    assert results is not None and len(results) == 4 and not results.interrupted
+    # The table: one row per device, units in the headers, a report link per cell.
+    table = widget.table.value
+    assert 'data-key="mobile"' in table and 'data-key="desktop"' in table
+    assert "<th>LCP (ms)</th>" in table and "<th>Score</th>" in table
+    assert table.count(">report</a>") == 2
+    # The plot: a PNG of the chosen metric; picking another metric redraws it.
+    width, height = png_size(widget.plot.value)
+    assert width >= 600 and height >= 200
+    before = widget.plot.value
+    widget.metric.value = "first_contentful_paint"
+    assert widget.plot.value != before
+    # The comparison against the first cell, in words.
+    assert widget.baseline.options == ("mobile", "desktop")
+    assert widget.baseline.value == "mobile"
+    assert widget.comparison is not None
+    assert set(widget.comparison["verdict"]) == {"too few runs (need 5 per side)"}
+    assert "Against the baseline mobile" in widget.comparison_table.value
+    widget.baseline.value = "desktop"
+    assert "Against the baseline desktop" in widget.comparison_table.value
+
+
+@pytest.mark.engine
+def test_exports_write_the_shown_results(compared: BatchComparison) -> None:
+    written = [compared.export(suffix) for suffix in (".csv", ".xlsx", ".html")]
+    for path in written:
+        assert path is not None and path.stat().st_size > 0
+    assert str(written[-1]) in compared.export_status.value
+    html = written[-1].read_text()
+    assert "/fast" in html
+
+
+@pytest.mark.engine
+def test_stop_keeps_what_finished(runner: LocalRunner, demo_url: str) -> None:
+    widget = BatchComparison(runner, urls=[f"{demo_url}/fast"], devices=["desktop"], runs=5)
+    stopped = False
+
+    def stop_after_first(change: dict[str, Any]) -> None:
+        nonlocal stopped
+        if change["new"] >= 1 and not stopped:
+            stopped = True
+            widget.stop_button.click()  # on the worker thread: as a browser click would
+
+    widget.progress.observe(stop_after_first, names="value")
+    widget.run_button.click()
+    assert widget.wait(WAIT_S)
+    results = widget.results
+    assert results is not None and results.interrupted
+    assert len(results) == 1, "the run in progress when Stop came is the last"
+    assert "Stopped: 1 of 5 runs kept" in widget.status.value
+    assert 'data-key="/fast"' in widget.table.value
+    assert not widget.run_button.disabled
+
+
+def test_bad_url_is_shown_in_the_widget(runner: LocalRunner) -> None:
+    widget = BatchComparison(runner, urls=["not a url"], runs=1)
+    widget.run_button.click()
+    assert widget.wait(60)
+    assert isinstance(widget.error, pagelab.InvalidInputError)
+    assert "Invalid input:" in widget.error_box.value and "url" in widget.error_box.value
+    assert widget.results is None and widget.table.value == ""
+    assert not widget.run_button.disabled
+
+
+def test_empty_controls_are_refused_before_anything_runs(runner: LocalRunner) -> None:
+    widget = BatchComparison(runner)
+    widget.run_button.click()
+    assert not widget.running
+    assert "enter at least one URL" in widget.error_box.value
+    widget.urls.value = "http://127.0.0.1:9/"
+    widget.devices.value = ()
+    widget.run_button.click()
+    assert "pick at least one device" in widget.error_box.value
+    assert not widget.run_button.disabled
+
+
+def test_unreachable_service_is_shown_in_the_widget() -> None:
+    from jupyter_browser import free_port
+
+    closed = f"http://127.0.0.1:{free_port()}"
+    runner = ApiRunner(closed, "pl_test_key", retry=RetryPolicy(max_retries=0))
+    widget = BatchComparison(runner, urls=["https://example.com/"], runs=1)
+    widget.run_button.click()
+    assert widget.wait(60)
+    assert isinstance(widget.error, pagelab.TransportError)
+    assert "Could not reach the service:" in widget.error_box.value
+    assert not widget.run_button.disabled
+    runner.close()
+
+
+def test_ttfb_explorer_shows_each_location(runner: LocalRunner, demo_url: str) -> None:
+    widget = TTFBExplorer(runner, url=f"{demo_url}/slow?ms=40", region="oceania", repeats=2)
+    widget.run_button.click()
+    assert widget.wait(120)
+    assert widget.error is None, widget.error_box.value
+    assert len(widget.results) == 2
+    table = widget.table.value
+    assert 'data-key="Sydney"' in table and 'data-key="Melbourne"' in table
+    assert "<th>Server processing (ms)</th>" in table and "2/2" in table
+    png_size(widget.plot.value)
+
+
+def test_ttfb_explorer_shows_a_refused_connection(runner: LocalRunner) -> None:
+    from jupyter_browser import free_port
+
+    widget = TTFBExplorer(runner, url=f"http://127.0.0.1:{free_port()}/", region="africa",
+                          repeats=1)
+    widget.run()
+    assert widget.wait(120)
+    assert "CONNECTION_REFUSED" in widget.table.value and "0/1" in widget.table.value
+
+
+@pytest.mark.engine
+def test_trend_explorer_reads_the_history(compared: BatchComparison, runner: LocalRunner,
+                                          demo_url: str) -> None:
+    widget = TrendExplorer(runner, url=f"{demo_url}/fast", device="desktop",
+                           metric="performance_score")
+    widget.run_button.click()
+    assert widget.wait(60)
+    assert widget.error is None, widget.error_box.value
+    assert widget.frame is not None and len(widget.frame) >= 2
+    assert set(widget.frame["device"].astype(str)) == {"desktop"}
+    assert 'data-key="performance_score"' in widget.table.value
+    png_size(widget.plot.value)
+
+
+def test_trend_explorer_with_an_empty_history(tmp_path: Path) -> None:
+    with LocalRunner(tmp_path / "empty") as empty:
+        widget = TrendExplorer(empty)
+        widget.run()
+        assert widget.wait(60)
+    assert "No test in this window" in widget.table.value
+    assert "0 tests found" in widget.status.value
