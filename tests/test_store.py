@@ -245,3 +245,41 @@ def test_artifacts_round_trip(tmp_path: Path) -> None:
         assert store.artifacts.read(conn, test_id, "video") is None
         assert store.artifacts.names(conn, test_id) == ["lighthouse-json"]
     assert not list((tmp_path / "artifacts" / test_id).glob(".tmp-*"))
+
+
+def test_connection_pool_reuses_its_connections_and_queues_writers(tmp_path: Path) -> None:
+    """16 threads on a pool of 4: never more than 4 connections opened (all reused, no
+    connection per borrow), every borrower served, and writes under the pool's write lock
+    never collide (the sum is exact, no "database is locked")."""
+    import threading
+
+    from pagelab.store import ConnectionPool
+
+    pool = ConnectionPool(Store(tmp_path), size=4, warm=1)
+    with pool.connection() as conn, pool.write(conn):
+        conn.execute("CREATE TABLE counter (n INTEGER)")
+        conn.execute("INSERT INTO counter VALUES (0)")
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(50):
+                with pool.connection() as conn, pool.write(conn):
+                    (n,) = conn.execute("SELECT n FROM counter").fetchone()
+                    conn.execute("UPDATE counter SET n = ?", (n + 1,))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert pool.opened <= 4
+    with pool.connection() as conn:
+        assert conn.execute("SELECT n FROM counter").fetchone()[0] == 16 * 50
+    pool.close()
+    assert pool.opened == 0
+    with pytest.raises(StoreError):
+        pool.acquire()

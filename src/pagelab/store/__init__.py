@@ -22,6 +22,7 @@ from ._accounts import (
 )
 from ._artifacts import ARTIFACT_NAMES, ArtifactFiles, resource_string
 from ._db import MIGRATIONS, SCHEMA_VERSION, connect, migrate, transaction, truncate_wal
+from ._pool import ConnectionPool
 from ._queue import next_queued_test, queue_counts, requeue_interrupted
 from ._records import (
     LOCAL_ACCOUNT,
@@ -63,6 +64,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Account",
     "ArtifactFiles",
+    "ConnectionPool",
     "CreditKind",
     "Store",
     "TestQuery",

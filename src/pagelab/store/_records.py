@@ -122,14 +122,24 @@ def create_batch(
             created + int(retention.total_seconds() * 1000),
         ),
     )
-    test_ids = [
-        create_test(
-            conn, url=url, device=device, location=location, config=config,
-            retention=retention, account_id=account_id, batch_id=batch_id, position=position,
-            created_at=created,
-        )
-        for position, (url, device, location) in enumerate(items)
-    ]
+    # One executemany for the items: a batch is one short write, not one statement each.
+    masked, clear = _dump_config(config.masked()), _dump_config(config)
+    expires = created + int(retention.total_seconds() * 1000)
+    test_ids = [new_id("lt") for _ in items]
+    conn.executemany(
+        "INSERT INTO tests (id, account_id, batch_id, position, url, device, location, "
+        "config_json, run_config_json, status, created_at, expires_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                test_id, account_id, batch_id, position, url, device.value, location.value,
+                masked, clear, TestStatus.IDLE.value, created, expires,
+            )
+            for position, (test_id, (url, device, location)) in enumerate(
+                zip(test_ids, items, strict=True)
+            )
+        ],
+    )
     return batch_id, test_ids
 
 

@@ -1,0 +1,110 @@
+"""A pool of store connections shared by the threads of one process (the API server)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from pagelab._exceptions import StoreError
+
+if TYPE_CHECKING:
+    from ._store import Store
+
+__all__ = ["ConnectionPool"]
+
+
+class ConnectionPool:
+    """Migrated SQLite connections, opened once and reused across threads.
+
+    Opening a connection checks the schema under a file lock, too costly per request, so
+    the pool never closes a connection it opened until :meth:`close`: size it to the
+    process's concurrency (the threads that may hold one at once) and, after warm-up, a
+    request never opens one. Past ``size`` borrowers wait on a condition (woken by the
+    next return, no polling).
+
+    Writes: :meth:`write` runs a ``BEGIN IMMEDIATE`` transaction under the process's write
+    lock, so the process's writers queue on that lock and start the instant the previous
+    one commits, instead of sleeping in SQLite's busy handler (whose back-off grows to
+    100 ms steps). The busy timeout still covers other processes (a notebook, the CLI).
+    """
+
+    def __init__(self, store: Store, *, size: int = 16, warm: int = 0) -> None:
+        if size < 1:
+            raise ValueError("size must be at least 1")
+        self._store = store
+        self.size = size
+        self._idle: list[sqlite3.Connection] = []
+        self._opened = 0
+        self._closed = False
+        self._available = threading.Condition(threading.Lock())
+        self._write_lock = threading.Lock()
+        for _ in range(min(warm, size)):
+            self._idle.append(store.connect())
+            self._opened += 1
+
+    def acquire(self) -> sqlite3.Connection:
+        """A connection for the caller's exclusive use; give it back with :meth:`release`."""
+        with self._available:
+            while not self._idle and self._opened >= self.size and not self._closed:
+                self._available.wait()
+            if self._closed:
+                raise StoreError("the connection pool is closed")
+            if self._idle:
+                return self._idle.pop()
+            self._opened += 1  # reserved: opened outside the lock
+        try:
+            return self._store.connect()
+        except BaseException:
+            with self._available:
+                self._opened -= 1
+                self._available.notify()
+            raise
+
+    def release(self, conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:  # an error escaped a transaction block
+            conn.rollback()
+        with self._available:
+            if self._closed:
+                self._opened -= 1
+                conn.close()
+                return
+            self._idle.append(conn)
+            self._available.notify()
+
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        conn = self.acquire()
+        try:
+            yield conn
+        finally:
+            self.release(conn)
+
+    @contextmanager
+    def write(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` on ``conn`` under the process's write lock; commit on
+        success, roll back on any error. Keep the block short: every writer waits on it."""
+        with self._write_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @property
+    def opened(self) -> int:
+        """Connections opened so far and not closed."""
+        return self._opened
+
+    def close(self) -> None:
+        with self._available:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            self._opened -= len(idle)
+            self._available.notify_all()
+        for conn in idle:
+            conn.close()
