@@ -55,7 +55,8 @@ def test_controls_offer_every_device_and_location() -> None:
     assert ("Iowa, United States (us)", "us") in widget.locations.options
     assert ("Lighthouse desktop (desktop)", "desktop") in widget.devices.options
     assert widget.runs.value == 5
-    assert not widget.run_button.disabled and widget.stop_button.disabled
+    assert not widget.run_button.disabled
+    assert widget.stop_button.disabled
     # It displays as its box of controls.
     assert "application/vnd.jupyter.widget-view+json" in widget._repr_mimebundle_()
 
@@ -64,19 +65,25 @@ def test_controls_offer_every_device_and_location() -> None:
 def test_run_shows_table_plot_and_comparison(compared: BatchComparison) -> None:
     widget = compared
     assert widget.error is None, widget.error_box.value
-    assert not widget.run_button.disabled and widget.stop_button.disabled
+    assert not widget.run_button.disabled
+    assert widget.stop_button.disabled
     assert widget.progress.value == widget.progress.max == 4
     assert "Done: 4 runs (0 failed)" in widget.status.value
     results = widget.results
-    assert results is not None and len(results) == 4 and not results.interrupted
+    assert results is not None
+    assert len(results) == 4
+    assert not results.interrupted
     # The table: one row per device, units in the headers, a report link per cell.
     table = widget.table.value
-    assert 'data-key="mobile"' in table and 'data-key="desktop"' in table
-    assert "<th>LCP (ms)</th>" in table and "<th>Score</th>" in table
+    assert 'data-key="mobile"' in table
+    assert 'data-key="desktop"' in table
+    assert "<th>LCP (ms)</th>" in table
+    assert "<th>Score</th>" in table
     assert table.count(">report</a>") == 2
     # The plot: a PNG of the chosen metric; picking another metric redraws it.
     width, height = png_size(widget.plot.value)
-    assert width >= 600 and height >= 200
+    assert width >= 600
+    assert height >= 200
     before = widget.plot.value
     widget.metric.value = "first_contentful_paint"
     assert widget.plot.value != before
@@ -94,7 +101,8 @@ def test_run_shows_table_plot_and_comparison(compared: BatchComparison) -> None:
 def test_exports_write_the_shown_results(compared: BatchComparison) -> None:
     written = [compared.export(suffix) for suffix in (".csv", ".xlsx", ".html")]
     for path in written:
-        assert path is not None and path.stat().st_size > 0
+        assert path is not None
+        assert path.stat().st_size > 0
     assert str(written[-1]) in compared.export_status.value
     html = written[-1].read_text()
     assert "/fast" in html
@@ -115,7 +123,8 @@ def test_stop_keeps_what_finished(runner: LocalRunner, demo_url: str) -> None:
     widget.run_button.click()
     assert widget.wait(WAIT_S)
     results = widget.results
-    assert results is not None and results.interrupted
+    assert results is not None
+    assert results.interrupted
     assert len(results) == 1, "the run in progress when Stop came is the last"
     assert "Stopped: 1 of 5 runs kept" in widget.status.value
     assert 'data-key="/fast"' in widget.table.value
@@ -127,8 +136,10 @@ def test_bad_url_is_shown_in_the_widget(runner: LocalRunner) -> None:
     widget.run_button.click()
     assert widget.wait(60)
     assert isinstance(widget.error, pagelab.InvalidInputError)
-    assert "Invalid input:" in widget.error_box.value and "url" in widget.error_box.value
-    assert widget.results is None and widget.table.value == ""
+    assert "Invalid input:" in widget.error_box.value
+    assert "url" in widget.error_box.value
+    assert widget.results is None
+    assert widget.table.value == ""
     assert not widget.run_button.disabled
 
 
@@ -165,8 +176,10 @@ def test_ttfb_explorer_shows_each_location(runner: LocalRunner, demo_url: str) -
     assert widget.error is None, widget.error_box.value
     assert len(widget.results) == 2
     table = widget.table.value
-    assert 'data-key="Sydney"' in table and 'data-key="Melbourne"' in table
-    assert "<th>Server processing (ms)</th>" in table and "2/2" in table
+    assert 'data-key="Sydney"' in table
+    assert 'data-key="Melbourne"' in table
+    assert "<th>Server processing (ms)</th>" in table
+    assert "2/2" in table
     png_size(widget.plot.value)
 
 
@@ -177,7 +190,8 @@ def test_ttfb_explorer_shows_a_refused_connection(runner: LocalRunner) -> None:
                           repeats=1)
     widget.run()
     assert widget.wait(120)
-    assert "CONNECTION_REFUSED" in widget.table.value and "0/1" in widget.table.value
+    assert "CONNECTION_REFUSED" in widget.table.value
+    assert "0/1" in widget.table.value
 
 
 @pytest.mark.engine
@@ -188,7 +202,8 @@ def test_trend_explorer_reads_the_history(compared: BatchComparison, runner: Loc
     widget.run_button.click()
     assert widget.wait(60)
     assert widget.error is None, widget.error_box.value
-    assert widget.frame is not None and len(widget.frame) >= 2
+    assert widget.frame is not None
+    assert len(widget.frame) >= 2
     assert set(widget.frame["device"].astype(str)) == {"desktop"}
     assert 'data-key="performance_score"' in widget.table.value
     png_size(widget.plot.value)
