@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import matplotlib
@@ -36,6 +37,15 @@ def frame() -> pd.DataFrame:
 def ttfb_result(demo_url: str) -> TTFBResult:
     """A real TTFB test of the demo site's slow page (loopback: every location from here)."""
     return run_ttfb(f"{demo_url}/slow?ms=120", "europe")
+
+
+@pytest.fixture(autouse=True)
+def close_figures() -> Iterator[None]:
+    """pyplot keeps every figure a plot made without ``ax``: let them go after each test."""
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
 
 
 @pytest.fixture
