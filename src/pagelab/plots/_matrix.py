@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from pagelab._exceptions import InvalidInputError
+from pagelab._extras import require
 from pagelab.models import METRICS, Metric
 
 from ._common import (
@@ -306,15 +307,13 @@ def trend(
 
 
 def _date_locator() -> Any:
-    from matplotlib.dates import AutoDateLocator
-
-    return AutoDateLocator(minticks=3, maxticks=8)  # type: ignore[no-untyped-call]
+    dates = require("matplotlib.dates", "notebook")
+    return dates.AutoDateLocator(minticks=3, maxticks=8)
 
 
 def _concise(locator: Any) -> Any:
-    from matplotlib.dates import ConciseDateFormatter
-
-    return ConciseDateFormatter(locator)  # type: ignore[no-untyped-call]
+    dates = require("matplotlib.dates", "notebook")
+    return dates.ConciseDateFormatter(locator)
 
 
 #: heatmap's aggregations (p75 / p90: linear percentiles, as pagelab.stats computes them).
@@ -337,8 +336,7 @@ def heatmap(
     p75, p90, min, max) of its successful runs, written in the cell with its run counts and
     coloured by the metric's rating (green good, orange needs improvement, red poor; blue
     for a metric without thresholds, grey where no run succeeded)."""
-    from matplotlib.patches import Patch, Rectangle
-
+    patches = require("matplotlib.patches", "notebook")
     data = frame_of(frame, "frame")
     m = check_metric(metric, data)
     for what, column in (("rows", rows), ("columns", columns)):
@@ -377,7 +375,7 @@ def heatmap(
                 text = "no runs" if not runs else "no successful run"
             if n_failed:
                 text += f", {n_failed} failed"
-            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=fill, edgecolor="white",
+            ax.add_patch(patches.Rectangle((j, i), 1, 1, facecolor=fill, edgecolor="white",
                                    linewidth=2, gid=f"cell:{r}|{c}"))
             ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize="small",
                     color="#202124")
@@ -395,8 +393,8 @@ def heatmap(
         better = "\u2264" if m.lower_is_better else "\u2265"
         worse = ">" if m.lower_is_better else "<"
         ax.legend(handles=[
-            Patch(color=RATING_FILL["good"], label=f"good {better} {m.format(m.good)}"),
-            Patch(color=RATING_FILL["needs-improvement"], label="needs improvement"),
-            Patch(color=RATING_FILL["poor"], label=f"poor {worse} {m.format(m.poor)}"),
+            patches.Patch(color=RATING_FILL["good"], label=f"good {better} {m.format(m.good)}"),
+            patches.Patch(color=RATING_FILL["needs-improvement"], label="needs improvement"),
+            patches.Patch(color=RATING_FILL["poor"], label=f"poor {worse} {m.format(m.poor)}"),
         ], loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", frameon=False)
     return ax
