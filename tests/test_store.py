@@ -279,6 +279,10 @@ def test_connection_pool_reuses_its_connections_and_queues_writers(tmp_path: Pat
     assert pool.opened <= 4
     with pool.connection() as conn:
         assert conn.execute("SELECT n FROM counter").fetchone()[0] == 16 * 50
+        own = pool.thread_connection()
+        assert own is pool.thread_connection()
+        assert own is not conn
+        assert own.execute("SELECT n FROM counter").fetchone()[0] == 16 * 50
     pool.close()
     assert pool.opened == 0
     with pytest.raises(StoreError):

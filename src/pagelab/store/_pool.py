@@ -41,6 +41,8 @@ class ConnectionPool:
         self._closed = False
         self._available = threading.Condition(threading.Lock())
         self._write_lock = threading.Lock()
+        self._local = threading.local()
+        self._thread_connections: list[sqlite3.Connection] = []
         for _ in range(min(warm, size)):
             self._idle.append(store.connect())
             self._opened += 1
@@ -82,6 +84,24 @@ class ConnectionPool:
         finally:
             self.release(conn)
 
+    def thread_connection(self) -> sqlite3.Connection:
+        """The calling thread's own connection, opened on its first call and kept (not
+        counted in ``size``).
+
+        For the server's event loop: a coroutine can read on it without a thread hop or
+        a borrow, since the loop runs one coroutine at a time. Never await while a
+        transaction is open on it (another coroutine would run inside it), and keep to
+        short reads: the loop waits for them.
+        """
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreError("the connection pool is closed")
+            conn = self._local.conn = self._store.connect()
+            with self._available:
+                self._thread_connections.append(conn)
+        return conn
+
     @contextmanager
     def write(self, conn: sqlite3.Connection) -> Iterator[None]:
         """``BEGIN IMMEDIATE`` on ``conn`` under the process's write lock; commit on
@@ -105,6 +125,8 @@ class ConnectionPool:
             self._closed = True
             idle, self._idle = self._idle, []
             self._opened -= len(idle)
+            idle += self._thread_connections
+            self._thread_connections = []
             self._available.notify_all()
         for conn in idle:
             conn.close()
