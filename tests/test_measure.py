@@ -15,6 +15,7 @@ from pagelab import InvalidInputError, LocalRunner, Results, TestReport, measure
 from pagelab._measure import _cells, _units
 from pagelab.frames import COLUMNS
 from pagelab.models import BatchType
+from pagelab.runners._local import INTERRUPTED
 from pagelab.store import run_timing
 
 RUNS_CSV = Path(__file__).parent / "data" / "runs-demo.csv"
@@ -201,3 +202,21 @@ def test_heavy_page_is_slower_than_fast_page(runner: LocalRunner,
     assert (comparison["n_a"] == 5).all()
     assert (comparison["n_b"] == 5).all()
     assert (comparison["ci_low"] > 0).all()
+
+
+@pytest.mark.engine
+def test_a_local_run_interrupted_midway_is_recorded_failed(pages: tuple[str, str],
+                                                          tmp_path: Path) -> None:
+    def stop_once_active(report: TestReport) -> None:
+        if report.status == "active":
+            raise KeyboardInterrupt
+
+    # Its own engine: an interrupt mid-run must not disturb the shared one.
+    with LocalRunner(tmp_path / "store") as runner:
+        with pytest.raises(KeyboardInterrupt):
+            runner.lighthouse(pages[0], progress=stop_once_active)
+        (stored,) = runner.list()
+    # Not left "active" for good: failed, with a code saying why.
+    assert stored.status == "failed"
+    assert stored.error is not None
+    assert stored.error.code == INTERRUPTED

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -18,10 +19,12 @@ from pagelab.models import (
     BatchReport,
     BatchType,
     ConfigInput,
+    LighthouseError,
     LighthouseTestRequest,
     LocationInfo,
     ProgressCallback,
     TestReport,
+    TestStatus,
     TimeInput,
     TTFBRegion,
     TTFBResult,
@@ -36,6 +39,7 @@ from pagelab.store import (
     create_batch,
     create_test,
     delete_expired,
+    finish_test,
     get_batch,
     get_test,
     list_tests,
@@ -47,7 +51,10 @@ from ._batch import plan_batch
 from ._execute import execute_test
 from ._resources import ResourceReader
 
-__all__ = ["LocalRunner"]
+__all__ = ["INTERRUPTED", "LocalRunner"]
+
+#: Error code of a local test whose run an interrupt (or an error) stopped before the end.
+INTERRUPTED = "INTERRUPTED"
 
 
 class LocalRunner(ResourceReader):
@@ -103,8 +110,12 @@ class LocalRunner(ResourceReader):
             def started() -> None:
                 self._notify(progress, test_id)
 
-            execute_test(self.store, self.engine, test_id, vantage=self.vantage,
-                         on_start=started)
+            try:
+                execute_test(self.store, self.engine, test_id, vantage=self.vantage,
+                             on_start=started)
+            except BaseException:
+                self._abandon([test_id])
+                raise
             report = self._notify(progress, test_id)
         return report
 
@@ -129,9 +140,13 @@ class LocalRunner(ResourceReader):
                     items=plan.items, retention=self.store.retention,
                 )
             self._notify_batch(progress, batch_id)
-            for test_id in test_ids:
-                execute_test(self.store, self.engine, test_id, vantage=self.vantage,
-                             on_start=lambda: self._notify_batch(progress, batch_id))
+            for position, test_id in enumerate(test_ids):
+                try:
+                    execute_test(self.store, self.engine, test_id, vantage=self.vantage,
+                                 on_start=lambda: self._notify_batch(progress, batch_id))
+                except BaseException:
+                    self._abandon(test_ids[position:])
+                    raise
                 self._notify_batch(progress, batch_id)
         return self._batch(batch_id)
 
@@ -196,6 +211,22 @@ class LocalRunner(ResourceReader):
         if report is None:
             raise NotFoundError(f"no batch with id {batch_id!r} (unknown or expired)")
         return report
+
+    def _abandon(self, test_ids: Sequence[str]) -> None:
+        """Record tests an interrupt (Ctrl-C) or an error left unfinished as failed with
+        :data:`INTERRUPTED`: no process of this runner will ever run them, and an ``active``
+        test that never ends would sit in the history for good."""
+        error = LighthouseError(code=INTERRUPTED,
+                                message="stopped before the run finished (interrupted)")
+        # Best effort while an interrupt propagates: a store error must not replace it.
+        with contextlib.suppress(Exception), self.store.connection() as conn, \
+                transaction(conn):
+            for test_id in test_ids:
+                report = get_test(conn, test_id)
+                if report is not None and not report.status.is_final:
+                    finish_test(conn, test_id, status=TestStatus.FAILED,
+                                lighthouse_version=None, metrics=None, error=error,
+                                vantage=self.vantage, environment=None)
 
     def _notify(self, progress: ProgressCallback | None, test_id: str) -> TestReport:
         report = self.get(test_id)
