@@ -267,7 +267,7 @@ class BatchComparison(Panel):
         path = self.export_dir / f"pagelab-{stamp}{suffix}"
         try:
             self.export_dir.mkdir(parents=True, exist_ok=True)
-            self.results.export(path)
+            self.results.export(path, **self._report_options(suffix))
         except Exception as exc:
             self.export_status.value = error_html(error_message(exc))
             return None
@@ -275,6 +275,15 @@ class BatchComparison(Panel):
             f'Saved <code class="pagelab-export-path">{html.escape(str(path))}</code>'
         )
         return path
+
+
+    def _report_options(self, suffix: str) -> dict[str, Any]:
+        """The HTML report compares the baseline with the next cell, as the widget shows."""
+        base = self.baseline.value
+        others = [label for label in self._cells if label != base]
+        if suffix != ".html" or not base or base not in self._cells or not others:
+            return {}
+        return {"by": self._cell_columns, "a": self._cells[base], "b": self._cells[others[0]]}
 
 
 def _pandas() -> Any:
