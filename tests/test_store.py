@@ -287,3 +287,22 @@ def test_connection_pool_reuses_its_connections_and_queues_writers(tmp_path: Pat
     assert pool.opened == 0
     with pytest.raises(StoreError):
         pool.acquire()
+
+
+def test_opening_a_connection_keeps_the_process_locks_of_the_open_ones(tmp_path: Path) -> None:
+    """A second connection opened in this process must not drop the first one's POSIX
+    locks: else another process closing its last connection believes it is the last user,
+    deletes the WAL and shared memory, and this process's connections fail (disk I/O)."""
+    import subprocess
+    import sys
+
+    store = Store(tmp_path)
+    with store.connection() as first, store.connection():
+        first.execute("CREATE TABLE t (x INTEGER)")
+        script = (
+            "import sys; from pagelab.store import Store; "
+            "c = Store(sys.argv[1]).connect(); c.execute('INSERT INTO t VALUES (1)'); c.close()"
+        )
+        subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, timeout=60)
+        assert (tmp_path / "pagelab.sqlite3-wal").exists()
+        assert first.execute("SELECT count(*) FROM t").fetchone()[0] == 1

@@ -122,8 +122,12 @@ def connect(path: Path) -> sqlite3.Connection:
         # sidecar flock serialises that set-up; it is held for microseconds once migrated.
         with filelock.FileLock(f"{path}.lock", timeout=60, mode=0o600):
             # SQLite creates the WAL and shared-memory files with the database file's mode,
-            # so creating it 0600 keeps all three private.
-            os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+            # so creating it 0600 keeps all three private. Only when it is missing: closing
+            # any descriptor of the file drops every POSIX lock this process holds on it,
+            # its open connections' included, and another process closing its last
+            # connection would then delete the WAL and shared memory under them.
+            if not path.exists():
+                os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
             for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
                 make_private(name)
             # isolation_level=None: transactions are explicit (see transaction()).
