@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._ttfb",
     "pagelab.cli._demo",
     "pagelab.cli._serve",
+    "pagelab.cli._worker",
     "pagelab.cli._keys",
 )
 

@@ -53,6 +53,22 @@ def register(subparsers: Any) -> None:
                        help="seconds a client has to send the request body")
     serve.add_argument("--max-connections", type=int, default=512, metavar="N",
                        help="connections served at once; more get 503 (default 512)")
+    fleet = serve.add_argument_group(
+        "fleet", "dispatch tests to `pagelab worker` machines by location (docs/scale-out.md)")
+    fleet.add_argument("--broker", metavar="URL",
+                       help="redis://HOST:PORT/DB or rediss:// (also $PAGELAB_BROKER_URL); "
+                       "without it this process runs the tests itself")
+    fleet.add_argument("--fleet-secret", metavar="SECRET",
+                       help="shared with every worker (default $PAGELAB_FLEET_SECRET)")
+    fleet.add_argument("--queue-timeout", type=float, default=1800.0, metavar="S",
+                       help="a test no worker took within S seconds fails NO_WORKER, "
+                       "refunded (default 1800)")
+    fleet.add_argument("--max-attempts", type=int, default=2, metavar="N",
+                       help="deliveries of a test whose worker was lost before it fails "
+                       "ENGINE_CRASHED, refunded (default 2)")
+    fleet.add_argument("--visibility-timeout", type=float, default=600.0, metavar="S",
+                       help="seconds before a lost worker's test is handed out again "
+                       "(default 600)")
     serve.add_argument("--log-level", default="info",
                        choices=("critical", "error", "warning", "info", "debug"))
     serve.set_defaults(handler=_serve)
@@ -84,11 +100,31 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         values["retention"] = timedelta(days=args.retention_days)
     if args.public_url:
         values["public_url"] = args.public_url
+    broker = getattr(args, "broker", None) or os.environ.get("PAGELAB_BROKER_URL")
+    if broker:
+        values["fleet"] = _fleet_settings(args, broker)
     try:
         return Settings(**values)
     except ValidationError as exc:
         fields = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise InvalidInputError(fields) from exc
+
+
+def _fleet_settings(args: argparse.Namespace, broker: str) -> Any:
+    from pydantic import ValidationError
+
+    from pagelab.fleet import FleetSettings, check_broker_url, resolve_secret
+
+    check_broker_url(broker)
+    try:
+        return FleetSettings(
+            broker_url=broker, secret=resolve_secret(args.fleet_secret),
+            queue_timeout=args.queue_timeout, max_attempts=args.max_attempts,
+            visibility_timeout=args.visibility_timeout,
+        )
+    except ValidationError as exc:
+        fields = "; ".join(f"--{'-'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise InvalidInputError(fields.replace("_", "-")) from exc
 
 
 def _log_config(level: str) -> dict[str, Any]:

@@ -108,12 +108,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = Services.open(settings)
         worker = Worker(services)
+        dispatcher = None
+        if settings.fleet is not None:
+            from pagelab.fleet import FleetDispatcher
+
+            # Fleet workers run the tests; the in-process worker only tidies the store.
+            worker.run_tests = False
+            dispatcher = FleetDispatcher(services.store, settings.fleet,
+                                         target_policy=settings.target_policy,
+                                         wake=services.work_available)
         try:
             worker.start()
+            if dispatcher is not None:
+                dispatcher.start()
             app.state.services = services
             app.state.worker = worker
+            app.state.dispatcher = dispatcher
             yield
         finally:
+            if dispatcher is not None:
+                dispatcher.stop()
             if worker.alive:
                 worker.stop(settings.shutdown_timeout)
             services.close()

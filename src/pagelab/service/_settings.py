@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pagelab._exceptions import InvalidInputError
 from pagelab._paths import data_dir as default_data_dir
 from pagelab.engine import TargetPolicy, parse_networks
+from pagelab.fleet import FleetSettings
 from pagelab.store import DEFAULT_RETENTION
 
 __all__ = ["Settings"]
@@ -62,6 +63,9 @@ class Settings(BaseModel):
     #: How long a clean shutdown waits for the running test before leaving it to the next
     #: start, in seconds.
     shutdown_timeout: float = Field(default=30.0, ge=0)
+    #: A fleet (``--broker``): tests go to Celery workers by location instead of the
+    #: in-process worker (docs/scale-out.md). None: the embedded default.
+    fleet: FleetSettings | None = None
 
     @field_validator("allowed_targets")
     @classmethod

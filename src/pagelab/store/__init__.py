@@ -22,6 +22,15 @@ from ._accounts import (
 )
 from ._artifacts import ARTIFACT_NAMES, ArtifactFiles, resource_string
 from ._db import MIGRATIONS, SCHEMA_VERSION, connect, migrate, transaction, truncate_wal
+from ._fleet import (
+    QueuedTest,
+    ensure_fleet_tables,
+    fail_waiting_tests,
+    forget_dispatches,
+    mark_dispatched,
+    start_dispatched_test,
+    undispatched_tests,
+)
 from ._pool import ConnectionPool
 from ._queue import next_queued_test, queue_counts, requeue_interrupted
 from ._records import (
@@ -66,6 +75,7 @@ __all__ = [
     "ArtifactFiles",
     "ConnectionPool",
     "CreditKind",
+    "QueuedTest",
     "Store",
     "TestQuery",
     "account_credits",
@@ -77,15 +87,19 @@ __all__ = [
     "create_batch",
     "create_test",
     "delete_expired",
+    "ensure_fleet_tables",
     "fail_unfinished_test",
+    "fail_waiting_tests",
     "find_account",
     "find_account_by_key",
     "finish_test",
+    "forget_dispatches",
     "get_batch",
     "get_test",
     "link_secrets",
     "list_accounts",
     "list_tests",
+    "mark_dispatched",
     "migrate",
     "new_id",
     "next_queued_test",
@@ -102,10 +116,12 @@ __all__ = [
     "run_config",
     "run_timing",
     "service_secret",
+    "start_dispatched_test",
     "start_test",
     "test_owner",
     "test_target",
     "top_up_account",
     "transaction",
     "truncate_wal",
+    "undispatched_tests",
 ]

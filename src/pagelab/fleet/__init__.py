@@ -1,0 +1,52 @@
+"""The measurement fleet: Celery workers per location on a Redis broker, fed by one server.
+
+``pagelab serve --broker URL`` dispatches each test to the queue of its location
+(``pagelab.loc.<id>``); ``pagelab worker --broker URL --locations de,uk --name fra-1`` runs
+them on its own engine and sends signed outcomes back. Celery and Redis are imported only
+by the functions that use them (the ``fleet`` extra). See docs/scale-out.md.
+"""
+
+from ._app import DEFAULT_VISIBILITY_TIMEOUT, check_broker_url, fleet_app, results_queue
+from ._dispatcher import NO_WORKER, WORKER_KEY_PREFIX, FleetDispatcher, target_policy_to_wire
+from ._ingest import IngestOutcome, ingest_message
+from ._protocol import (
+    BROKER_ENV,
+    FLEET_SECRET_ENV,
+    MIN_SECRET_LENGTH,
+    RESULTS_QUEUE,
+    RUN_LIGHTHOUSE_TASK,
+    FleetKeys,
+    ForgedMessageError,
+    canonical_json,
+    location_queue,
+    resolve_secret,
+)
+from ._settings import FleetSettings
+from ._worker import FleetWorker, policy_from_wire, run_worker
+
+__all__ = [
+    "BROKER_ENV",
+    "DEFAULT_VISIBILITY_TIMEOUT",
+    "FLEET_SECRET_ENV",
+    "MIN_SECRET_LENGTH",
+    "NO_WORKER",
+    "RESULTS_QUEUE",
+    "RUN_LIGHTHOUSE_TASK",
+    "WORKER_KEY_PREFIX",
+    "FleetDispatcher",
+    "FleetKeys",
+    "FleetSettings",
+    "FleetWorker",
+    "ForgedMessageError",
+    "IngestOutcome",
+    "canonical_json",
+    "check_broker_url",
+    "fleet_app",
+    "ingest_message",
+    "location_queue",
+    "policy_from_wire",
+    "resolve_secret",
+    "results_queue",
+    "run_worker",
+    "target_policy_to_wire",
+]

@@ -1,0 +1,94 @@
+"""The Celery application the server and the workers share (same broker, same settings)."""
+
+from __future__ import annotations
+
+import ssl
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from pagelab._exceptions import InvalidInputError
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+__all__ = [
+    "DEFAULT_VISIBILITY_TIMEOUT",
+    "broker_options",
+    "check_broker_url",
+    "fleet_app",
+    "results_queue",
+]
+
+#: Seconds a task taken by a worker stays invisible before Redis hands it out again (the
+#: worker was lost: killed, or its machine gone). Longer than a run (150 s hard limit) plus
+#: a wait for the machine's engine lock.
+DEFAULT_VISIBILITY_TIMEOUT = 600.0
+
+
+def check_broker_url(url: str) -> str:
+    """``redis://`` or ``rediss://`` (TLS); anything else is a clear error."""
+    scheme = urlsplit(url).scheme
+    if scheme not in ("redis", "rediss"):
+        raise InvalidInputError(
+            f"--broker: {url!r} is not a redis:// or rediss:// URL (the fleet uses Redis)"
+        )
+    return url
+
+
+def broker_options(url: str, visibility_timeout: float) -> dict[str, Any]:
+    """Transport options: the visibility timeout, and TLS for ``rediss://`` (the system's
+    CAs verify the server unless the URL says otherwise, e.g. ``?ssl_ca_certs=/path``)."""
+    return {"visibility_timeout": visibility_timeout}
+
+
+def _ssl_options(url: str) -> dict[str, Any] | None:
+    parts = urlsplit(url)
+    if parts.scheme != "rediss" or "ssl_cert_reqs" in parts.query:
+        return None
+    return {"ssl_cert_reqs": ssl.CERT_REQUIRED}
+
+
+def fleet_app(broker_url: str, *, visibility_timeout: float = DEFAULT_VISIBILITY_TIMEOUT,
+              name: str = "pagelab") -> Celery:
+    """A Celery app on the Redis ``broker_url``: JSON only, no result backend (results
+    come back signed on :data:`~pagelab.fleet.RESULTS_QUEUE`), one task at a time per
+    worker, acknowledged only once finished, requeued when the worker is lost."""
+    from pagelab._extras import require
+
+    require("celery", "fleet")
+    from celery import Celery
+
+    check_broker_url(broker_url)
+    app = Celery(name, broker=broker_url, set_as_current=False)
+    app.conf.update(
+        task_serializer="json",
+        accept_content=["json"],
+        task_ignore_result=True,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,
+        worker_prefetch_multiplier=1,
+        worker_concurrency=1,
+        worker_hijack_root_logger=False,
+        worker_send_task_events=False,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options=broker_options(broker_url, visibility_timeout),
+        task_default_queue="pagelab.default",
+        task_create_missing_queues=True,
+    )
+    ssl_options = _ssl_options(broker_url)
+    if ssl_options is not None:
+        app.conf.broker_use_ssl = ssl_options
+    return app
+
+
+def results_queue() -> Any:
+    """The durable kombu queue of the workers' messages to the server."""
+    from kombu.entity import Exchange, Queue
+
+    from ._protocol import RESULTS_QUEUE
+
+    exchange = Exchange(RESULTS_QUEUE, type="direct")  # type: ignore[no-untyped-call]
+    return Queue(  # type: ignore[no-untyped-call]
+        RESULTS_QUEUE, exchange, routing_key=RESULTS_QUEUE, durable=True
+    )

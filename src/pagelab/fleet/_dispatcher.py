@@ -1,0 +1,240 @@
+"""The server's side of a fleet: queued tests go to Celery queues by location, and the
+workers' signed messages come back from the results queue into the store."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from pagelab._exceptions import StoreError
+from pagelab.engine import ENGINE_CRASHED, TargetPolicy
+from pagelab.models import LighthouseError
+from pagelab.store import (
+    Store,
+    ensure_fleet_tables,
+    fail_waiting_tests,
+    forget_dispatches,
+    mark_dispatched,
+    refund_engine_failures,
+    transaction,
+    undispatched_tests,
+)
+
+from ._app import fleet_app, results_queue
+from ._ingest import ingest_message
+from ._protocol import (
+    RUN_LIGHTHOUSE_TASK,
+    FleetKeys,
+    ForgedMessageError,
+    location_queue,
+    now_ms,
+)
+from ._settings import FleetSettings
+
+__all__ = ["NO_WORKER", "WORKER_KEY_PREFIX", "FleetDispatcher", "target_policy_to_wire"]
+
+logger = logging.getLogger("pagelab.fleet.dispatcher")
+
+#: Error code of a test no worker of its location took within the queue timeout.
+NO_WORKER = "NO_WORKER"
+#: Redis keys ``pagelab:worker:<name>``: a worker's heartbeat (JSON, short TTL).
+WORKER_KEY_PREFIX = "pagelab:worker:"
+
+
+def target_policy_to_wire(policy: TargetPolicy) -> dict[str, Any]:
+    return {"allow_private": policy.allow_private, "allowed": [str(n) for n in policy.allowed]}
+
+
+class FleetDispatcher:
+    """Two daemon threads: one hands ``idle`` tests to the broker (woken by the creation
+    endpoints through ``wake``) and fails those that waited past the queue timeout; one
+    consumes the results queue. Owns the queue of the data dir (``serve.lock``), as the
+    in-process worker does when there is no broker."""
+
+    def __init__(self, store: Store, fleet: FleetSettings, *, target_policy: TargetPolicy,
+                 wake: threading.Event) -> None:
+        self._store = store
+        self._fleet = fleet
+        self._policy_wire = target_policy_to_wire(target_policy)
+        self._wake = wake
+        self._keys = FleetKeys(fleet.secret)
+        self._app = fleet_app(fleet.broker_url, visibility_timeout=fleet.visibility_timeout)
+        self._stop = threading.Event()
+        self._queue_lock = filelock.FileLock(str(Path(store.data_dir) / "serve.lock"))
+        self._threads = [
+            threading.Thread(target=self._dispatch_loop, name="pagelab-fleet-dispatch",
+                             daemon=True),
+            threading.Thread(target=self._results_loop, name="pagelab-fleet-results",
+                             daemon=True),
+        ]
+        self._redis: Any = None
+        #: Counters for ``/healthz``.
+        self.dispatched = 0
+        self.ingested = 0
+        self.refused = 0
+        self.broker_error: str | None = None
+
+    # -- lifetime ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        try:
+            self._queue_lock.acquire(timeout=0)
+        except filelock.Timeout:
+            raise StoreError(
+                f"another `pagelab serve` dispatches the tests of {self._store.data_dir}"
+            ) from None
+        with self._store.connection() as conn, transaction(conn, immediate=True):
+            ensure_fleet_tables(conn)
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(timeout)
+        self._queue_lock.release()
+
+    @property
+    def alive(self) -> bool:
+        return all(thread.is_alive() for thread in self._threads)
+
+    # -- workers -----------------------------------------------------------------------
+
+    def _redis_client(self) -> Any:
+        if self._redis is None:
+            import redis
+
+            self._redis = redis.Redis.from_url(self._fleet.broker_url, socket_timeout=5)
+        return self._redis
+
+    def workers(self) -> list[dict[str, Any]]:
+        """The workers whose heartbeat is live: ``name, locations, current_test,
+        last_seen`` (epoch ms), by name."""
+        client = self._redis_client()
+        keys = sorted(client.scan_iter(match=f"{WORKER_KEY_PREFIX}*", count=100))
+        seen: list[dict[str, Any]] = []
+        for raw in client.mget(keys) if keys else []:
+            if raw is None:
+                continue
+            try:
+                body = self._keys.open(json.loads(raw))
+            except (ValueError, ForgedMessageError):  # a bad heartbeat is ignored
+                continue
+            seen.append({
+                "name": body.get("worker"), "locations": body.get("locations", []),
+                "current_test": body.get("current_test"), "last_seen": body.get("sent_at"),
+            })
+        return seen
+
+    # -- dispatch ----------------------------------------------------------------------
+
+    def _dispatch_loop(self) -> None:
+        next_sweep = 0.0
+        while not self._stop.is_set():
+            try:
+                self._wake.wait(self._fleet.poll_interval)
+                self._wake.clear()
+                if self._stop.is_set():
+                    break
+                self.dispatch_pending()
+                if time.monotonic() >= next_sweep:
+                    self._sweep()
+                    next_sweep = time.monotonic() + min(5.0, self._fleet.queue_timeout / 4)
+                self.broker_error = None
+            except Exception as exc:
+                self.broker_error = f"{type(exc).__name__}: {exc}"
+                logger.exception("fleet dispatch failed")
+                self._stop.wait(1.0)
+
+    def dispatch_pending(self) -> int:
+        """Send every undispatched ``idle`` test to its location's queue; returns how many."""
+        sent = 0
+        while not self._stop.is_set():
+            with self._store.connection() as conn:
+                tests = undispatched_tests(conn)
+                if not tests:
+                    return sent
+                for test in tests:
+                    queue = location_queue(test.location)
+                    body = {
+                        "kind": "lighthouse", "test_id": test.id, "url": test.url,
+                        "device": test.device.value, "location": test.location,
+                        "config": self._keys.seal(test.config.model_dump_json()),
+                        "target_policy": self._policy_wire,
+                        "max_attempts": self._fleet.max_attempts,
+                        "dispatched_at": now_ms(),
+                    }
+                    self._app.send_task(
+                        RUN_LIGHTHOUSE_TASK, args=[self._keys.sign(body)], queue=queue,
+                        routing_key=queue, expires=self._fleet.queue_timeout,
+                    )
+                    # Sent before marked: a crash between the two sends it twice, and the
+                    # second delivery's result is a duplicate (written once).
+                    with transaction(conn, immediate=True):
+                        mark_dispatched(conn, test.id, queue)
+                    sent += 1
+                    self.dispatched += 1
+        return sent
+
+    def _sweep(self) -> None:
+        now = now_ms()
+        bound = int(self._fleet.queue_timeout * 1000)
+        with self._store.connection() as conn, transaction(conn, immediate=True):
+            failed = fail_waiting_tests(
+                conn, idle_before=now - bound, active_before=now - bound,
+                idle_error=LighthouseError(
+                    code=NO_WORKER,
+                    message=f"no worker of this location took the test within "
+                    f"{self._fleet.queue_timeout:g} s; refunded",
+                ),
+                active_error=LighthouseError(
+                    code=ENGINE_CRASHED,
+                    message="the worker running the test was lost and no other worker "
+                    "finished it in time; refunded",
+                ),
+            )
+            refund_engine_failures(conn)
+            forget_dispatches(conn)
+        if failed:
+            logger.warning("failed %d test(s) that waited too long for a worker", len(failed))
+
+    # -- results -----------------------------------------------------------------------
+
+    def _results_loop(self) -> None:
+        from kombu.messaging import Consumer
+
+        queue = results_queue()
+
+        def on_message(body: Any, message: Any) -> None:
+            outcome = ingest_message(self._store, self._keys, body)
+            if outcome == "refused":
+                self.refused += 1
+            elif outcome == "written":
+                self.ingested += 1
+            # Acknowledged once written (or refused): a crash before this redelivers it.
+            message.ack()
+
+        while not self._stop.is_set():
+            try:
+                with self._app.connection_for_read() as conn:
+                    conn.ensure_connection(max_retries=3)
+                    with Consumer(  # type: ignore[no-untyped-call]
+                        conn, queues=[queue], callbacks=[on_message], accept=["json"],
+                        prefetch_count=4,
+                    ):
+                        while not self._stop.is_set():
+                            try:
+                                conn.drain_events(timeout=1.0)
+                            except TimeoutError:
+                                continue
+            except Exception as exc:
+                self.broker_error = f"{type(exc).__name__}: {exc}"
+                logger.warning("results queue: %s; reconnecting", exc)
+                self._stop.wait(1.0)

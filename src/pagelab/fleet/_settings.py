@@ -1,0 +1,38 @@
+"""How a fleet server dispatches (``pagelab serve --broker``): one frozen object on the
+service's settings. Pydantic only: importing it loads neither Celery nor Redis."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ._protocol import MIN_SECRET_LENGTH
+
+__all__ = ["FleetSettings"]
+
+
+class FleetSettings(BaseModel):
+    """The broker, the shared secret and the bounds of a fleet."""
+
+    model_config = ConfigDict(frozen=True)
+
+    #: ``redis://HOST:PORT/DB`` or ``rediss://`` (TLS).
+    broker_url: str
+    #: Signs every message and seals passwords and cookies (same on every worker).
+    secret: str = Field(repr=False, min_length=MIN_SECRET_LENGTH)
+    #: Seconds a test may wait for a worker of its location before it fails ``NO_WORKER``
+    #: (refunded); also the bound of an ``active`` test whose worker was lost.
+    queue_timeout: float = Field(default=1800.0, gt=0)
+    #: Deliveries of one test (the first and the re-deliveries after a lost worker) before
+    #: it fails ``ENGINE_CRASHED`` (refunded).
+    max_attempts: int = Field(default=2, ge=1)
+    #: Seconds before Redis hands a task taken by a lost worker out again.
+    visibility_timeout: float = Field(default=600.0, gt=0)
+    #: Seconds between looks for queued tests the creation endpoints did not announce.
+    poll_interval: float = Field(default=0.5, gt=0)
+
+    @field_validator("broker_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        if not value.startswith(("redis://", "rediss://")):
+            raise ValueError(f"{value!r} is not a redis:// or rediss:// URL")
+        return value

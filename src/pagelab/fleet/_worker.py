@@ -1,0 +1,221 @@
+"""The worker's side of a fleet (``pagelab worker``): a Celery worker that consumes its
+locations' queues one task at a time and runs each test on its own engine, as the
+server's in-process worker does, then sends the signed outcome and artifacts back.
+
+A worker needs the broker URL and the fleet secret, never the database.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import socket
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from pagelab._exceptions import EngineError, InvalidInputError
+from pagelab.engine import ENGINE_CRASHED, Engine, RunResult, TargetPolicy, parse_networks
+from pagelab.models import ENGINE_UNAVAILABLE, Device, LighthouseConfig, LighthouseError, TestStatus
+
+from ._app import DEFAULT_VISIBILITY_TIMEOUT, fleet_app, results_queue
+from ._dispatcher import WORKER_KEY_PREFIX
+from ._protocol import (
+    RESULTS_QUEUE,
+    RUN_LIGHTHOUSE_TASK,
+    FleetKeys,
+    ForgedMessageError,
+    location_queue,
+    now_ms,
+)
+
+__all__ = ["FleetWorker", "policy_from_wire", "run_worker"]
+
+logger = logging.getLogger("pagelab.fleet.worker")
+
+#: Seconds between heartbeats, and how long one stays visible.
+HEARTBEAT_INTERVAL = 5.0
+HEARTBEAT_TTL = 20
+
+
+def policy_from_wire(wire: Any) -> TargetPolicy:
+    if not isinstance(wire, dict):
+        raise ForgedMessageError("target_policy: not an object")
+    return TargetPolicy(
+        allow_private=bool(wire.get("allow_private", False)),
+        allowed=parse_networks([str(n) for n in wire.get("allowed", [])]),
+    )
+
+
+class FleetWorker:
+    """One measuring machine's worker: the engine (started on the first test), the
+    heartbeat and the outcome messages."""
+
+    def __init__(self, broker_url: str, secret: str, *, name: str, locations: Sequence[str],
+                 visibility_timeout: float = DEFAULT_VISIBILITY_TIMEOUT) -> None:
+        if not locations:
+            raise InvalidInputError("--locations: name at least one location, e.g. de,uk")
+        self.name = name
+        self.locations = list(locations)
+        self.queues = [location_queue(loc) for loc in self.locations]
+        self.keys = FleetKeys(secret)
+        self.app = fleet_app(broker_url, visibility_timeout=visibility_timeout)
+        self.broker_url = broker_url
+        self.current_test: str | None = None
+        self._engine: Engine | None = None
+        self._stop = threading.Event()
+        import redis
+
+        self._redis = redis.Redis.from_url(broker_url, socket_timeout=10)
+        self.app.task(name=RUN_LIGHTHOUSE_TASK, bind=False)(self.run_task)
+
+    # -- heartbeat ---------------------------------------------------------------------
+
+    def _beat(self) -> None:
+        body = {"kind": "heartbeat", "worker": self.name, "test_id": "",
+                "locations": self.locations, "current_test": self.current_test,
+                "sent_at": now_ms()}
+        self._redis.set(f"{WORKER_KEY_PREFIX}{self.name}", json.dumps(self.keys.sign(body)),
+                        ex=HEARTBEAT_TTL)
+
+    def _heartbeat_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._beat()
+            except Exception as exc:  # the broker may be restarting: try again
+                logger.warning("heartbeat failed: %s", exc)
+            self._stop.wait(HEARTBEAT_INTERVAL)
+
+    # -- messages ----------------------------------------------------------------------
+
+    def _send(self, body: dict[str, Any]) -> None:
+        queue = results_queue()
+        with self.app.producer_or_acquire() as producer:
+            producer.publish(
+                self.keys.sign(body), exchange=queue.exchange, routing_key=RESULTS_QUEUE,
+                declare=[queue], serializer="json", delivery_mode=2, retry=True,
+                retry_policy={"max_retries": 30, "interval_start": 0.5, "interval_step": 1,
+                              "interval_max": 5},
+            )
+
+    def _result_body(self, test_id: str, result: RunResult) -> dict[str, Any]:
+        return {
+            "kind": "result", "test_id": test_id, "worker": self.name,
+            "status": result.status.value, "lighthouse_version": result.lighthouse_version,
+            "metrics": result.metrics.model_dump(mode="json") if result.metrics else None,
+            "error": result.error.model_dump(mode="json") if result.error else None,
+            "environment": (
+                result.environment.model_dump(mode="json") if result.environment else None
+            ),
+            "engine_failure": result.engine_failure,
+            "started_at": int(result.started_at.timestamp() * 1000),
+            "finished_at": int(result.finished_at.timestamp() * 1000),
+            "artifacts": {
+                name: base64.b64encode(data).decode("ascii")
+                for name, data in result.artifacts.items()
+            },
+            "sent_at": now_ms(),
+        }
+
+    def _failure(self, code: str, message: str) -> RunResult:
+        now = datetime.now(UTC)
+        return RunResult(
+            status=TestStatus.FAILED, lighthouse_version=None, metrics=None,
+            error=LighthouseError(code=code, message=message[:1000]), environment=None,
+            started_at=now, finished_at=now, engine_failure=True,
+        )
+
+    # -- the task ----------------------------------------------------------------------
+
+    def _engine_instance(self) -> Engine:
+        if self._engine is None:
+            self._engine = Engine()
+        return self._engine
+
+    def _close_engine(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            try:
+                engine.close()
+            except Exception:
+                logger.exception("closing the engine failed")
+
+    def run_task(self, envelope: Any) -> None:
+        """The Celery task: verify, count the attempt, run, send the outcome."""
+        try:
+            body = self.keys.open(envelope)
+            test_id = str(body["test_id"])
+            config = LighthouseConfig.model_validate_json(self.keys.unseal(body["config"]))
+            policy = policy_from_wire(body["target_policy"])
+            url, device = str(body["url"]), Device(body["device"])
+            max_attempts = int(body.get("max_attempts", 2))
+        except (ForgedMessageError, KeyError, ValueError, InvalidInputError) as exc:
+            # Never run a task the server did not sign: it could aim the engine anywhere.
+            logger.warning("refused a task: %s", exc)
+            return
+        attempt = int(self._redis.incr(f"pagelab:attempts:{test_id}"))
+        self._redis.expire(f"pagelab:attempts:{test_id}", 86400)
+        if attempt > max_attempts:
+            logger.error("test %s: delivery %d, past %d attempts: failed", test_id, attempt,
+                         max_attempts)
+            self._send(self._result_body(test_id, self._failure(
+                ENGINE_CRASHED,
+                f"the workers running this test were lost {attempt - 1} time(s); refunded",
+            )))
+            return
+        self.current_test = test_id
+
+        def started() -> None:
+            self._send({"kind": "started", "test_id": test_id, "worker": self.name,
+                        "attempt": attempt, "started_at": now_ms()})
+
+        # As the server's in-process worker (service/_worker.py): the engine's own
+        # failures are results; a missing engine and a crash become refundable failures.
+        try:
+            result = self._engine_instance().run(url, device, config, on_start=started,
+                                                 target_policy=policy)
+        except EngineError as exc:
+            logger.error("test %s cannot run: %s", test_id, exc)
+            self._close_engine()
+            result = self._failure(ENGINE_UNAVAILABLE, str(exc))
+        except Exception as exc:
+            logger.exception("test %s crashed the engine", test_id)
+            self._close_engine()
+            result = self._failure(ENGINE_CRASHED, f"{type(exc).__name__}: {exc}")
+        finally:
+            self.current_test = None
+        self._send(self._result_body(test_id, result))
+        logger.info("test %s %s", test_id, result.status.value)
+
+    # -- running -----------------------------------------------------------------------
+
+    def run(self, *, log_level: str = "info") -> None:
+        """Consume the queues until stopped (SIGTERM/SIGINT: Celery's warm shutdown, the
+        running test finishes first)."""
+        beat = threading.Thread(target=self._heartbeat_loop, name="pagelab-heartbeat",
+                                daemon=True)
+        beat.start()
+        try:
+            self.app.worker_main([
+                "worker", "--queues", ",".join(self.queues),
+                "--hostname", f"{self.name}@{socket.gethostname()}",
+                "--pool", "solo", "--concurrency", "1", "--prefetch-multiplier", "1",
+                "--without-gossip", "--without-mingle", "--without-heartbeat",
+                "--loglevel", log_level.upper(),
+            ])
+        finally:
+            self._stop.set()
+            self._close_engine()
+            try:
+                self._redis.delete(f"{WORKER_KEY_PREFIX}{self.name}")
+            except Exception:
+                logger.warning("could not remove the heartbeat of %s", self.name)
+
+
+def run_worker(broker_url: str, secret: str, *, name: str, locations: Sequence[str],
+               visibility_timeout: float = DEFAULT_VISIBILITY_TIMEOUT,
+               log_level: str = "info") -> None:
+    FleetWorker(broker_url, secret, name=name, locations=locations,
+                visibility_timeout=visibility_timeout).run(log_level=log_level)
