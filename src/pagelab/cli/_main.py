@@ -25,6 +25,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._demo",
     "pagelab.cli._serve",
     "pagelab.cli._worker",
+    "pagelab.cli._workers",
     "pagelab.cli._keys",
 )
 
