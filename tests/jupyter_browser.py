@@ -140,10 +140,15 @@ def chromium() -> Iterator[Browser]:
             browser.close()
 
 
+def execute_command(page: Page, command: str) -> None:
+    """Run one of JupyterLab's commands (``notebook:run-all-cells``...)."""
+    # Not awaited: a run command's promise settles only when its cells have run.
+    page.evaluate("(command) => { window.jupyterapp.commands.execute(command); }", command)
+
+
 def run_all_cells(page: Page) -> None:
-    """Run every cell of the open notebook (JupyterLab's own command)."""
-    # Not awaited: the command's promise settles only when the last cell has run.
-    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    """Run every cell of the open notebook."""
+    execute_command(page, "notebook:run-all-cells")
 
 
 def wait_for_kernel_idle(page: Page, timeout_ms: float) -> None:

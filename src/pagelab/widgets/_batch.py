@@ -75,11 +75,13 @@ class BatchComparison(Panel):
             options=[(f"{profile.label} ({device.value})", device.value)
                      for device, profile in DEVICES.items()],
             value=tuple(devices), rows=6, description="Devices",
+            layout=w.Layout(width="380px"),
         )
         self.locations = w.SelectMultiple(
             options=[(f"{info.full_name} ({location.value})", location.value)
                      for location, info in LOCATIONS.items()],
             value=tuple(locations), rows=6, description="Locations",
+            layout=w.Layout(width="380px"),
         )
         self.connection = w.Dropdown(
             options=[("device default", "")] + [

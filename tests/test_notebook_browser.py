@@ -1,0 +1,125 @@
+"""The comparison notebook in a real browser: JupyterLab on loopback, Debian's Chromium
+driven by Playwright. Runs the notebook, clicks Run in the widget, waits for the table and
+reads its rows from the DOM; then adds cells showing the TTFB and trend widgets. The
+screenshots stay in ``tests/artifacts/`` (git-ignored; ``docs/img/`` holds copies).
+
+Engine runs: the notebook's 8, then 4 for the click.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from jupyter_browser import (
+    JupyterLab,
+    chromium,
+    execute_command,
+    wait_for_kernel_idle,
+)
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+NOTEBOOK = "comparing-devices-and-locations.ipynb"
+
+# The engine lock is machine-wide: other suites' runs may come first.
+NOTEBOOK_TIMEOUT_MS = 900_000
+RUN_TIMEOUT_MS = 600_000
+
+
+@pytest.mark.engine
+def test_comparison_notebook_in_jupyterlab(tmp_path: Path) -> None:
+    root = tmp_path / "lab"
+    root.mkdir()
+    shutil.copy(NOTEBOOKS / NOTEBOOK, root / NOTEBOOK)
+    ARTIFACTS.mkdir(exist_ok=True)
+    with JupyterLab(root, ARTIFACTS / "jupyterlab.log") as lab, chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        page.goto(lab.notebook_url(NOTEBOOK))
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+        wait_for_kernel_idle(page, 120_000)
+        execute_command(page, "application:toggle-left-area")
+
+        # Every cell but the last (which stops the demo site and closes the runner).
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        count = cells.count()
+        cells.nth(count - 1).locator(".jp-InputPrompt").click()
+        execute_command(page, "notebook:run-all-above")
+        page.wait_for_function(
+            "(n) => { const prompts = [...document.querySelectorAll("
+            "'.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')].slice(0, -1);"
+            " const status = document.querySelector('.jp-Notebook-ExecutionIndicator');"
+            " return prompts.length === n && prompts.every(p => /\\[\\d+\\]/.test(p.textContent))"
+            " && status && status.getAttribute('data-status') === 'idle'; }",
+            arg=page.locator(".jp-Notebook .jp-CodeCell").count() - 1,
+            timeout=NOTEBOOK_TIMEOUT_MS,
+        )
+        assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter"
+                            ".stderr'] >> text=Traceback").count() == 0
+        widget = page.locator(".pagelab-batchcomparison").first
+        assert widget.locator(".pagelab-summary tbody tr").count() == 2
+
+        # The click: the table goes, the runs happen off the kernel's main thread, it comes
+        # back with one row per device.
+        widget.locator("button.pagelab-run").click()
+        widget.locator(".pagelab-summary").wait_for(state="detached", timeout=30_000)
+        assert widget.locator("button.pagelab-run").is_disabled()
+        widget.locator(".pagelab-summary tbody tr").first.wait_for(timeout=RUN_TIMEOUT_MS)
+        rows = widget.locator(".pagelab-summary tbody tr")
+        keys = [rows.nth(i).get_attribute("data-key") for i in range(rows.count())]
+        assert keys == ["mobile", "desktop"]
+        headers = widget.locator(".pagelab-summary thead th").all_inner_texts()
+        assert {"device", "runs", "LCP (ms)", "TBT (ms)", "Score", "report"} <= set(headers)
+        first = rows.nth(0).locator("td").all_inner_texts()
+        assert first[:3] == ["mobile", "2", "0"]
+        assert widget.locator("text=Done: 4 runs (0 failed).").count() == 1
+        # The comparison and the plot come after the table, then Run is enabled again.
+        widget.locator(".pagelab-comparison tbody tr").first.wait_for()
+        expect(widget.locator("button.pagelab-run")).to_be_enabled(timeout=60_000)
+        plot = widget.locator("img.pagelab-plot")
+        assert plot.evaluate("img => img.naturalWidth") > 500
+        widget.screenshot(path=str(ARTIFACTS / "batch-comparison.png"))
+        page.screenshot(path=str(ARTIFACTS / "comparison-notebook.png"))
+
+        # The other two widgets, in new cells of the same kernel (its runner holds the runs).
+        _add_cell(page, 'from pagelab.widgets import TTFBExplorer; ttfb = TTFBExplorer('
+                        'runner, url=site.page_url("slow?ms=80"), region="oceania", '
+                        'repeats=3); ttfb')
+        ttfb = page.locator(".pagelab-ttfbexplorer").first
+        ttfb.locator("button.pagelab-run").click()
+        ttfb.locator(".pagelab-ttfb tbody tr").first.wait_for(timeout=120_000)
+        assert ttfb.locator(".pagelab-ttfb tbody tr").count() == 2
+        ttfb.locator("img.pagelab-plot").wait_for()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.pagelab-ttfbexplorer img.pagelab-plot')]"
+            ".some(img => img.naturalWidth > 0)")
+        ttfb.screenshot(path=str(ARTIFACTS / "ttfb-explorer.png"))
+
+        _add_cell(page, 'from pagelab.widgets import TrendExplorer; trend = TrendExplorer('
+                        'runner, url=site.page_url("heavy"), metric="total_blocking_time"); '
+                        'trend')
+        trend = page.locator(".pagelab-trendexplorer").first
+        trend.locator("button.pagelab-run").click()
+        trend.locator(".pagelab-trend tbody tr").first.wait_for(timeout=60_000)
+        cells_text = trend.locator(".pagelab-trend tbody tr td").all_inner_texts()
+        assert cells_text[:2] == ["TBT (ms)", "12"]  # the notebook's 8 runs and the click's 4
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.pagelab-trendexplorer img.pagelab-plot')]"
+            ".some(img => img.naturalWidth > 0)")
+        trend.screenshot(path=str(ARTIFACTS / "trend-explorer.png"))
+
+
+def _add_cell(page: object, code: str) -> None:
+    """Insert a code cell below the active one, type ``code`` and run it."""
+    from playwright.sync_api import Page
+
+    assert isinstance(page, Page)
+    execute_command(page, "notebook:insert-cell-below")
+    execute_command(page, "notebook:enter-edit-mode")
+    # insert_text types no keys: no auto-closed brackets.
+    page.keyboard.insert_text(code)
+    execute_command(page, "notebook:run-cell")
+    wait_for_kernel_idle(page, 60_000)
