@@ -8,6 +8,8 @@ how they send a request and how they sleep.
 from __future__ import annotations
 
 import email.utils
+import functools
+import json
 import math
 import os
 import random
@@ -119,7 +121,8 @@ class Call(Generic[T]):
 
     method: str
     path: str
-    parse: Callable[[Any], T]
+    #: Reads the answer's raw body (JSON bytes); raises ValueError or ValidationError.
+    parse: Callable[[bytes], T]
     params: Mapping[str, str | int] | None = None
     json: Any = None
     #: Per-call timeout override (seconds), e.g. for a TTFB test.
@@ -130,26 +133,34 @@ class Call(Generic[T]):
         return self.method == "GET"
 
 
-def _model(model: type[ModelT]) -> Callable[[Any], ModelT]:
-    return model.model_validate
+def _model(model: type[ModelT]) -> Callable[[bytes], ModelT]:
+    return model.model_validate_json
 
 
-def _listed(model: type[T]) -> Callable[[Any], list[T]]:
-    adapter = TypeAdapter(list[model])  # type: ignore[valid-type]
+class _ListBody(BaseModel, Generic[T]):
+    """The list endpoints' envelope, ``{"data": [...]}`` (other keys ignored)."""
 
-    def parse(body: Any) -> list[T]:
-        if not isinstance(body, dict) or "data" not in body:
-            raise ValueError('expected an object with "data"')
-        result: list[T] = adapter.validate_python(body["data"])
-        return result
+    data: list[T]
+
+
+@functools.cache
+def _listed(model: type[T]) -> Callable[[bytes], list[T]]:
+    # One validate_json of the whole body with an adapter built once per item type: no
+    # intermediate dicts from json.loads, no per-item call (100 000 reports: 3x faster,
+    # benchmarks/frames.py).
+    adapter: TypeAdapter[_ListBody[T]] = TypeAdapter(_ListBody[model])  # type: ignore[valid-type]
+
+    def parse(body: bytes) -> list[T]:
+        return adapter.validate_json(body).data
 
     return parse
 
 
-def _string(body: Any) -> str:
-    if not isinstance(body, str):
+def _string(body: bytes) -> str:
+    value = json.loads(body)
+    if not isinstance(value, str):
         raise ValueError("expected a JSON string")
-    return body
+    return value
 
 
 def _config_json(config: ConfigInput) -> Any:
@@ -354,10 +365,11 @@ class BaseClient:
 
     @staticmethod
     def _health_call() -> Call[dict[str, Any]]:
-        def parse(body: Any) -> dict[str, Any]:
-            if not isinstance(body, dict):
+        def parse(body: bytes) -> dict[str, Any]:
+            value = json.loads(body)
+            if not isinstance(value, dict):
                 raise ValueError("expected an object")
-            return body
+            return value
 
         return Call("GET", "/healthz", parse)
 
@@ -413,7 +425,7 @@ class BaseClient:
         if not response.is_success:
             raise self._error(response)
         try:
-            return call.parse(response.json())
+            return call.parse(response.content)
         except (ValueError, ValidationError) as exc:
             raise errors.APIError(
                 response.status_code,

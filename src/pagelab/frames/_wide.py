@@ -29,12 +29,17 @@ report_url          string                the hosted HTML report (success only)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from itertools import chain, repeat
+from operator import itemgetter, methodcaller
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from pagelab.models import (
+    ENGINE_FAILURE_CODES,
     METRIC_NAMES,
     METRICS,
     BatchItem,
@@ -77,76 +82,142 @@ COLUMNS: dict[str, Any] = {
 Reportish = TestReport | BatchReport | BatchItem
 
 _NAN = float("nan")
-_EMPTY_METRICS = dict.fromkeys(METRIC_NAMES)
+# The wide frame is built from tuples of fields read in C (itemgetter on the models'
+# __dict__, where pydantic keeps every field), one tuple per row, transposed by zip; nested
+# parts likewise, a missing one (no metrics, no environment...) reading as Nones. Python runs
+# once per report, not once per value, and every model is visited once: 100 000 reports in
+# a fraction of a second (benchmarks/frames.py).
+_ITEM_FIELDS = (
+    "id", "url", "device", "location", "status", "error", "created_at",
+    "lighthouse_version", "vantage", "environment", "report_url", "metrics",
+)
+_ROW_FIELDS = (*_ITEM_FIELDS, "batch_id", "config")
+_test_fields = itemgetter(*_ROW_FIELDS)
+_item_fields = itemgetter(*_ITEM_FIELDS)
+_timestamp = methodcaller("timestamp")
 
 
-def _items(reports: Iterable[Reportish]) -> Iterable[tuple[TestReport | BatchItem, Any]]:
-    """(test or item, the batch it came from or None), batches flattened in order."""
+class _Codes(dict[Any, int]):
+    """Category code by value; anything else (None) is -1, missing."""
+
+    def __missing__(self, key: Any) -> int:
+        return -1
+
+
+_CODES: dict[str, _Codes] = {
+    name: _Codes({value: code for code, value in enumerate(dtype.categories)})
+    for name, dtype in COLUMNS.items()
+    if isinstance(dtype, pd.CategoricalDtype)
+}
+
+
+def _rows(
+    reports: Iterable[Reportish],
+) -> tuple[list[tuple[Any, ...]], list[tuple[int, BatchReport]]]:
+    """One tuple of ``_ROW_FIELDS`` per test or batch item (batches flattened in order, an
+    item's batch_id and config are its batch's), and (row, batch) for each batch's item."""
+    rows: list[tuple[Any, ...]] = []
+    batch_rows: list[tuple[int, BatchReport]] = []
     for report in reports:
-        if isinstance(report, BatchReport):
-            for item in report.reports:
-                yield item, report
-        elif isinstance(report, TestReport | BatchItem):
-            yield report, None
+        if isinstance(report, TestReport):
+            rows.append(_test_fields(report.__dict__))
+        elif isinstance(report, BatchReport):
+            batch_rows += ((len(rows) + k, report) for k in range(len(report.reports)))
+            batch = (report.id, report.config)
+            rows += [_item_fields(item.__dict__) + batch for item in report.reports]
+        elif isinstance(report, BatchItem):
+            rows.append((*_item_fields(report.__dict__), None, None))
         else:
             raise TypeError(f"expected TestReport, BatchReport or BatchItem, got {report!r}")
+    return rows, batch_rows
+
+
+def _nested_rows(models: Sequence[Any], names: Sequence[str]) -> Iterator[Any]:
+    """The fields ``names`` of each of ``models`` (a tuple, or the value for one name),
+    None where a model is None."""
+    missing = dict.fromkeys(names)
+    return map(itemgetter(*names), map(getattr, models, repeat("__dict__"), repeat(missing)))
+
+
+def _nested(models: Sequence[Any], names: Sequence[str]) -> list[Sequence[Any]]:
+    """Columns of the fields ``names`` (two or more) of ``models``."""
+    return list(zip(*_nested_rows(models, names), strict=True)) or [() for _ in names]
+
+
+def _categorical(name: str, values: Sequence[Any]) -> pd.Categorical:
+    # Enum members hash and compare as their values, so they index the codes directly.
+    codes = np.fromiter(map(_CODES[name].__getitem__, values), np.int16, len(values))
+    return pd.Categorical.from_codes(codes, dtype=COLUMNS[name])
+
+
+def _epoch_ms(times: Sequence[datetime | None]) -> np.ndarray[Any, np.dtype[np.float64]]:
+    if None in times:
+        return np.array([t.timestamp() * 1000 if t else _NAN for t in times], dtype="float64")
+    return np.fromiter(map(_timestamp, times), np.float64, len(times)) * 1000
 
 
 def to_frame(reports: Iterable[Reportish] | Reportish) -> pd.DataFrame:
     """The wide frame of tests (a batch contributes one row per item)."""
     if isinstance(reports, TestReport | BatchReport | BatchItem):
         reports = [reports]
-    # Column-wise: one pass over the reports filling plain lists is several times faster than
-    # a dict per row (100 000 reports: benchmarks/frames.py).
-    cols: dict[str, list[Any]] = {name: [] for name in COLUMNS if name not in METRIC_NAMES}
-    metric_cols: dict[str, list[Any]] = {name: [] for name in METRIC_NAMES}
-    for item, batch in _items(reports):
-        env = item.environment
-        error = item.error
-        config = batch.config if batch is not None else getattr(item, "config", None)
-        created = item.created_at or (batch.created_at if batch is not None else None)
-        cols["id"].append(item.id)
-        cols["batch_id"].append(
-            batch.id if batch is not None else getattr(item, "batch_id", None)
+    rows, batch_rows = _rows(reports)
+    n = len(rows)
+    columns: dict[str, Sequence[Any]] = dict(
+        zip(_ROW_FIELDS, list(zip(*rows, strict=True)) or [() for _ in _ROW_FIELDS],
+            strict=True)
+    )
+    if batch_rows:
+        # A batch's item without its own time or version has its batch's.
+        created, versions = list(columns["created_at"]), list(columns["lighthouse_version"])
+        for row, batch in batch_rows:
+            created[row] = created[row] or batch.created_at
+            versions[row] = versions[row] or batch.lighthouse_version
+        columns["created_at"], columns["lighthouse_version"] = created, versions
+    connections, throttling_methods = _nested(
+        columns["config"], ("connection", "throttling_method")
+    )
+    chrome_versions, benchmark_indexes = _nested(
+        columns["environment"], ("chrome_version", "benchmark_index")
+    )
+    error_codes = list(_nested_rows(columns["error"], ("code",)))
+    # Through an object array: numpy's cast reads None as NaN, and fromiter over the chained
+    # rows is cheaper than np.array's shape discovery over 100 000 tuples.
+    metric_values = (
+        np.fromiter(
+            chain.from_iterable(_nested_rows(columns["metrics"], METRIC_NAMES)),
+            dtype=object,
+            count=n * len(METRIC_NAMES),
         )
-        cols["url"].append(item.url)
-        cols["device"].append(item.device.value)
-        cols["location"].append(item.location.value)
-        cols["connection"].append(
-            config.connection.value if config is not None and config.connection else None
-        )
-        cols["throttling_method"].append(
-            config.throttling_method.value if config is not None else None
-        )
-        cols["run"].append(None)
-        cols["status"].append(item.status.value)
-        cols["error_code"].append(error.code if error else None)
-        cols["engine_failure"].append(error.is_engine_failure if error else False)
-        cols["created_at"].append(created.timestamp() * 1000 if created else _NAN)
-        cols["lighthouse_version"].append(
-            item.lighthouse_version or (batch.lighthouse_version if batch is not None else None)
-        )
-        cols["vantage"].append(item.vantage)
-        cols["chrome_version"].append(env.chrome_version if env else None)
-        cols["benchmark_index"].append(
-            env.benchmark_index if env and env.benchmark_index is not None else _NAN
-        )
-        cols["report_url"].append(item.report_url)
-        values = item.metrics.__dict__ if item.metrics is not None else _EMPTY_METRICS
-        for name, column in metric_cols.items():
-            value = values[name]
-            column.append(_NAN if value is None else value)
-    data: dict[str, Any] = {}
-    for name, dtype in COLUMNS.items():
-        if name == "created_at":
-            data[name] = pd.to_datetime(
-                pd.Series(cols[name], dtype="float64").round(), unit="ms", utc=True
-            ).astype(dtype)
-        elif name in metric_cols:
-            data[name] = pd.Series(metric_cols[name], dtype="float64")
-        else:
-            data[name] = pd.Series(cols[name], dtype=dtype)
-    return pd.DataFrame(data, columns=list(COLUMNS))
+        .astype("float64")
+        .reshape(n, len(METRIC_NAMES))
+    )
+    data: dict[str, Any] = {
+        "id": pd.array(columns["id"], dtype="string"),
+        "batch_id": pd.array(columns["batch_id"], dtype="string"),
+        "url": pd.array(columns["url"], dtype="string"),
+        "device": _categorical("device", columns["device"]),
+        "location": _categorical("location", columns["location"]),
+        "connection": _categorical("connection", connections),
+        "throttling_method": _categorical("throttling_method", throttling_methods),
+        "run": pd.arrays.IntegerArray(np.zeros(n, dtype="int64"), np.ones(n, dtype=bool)),
+        "status": _categorical("status", columns["status"]),
+        "error_code": pd.array(error_codes, dtype="string"),
+        # LighthouseError.is_engine_failure, read from the codes.
+        "engine_failure": pd.array(
+            list(map(ENGINE_FAILURE_CODES.__contains__, error_codes)), dtype="boolean"
+        ),
+        "created_at": pd.to_datetime(
+            _epoch_ms(columns["created_at"]).round(), unit="ms", utc=True
+        ).astype(COLUMNS["created_at"]),
+        "lighthouse_version": pd.array(columns["lighthouse_version"], dtype="string"),
+        "vantage": pd.array(columns["vantage"], dtype="string"),
+        "chrome_version": pd.array(chrome_versions, dtype="string"),
+        "benchmark_index": np.array(benchmark_indexes, dtype="float64"),
+        "report_url": pd.array(columns["report_url"], dtype="string"),
+    }
+    for index, name in enumerate(METRIC_NAMES):
+        data[name] = metric_values[:, index]
+    return pd.DataFrame(data)
 
 
 def to_long(frame: pd.DataFrame) -> pd.DataFrame:
