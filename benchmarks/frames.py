@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import random
 import sys
 import time
@@ -60,6 +61,23 @@ def _best_of(repeats: int, work: Callable[[], object]) -> float:
         finally:
             gc.enable()
     return best
+
+
+def _best_wall_and_cpu(repeats: int, work: Callable[[], object]) -> tuple[float, float]:
+    """The fastest of ``repeats`` calls: wall seconds, and this process's CPU seconds (which
+    other engineers' jobs on this shared machine barely inflate), each its own best."""
+    wall = cpu = float("inf")
+    for _ in range(repeats):
+        gc.collect()
+        gc.disable()
+        try:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            work()
+            wall = min(wall, time.perf_counter() - start)
+            cpu = min(cpu, time.process_time() - start_cpu)
+        finally:
+            gc.enable()
+    return wall, cpu
 
 
 def _verdict(ok: bool) -> str:
@@ -203,15 +221,16 @@ def bench_to_frame(corpus: Corpus, repeats: int) -> bool:
     documents = [json.loads(doc) for doc in corpus.row_documents]
     frame = to_frame(corpus.reports)
     assert len(frame) == corpus.rows, (len(frame), corpus.rows)
-    ours = _best_of(repeats, lambda: to_frame(corpus.reports))
-    theirs = _best_of(repeats, lambda: pd.json_normalize(documents))
+    ours, ours_cpu = _best_wall_and_cpu(repeats, lambda: to_frame(corpus.reports))
+    theirs, theirs_cpu = _best_wall_and_cpu(repeats, lambda: pd.json_normalize(documents))
     ratio = theirs / ours
     ok = ours < _FRAME_TARGET_S and ratio >= _FRAME_TARGET_RATIO
-    print(f"to_frame, {corpus.rows:,} reports to the wide frame (best of {repeats})")
-    print(f"  pagelab.frames.to_frame   {ours:8.3f} s   target < {_FRAME_TARGET_S} s")
-    print(f"  pd.json_normalize (JSON)  {theirs:8.3f} s")
-    print(f"  ratio                     {ratio:8.1f}x  target >= {_FRAME_TARGET_RATIO:.0f}x"
-          f"   -> {_verdict(ok)}")
+    print(f"to_frame, {corpus.rows:,} reports to the wide frame (best of {repeats}; wall, CPU)")
+    print(f"  pagelab.frames.to_frame   {ours:8.3f} s  {ours_cpu:6.3f} s   "
+          f"target < {_FRAME_TARGET_S} s")
+    print(f"  pd.json_normalize (JSON)  {theirs:8.3f} s  {theirs_cpu:6.3f} s")
+    print(f"  ratio                     {ratio:8.1f}x  {theirs_cpu / ours_cpu:5.1f}x   "
+          f"target >= {_FRAME_TARGET_RATIO:.0f}x   -> {_verdict(ok)}")
     return ok
 
 
@@ -234,15 +253,19 @@ def bench_parse(corpus: Corpus, repeats: int) -> bool:
         return reports
 
     assert len(read_pages()) == corpus.rows
-    ours = _best_of(repeats, read_pages)
-    floor = _best_of(repeats, lambda: [json.loads(page) for page in corpus.pages])
+    ours, ours_cpu = _best_wall_and_cpu(repeats, read_pages)
+    floor, floor_cpu = _best_wall_and_cpu(
+        repeats, lambda: [json.loads(page) for page in corpus.pages]
+    )
     client.close()
     ok = ours < _PARSE_TARGET_S
     print(f"parse, {corpus.rows:,} report JSON documents to TestReport objects "
-          f"({len(corpus.pages):,} list pages of {_PAGE_SIZE}, best of {repeats})")
-    print(f"  ApiRunner list path       {ours:8.3f} s   target < {_PARSE_TARGET_S} s"
-          f"   -> {_verdict(ok)}")
-    print(f"  json.loads alone (floor)  {floor:8.3f} s")
+          f"({len(corpus.pages):,} list pages of {_PAGE_SIZE}, "
+          f"{sum(map(len, corpus.pages)) / 1e6:.0f} MB; best of {repeats}; wall, CPU)")
+    print(f"  ApiRunner list path       {ours:8.3f} s  {ours_cpu:6.3f} s   "
+          f"target < {_PARSE_TARGET_S} s   -> {_verdict(ok)}")
+    print(f"  json.loads alone          {floor:8.3f} s  {floor_cpu:6.3f} s   "
+          "(dicts only, no report objects)")
     return ok
 
 
@@ -288,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=100_000, help="reports (default 100 000)")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats (best is kept)")
     args = parser.parse_args(argv)
+    # The machine is shared: the load says how far wall times are from an idle machine's.
+    print("load average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     started = time.perf_counter()
     corpus = build_corpus(args.n)
     print(f"corpus: {corpus.rows:,} rows ({len(corpus.reports):,} reports and batches) "
@@ -297,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     results.append(bench_parse(corpus, args.repeats))
     print()
     results.append(bench_compare(args.repeats))
+    print("\nload average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     return 0 if all(results) else 1
 
 
