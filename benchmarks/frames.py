@@ -72,9 +72,12 @@ def _best_wall_and_cpu(repeats: int, work: Callable[[], object]) -> tuple[float,
         gc.disable()
         try:
             start, start_cpu = time.perf_counter(), time.process_time()
-            work()
+            # Kept until timed: what is measured is building the result, not freeing it
+            # (freeing 100 000 report objects alone takes about a second here).
+            result = work()
             wall = min(wall, time.perf_counter() - start)
             cpu = min(cpu, time.process_time() - start_cpu)
+            del result
         finally:
             gc.enable()
     return wall, cpu

@@ -5,72 +5,21 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import sqlite3
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
 
 from pagelab.catalog import TTFB_REGIONS
-from pagelab.store import Store, link_secrets
+from pagelab.store import ConnectionPool, Store, link_secrets
 
 from ._ratelimit import ConcurrencyGate, RateLimiter
 from ._settings import Settings
 
-__all__ = ["ConnectionPool", "ReportLinks", "Services"]
+__all__ = ["ReportLinks", "Services"]
 
 _MAX_REGION_SIZE = max(len(region.locations) for region in TTFB_REGIONS.values())
-
-
-class ConnectionPool:
-    """Migrated SQLite connections reused across request threads.
-
-    Opening a store connection runs the migration check under a write lock, too costly
-    per request. Idle connections are kept (up to ``max_idle``); a request borrows one for
-    its duration. At most ``max_open`` are open at once (each holds file descriptors for
-    the database, its WAL and shared memory): a borrower past that waits. SQLite
-    serialises writers itself (WAL, busy timeout).
-    """
-
-    def __init__(self, store: Store, *, max_idle: int = 8, max_open: int = 16) -> None:
-        self._store = store
-        self._max_idle = min(max_idle, max_open)
-        self._idle: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-        self._open = threading.BoundedSemaphore(max_open)
-        self._closed = False
-
-    @contextmanager
-    def connection(self) -> Iterator[sqlite3.Connection]:
-        self._open.acquire()
-        try:
-            with self._lock:
-                conn = self._idle.pop() if self._idle else None
-            if conn is None:
-                conn = self._store.connect()
-            try:
-                yield conn
-            finally:
-                if conn.in_transaction:  # an error escaped a transaction block
-                    conn.rollback()
-                with self._lock:
-                    keep = not self._closed and len(self._idle) < self._max_idle
-                    if keep:
-                        self._idle.append(conn)
-                if not keep:
-                    conn.close()
-        finally:
-            self._open.release()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
 
 
 ReportKind = Literal["lighthouse-tests", "lighthouse-batch-tests"]
@@ -126,7 +75,8 @@ class Services:
     @classmethod
     def open(cls, settings: Settings) -> Services:
         store = Store(settings.data_dir, retention=settings.retention)
-        pool = ConnectionPool(store, max_open=settings.max_db_connections)
+        # Kept open, sized to the requests that may hold one at once (see Settings).
+        pool = ConnectionPool(store, size=settings.max_db_connections, warm=2)
         with pool.connection() as conn:
             secrets = link_secrets(settings.data_dir, conn)
         return cls(
