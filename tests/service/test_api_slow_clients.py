@@ -73,6 +73,7 @@ def test_slow_clients_are_timed_out_and_the_server_keeps_answering(tmp_path: Pat
         server.stop()
     # A slow body never held a database connection: the open database files stay within
     # the bounded pool (16 connections, each the database and its WAL).
+    print(f"database files open: {peak_db_files} at the peak, {settled_db_files} after")
     assert peak_db_files <= 2 * 16, peak_db_files
     assert settled_db_files <= 2 * 16, settled_db_files
     output = log.read_text()

@@ -48,7 +48,15 @@ def _check_cookie(value: str) -> str:
     return value
 
 
+def _check_header_value(value: str) -> str:
+    # Sent as an HTTP header: a line break would start another header (header injection).
+    if any((ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F for ch in value):
+        raise ValueError("must not contain line breaks or other control characters")
+    return value
+
+
 UrlPattern = Annotated[BoundedStr, AfterValidator(_check_url_pattern)]
+HeaderText = Annotated[BoundedStr, AfterValidator(_check_header_value)]
 Cookie = Annotated[BoundedStr, AfterValidator(_check_cookie)]
 
 
@@ -101,9 +109,9 @@ class LighthouseConfig(BaseModel):
     http_version: HttpVersion = HttpVersion.HTTP_2
     video: bool = False
     adblock: bool = False
-    user_agent: BoundedStr | None = None
-    auth_username: BoundedStr | None = None
-    auth_password: BoundedStr | None = None
+    user_agent: HeaderText | None = None
+    auth_username: HeaderText | None = None
+    auth_password: HeaderText | None = None
     cookies: list[Cookie] | None = None
     whitelist: Annotated[list[UrlPattern], Field(max_length=MAX_WHITELIST)] | None = None
     blacklist: Annotated[list[UrlPattern], Field(max_length=MAX_BLACKLIST)] | None = None

@@ -76,6 +76,16 @@ def _check_page_url(value: str) -> str:
         raise ValueError("must be an absolute http:// or https:// URL")
     if any(ch.isspace() for ch in value):
         raise ValueError("must not contain white space")
+    # Control characters (NUL above all) are cut or read differently by Chromium, libcurl
+    # and Python: one URL must mean one target everywhere.
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise ValueError("must not contain control characters")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError("the port must be a number from 1 to 65535") from None
+    if port == 0:
+        raise ValueError("the port must be a number from 1 to 65535")
     return value
 
 

@@ -14,7 +14,7 @@ from pydantic.json_schema import models_json_schema
 from pagelab.models import BatchTestRequest, LighthouseTestRequest, TTFBTestRequest
 
 from ._errors import install_error_handlers
-from ._server import BufferedBodyMiddleware
+from ._server import BufferedBodyMiddleware, MethodsMiddleware
 from ._settings import Settings
 from ._state import Services
 from ._worker import Worker
@@ -140,6 +140,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(BufferedBodyMiddleware, timeout=settings.body_timeout)
+    app.add_middleware(MethodsMiddleware)
     for router in ROUTERS:
         app.include_router(router)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

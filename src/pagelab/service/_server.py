@@ -16,7 +16,7 @@ from typing import Any
 
 import h11
 import uvicorn
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -24,7 +24,7 @@ from pagelab.models import ErrorBody
 
 from ._settings import Settings
 
-__all__ = ["BufferedBodyMiddleware", "server_config"]
+__all__ = ["BufferedBodyMiddleware", "MethodsMiddleware", "server_config"]
 
 logger = logging.getLogger("pagelab.service")
 
@@ -163,3 +163,52 @@ def server_config(app: ASGIApp, settings: Settings, **options: Any) -> uvicorn.C
         "lifespan": "on",
     }
     return uvicorn.Config(app, **{**defaults, **options})
+
+
+class MethodsMiddleware:
+    """``HEAD`` and ``OPTIONS`` on every path, as HTTP defines them.
+
+    FastAPI routes answer only the methods they declare, so ``HEAD /healthz`` was 405.
+    ``HEAD`` runs the ``GET`` route and sends its status and headers without the body;
+    ``OPTIONS`` answers 204 with ``Allow`` (no CORS: the API is not meant for browsers,
+    so no ``Access-Control-*`` header is sent). Unknown paths stay 404.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    def _allowed(self, scope: Scope) -> set[str]:
+        from starlette.routing import Match
+
+        # Asked method by method: a route (or an included router) matches FULL only for
+        # a method it serves.
+        methods = {
+            method
+            for method in ("GET", "POST", "PUT", "PATCH", "DELETE")
+            for route in getattr(scope.get("app"), "routes", ())
+            if route.matches({**scope, "method": method})[0] == Match.FULL
+        }
+        if "GET" in methods:
+            methods.add("HEAD")
+        return methods | {"OPTIONS"} if methods else set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        allowed = self._allowed(scope)
+        if scope["method"] == "OPTIONS" and allowed:
+            response = Response(status_code=204,
+                                headers={"Allow": ", ".join(sorted(allowed))})
+            await response(scope, receive, send)
+            return
+        if scope["method"] == "HEAD" and "GET" in allowed:
+
+            async def without_body(message: Message) -> None:
+                if message["type"] == "http.response.body":
+                    message = {**message, "body": b""}
+                await send(message)
+
+            await self.app({**scope, "method": "GET"}, receive, without_body)
+            return
+        await self.app(scope, receive, send)

@@ -28,6 +28,8 @@ class Settings(BaseModel):
     worker: bool = True
     #: Requests per minute per key (per client address for keyless public requests).
     rate_limit_per_minute: int = Field(default=600, ge=1)
+    #: Unknown or revoked keys a client address may send per minute (then 429).
+    failed_key_limit_per_minute: int = Field(default=30, ge=1)
     #: How long tests, batches and their artifacts are kept.
     retention: timedelta = DEFAULT_RETENTION
     #: Base of the absolute ``report_url`` links, e.g. ``https://perf.example.com``. Unset,

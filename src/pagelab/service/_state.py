@@ -64,6 +64,8 @@ class Services:
     store: Store
     pool: ConnectionPool
     limiter: RateLimiter
+    #: Unknown keys per client address (a separate, small budget: guessing is slow).
+    failed_keys: RateLimiter
     links: ReportLinks
     #: Set by the creation endpoints so the worker starts at once instead of at its next poll.
     work_available: threading.Event
@@ -84,6 +86,7 @@ class Services:
             store=store,
             pool=pool,
             limiter=RateLimiter(settings.rate_limit_per_minute),
+            failed_keys=RateLimiter(settings.failed_key_limit_per_minute),
             links=ReportLinks(secrets),
             work_available=threading.Event(),
             ttfb_gate=ConcurrencyGate(

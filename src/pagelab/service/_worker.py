@@ -49,6 +49,8 @@ class Worker:
         #: ``/healthz``).
         self.current_test: str | None = None
         self.engine_error: str | None = None
+        #: Lasting conditions an operator should know about (shown by ``/healthz``).
+        self.warnings: list[str] = []
 
     # -- lifetime ----------------------------------------------------------------------
 

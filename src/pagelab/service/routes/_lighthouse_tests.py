@@ -8,29 +8,33 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
+from starlette.concurrency import run_in_threadpool
 
 from pagelab.models import LighthouseTestRequest, TestReport, from_epoch, to_epoch_ms
 from pagelab.store import (
     ARTIFACT_NAMES,
+    Account,
     TestQuery,
     charge_credits,
     create_test,
     get_test,
     list_tests,
     record_test_charges,
-    transaction,
 )
 
 from .._deps import (
     AccountDep,
     ConnectionDep,
+    LinkBuilder,
     LinksDep,
     ServicesDep,
     check_targets,
     json_body,
     request_body_schema,
+    split_credentials,
 )
 from .._errors import ApiProblem, error_responses
+from .._state import Services
 from ._common import MAX_ID_LENGTH, ListResponse, not_found
 
 __all__ = ["router"]
@@ -52,31 +56,49 @@ MAX_PAGE = 1_000_000_000
     responses=error_responses(400, 401, 402, 429),
     openapi_extra=request_body_schema(LighthouseTestRequest),
 )
-def create_lighthouse_test(
+async def create_lighthouse_test(
     services: ServicesDep,
-    conn: ConnectionDep,
     account: AccountDep,
     links: LinksDep,
     body: Annotated[LighthouseTestRequest, Depends(json_body(LighthouseTestRequest))],
 ) -> TestReport:
+    # One thread hop for the blocking part: the SSRF check's DNS and the write.
+    return await run_in_threadpool(_create_test, services, account, links, body)
+
+
+def _create_test(
+    services: Services, account: Account, links: LinkBuilder, body: LighthouseTestRequest
+) -> TestReport:
     check_targets(services, [body.url], field="url")
-    # One immediate transaction: the credit check, the charge and the insert are atomic.
-    with transaction(conn, immediate=True):
-        paid = charge_credits(conn, account.id, "lighthouse", 1)
-        if paid is None:
-            raise ApiProblem(402, "no lighthouse credits left (see GET /v1/account/credits)")
-        test_id = create_test(
-            conn,
-            url=body.url,
-            device=body.device,
-            location=body.location,
-            config=body.config,
-            retention=services.settings.retention,
-            account_id=account.id,
-        )
-        record_test_charges(conn, account.id, [test_id], paid)
-    services.work_available.set()
-    report = get_test(conn, test_id, account_id=account.id, report_url=links.test)
+    # Credentials in the URL are moved to the config, which masks them in every echo and
+    # forgets them once the test has run (the browser sends them the same way: Basic).
+    url, username, password = split_credentials(body.url)
+    config = body.config
+    if url != body.url:
+        if config.auth_username is not None or config.auth_password is not None:
+            raise ApiProblem(400, "url: credentials in the URL and in config.auth_*: "
+                             "send them once, in config.auth_username / auth_password")
+        config = config.model_copy(update={"auth_username": username or None,
+                                           "auth_password": password or None})
+    with services.pool.connection() as conn:
+        # One short immediate transaction (the credit check, the charge and the insert
+        # are atomic), queued behind the process's other writers without busy sleeps.
+        with services.pool.write(conn):
+            paid = charge_credits(conn, account.id, "lighthouse", 1)
+            if paid is None:
+                raise ApiProblem(402, "no lighthouse credits left (see GET /v1/account/credits)")
+            test_id = create_test(
+                conn,
+                url=url,
+                device=body.device,
+                location=body.location,
+                config=config,
+                retention=services.settings.retention,
+                account_id=account.id,
+            )
+            record_test_charges(conn, account.id, [test_id], paid)
+        services.work_available.set()
+        report = get_test(conn, test_id, account_id=account.id, report_url=links.test)
     assert report is not None
     return report
 
@@ -126,8 +148,8 @@ _TIME_HELP = (
     ),
     responses=error_responses(401, 429),
 )
-def list_lighthouse_tests(
-    conn: ConnectionDep,
+async def list_lighthouse_tests(
+    services: ServicesDep,
     account: AccountDep,
     links: LinksDep,
     page: Annotated[str | None, Query(description="Page number, from 1 (default 1).")] = None,
@@ -155,7 +177,14 @@ def list_lighthouse_tests(
         created_at_lt=_epoch_ms(created_at_lt),
         created_at_lte=_epoch_ms(created_at_lte),
     )
-    return ListResponse(data=list_tests(conn, query, account_id=account.id, report_url=links.test))
+
+    def read_page() -> ListResponse[TestReport]:
+        # A deep page steps over index entries for a few ms: off the event loop.
+        with services.pool.connection() as conn:
+            tests = list_tests(conn, query, account_id=account.id, report_url=links.test)
+        return ListResponse(data=tests)
+
+    return await run_in_threadpool(read_page)
 
 
 @router.get(
@@ -164,11 +193,13 @@ def list_lighthouse_tests(
     summary="Retrieve a lighthouse test",
     responses=error_responses(401, 404, 429),
 )
-def get_lighthouse_test(
-    id: str, conn: ConnectionDep, account: AccountDep, links: LinksDep
+async def get_lighthouse_test(
+    id: str, services: ServicesDep, account: AccountDep, links: LinksDep
 ) -> TestReport:
+    # One indexed read, in the event loop on its own connection: no thread hop.
     report = (
-        get_test(conn, id, account_id=account.id, report_url=links.test)
+        get_test(services.pool.thread_connection(), id, account_id=account.id,
+                 report_url=links.test)
         if len(id) <= MAX_ID_LENGTH
         else None
     )

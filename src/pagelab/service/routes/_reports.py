@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse
 from pagelab.models import TestStatus
 from pagelab.store import batch_owner, get_batch, get_test, test_owner
 
-from .._deps import ConnectionDep, LinksDep, ServicesDep
+from .._deps import AddressLimitDep, ConnectionDep, LinksDep, ServicesDep
 from .._pages import batch_comparison_page, message_page
 
 __all__ = ["router"]
@@ -39,7 +39,8 @@ def _not_found() -> HTMLResponse:
     )
 
 
-@router.get("/lighthouse-tests/{id}", response_class=HTMLResponse)
+@router.get("/lighthouse-tests/{id}", response_class=HTMLResponse,
+            dependencies=[AddressLimitDep])
 def lighthouse_test_report(
     id: str, services: ServicesDep, conn: ConnectionDep, token: TokenQuery = ""
 ) -> HTMLResponse:
@@ -60,7 +61,8 @@ def lighthouse_test_report(
     return HTMLResponse(html, headers=_PAGE_HEADERS)
 
 
-@router.get("/lighthouse-batch-tests/{id}", response_class=HTMLResponse)
+@router.get("/lighthouse-batch-tests/{id}", response_class=HTMLResponse,
+            dependencies=[AddressLimitDep])
 def lighthouse_batch_report(
     id: str, services: ServicesDep, conn: ConnectionDep, links: LinksDep, token: TokenQuery = ""
 ) -> HTMLResponse:

@@ -16,7 +16,7 @@ from pagelab.engine._ttfb import location_result, probe
 from pagelab.models import TTFBError, TTFBResult, TTFBTestRequest
 from pagelab.store import charge_credits, refund_credits, transaction
 
-from .._deps import AccountDep, ServicesDep, json_body, request_body_schema
+from .._deps import AccountDep, ServicesDep, json_body, mask_credentials, request_body_schema
 from .._errors import ApiProblem, error_responses
 from .._state import Services
 
@@ -138,4 +138,5 @@ async def _probe_region(services: Services, url: str, region_id: str) -> TTFBRes
                 message=f"no answer within the request's {settings.ttfb_deadline:.0f} s",
             )
         results.append(location_result(location.id, location.name, data, error))
-    return TTFBResult(url=url, region=region.id, result=results, vantage="local")
+    return TTFBResult(url=mask_credentials(url), region=region.id, result=results,
+                      vantage="local")
