@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Annotated, Any, TypeVar
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from fastapi import Depends, Request, Response, Security
 from fastapi.security import APIKeyHeader
@@ -20,6 +21,7 @@ from ._state import ReportKind, Services
 __all__ = [
     "API_KEY_HEADER",
     "AccountDep",
+    "AddressLimitDep",
     "ConnectionDep",
     "LinkBuilder",
     "LinksDep",
@@ -27,6 +29,8 @@ __all__ = [
     "ServicesDep",
     "check_targets",
     "json_body",
+    "mask_credentials",
+    "split_credentials",
 ]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -52,9 +56,15 @@ async def get_services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-def get_connection(services: ServicesDep) -> Iterator[sqlite3.Connection]:
+def get_connection(request: Request, services: ServicesDep) -> Iterator[sqlite3.Connection]:
+    # Kept on the request so the key lookup reuses it: a request never holds two pooled
+    # connections, which could deadlock a bounded pool.
     with services.pool.connection() as conn:
-        yield conn
+        request.state.db = conn
+        try:
+            yield conn
+        finally:
+            request.state.db = None
 
 
 ConnectionDep = Annotated[sqlite3.Connection, Depends(get_connection)]
@@ -79,15 +89,30 @@ async def get_optional_account(
     api_key: Annotated[str | None, Security(API_KEY_HEADER)],
 ) -> Account | None:
     """The caller's account, or None when no key was sent. A key that is sent must be
-    valid. Rate-limits per key, or per client address without one."""
+    valid. Rate-limits per key, or per client address without one.
+
+    The key is looked up on a connection returned at once, not one held for the whole
+    request: a slow route (a TTFB test) must not keep a database connection."""
+    client = request.client.host if request.client else "unknown"
     if not api_key:
-        client = request.client.host if request.client else "unknown"
         _rate_limit(services, f"address:{client}", response)
         return None
-    # In the event loop, on its own connection (one indexed read; WAL readers never
-    # wait for writers): no hop, and never a second pooled connection.
-    account = find_account_by_key(services.pool.thread_connection(), api_key)
+    held: sqlite3.Connection | None = getattr(request.state, "db", None)
+    if held is not None:
+        account = find_account_by_key(held, api_key)
+    else:
+        # In the event loop, on its own connection (one indexed read; WAL readers never
+        # wait for writers): no hop, and never a second pooled connection.
+        account = find_account_by_key(services.pool.thread_connection(), api_key)
     if account is None:
+        # Guessing keys costs a client its address's budget of wrong keys.
+        decision = services.failed_keys.check(f"address:{client}")
+        if not decision.allowed:
+            raise ApiProblem(
+                429,
+                f"too many unknown keys from this address; retry in {decision.retry_after} s",
+                headers=decision.headers(),
+            )
         raise ApiProblem(401, "unknown or revoked API key")
     _rate_limit(services, account.id, response)
     return account
@@ -103,6 +128,15 @@ async def get_account(account: OptionalAccountDep) -> Account:
 
 
 AccountDep = Annotated[Account, Depends(get_account)]
+
+
+async def limit_by_address(request: Request, response: Response, services: ServicesDep) -> None:
+    """The per-address rate limit, for keyless endpoints (report pages, /healthz)."""
+    client = request.client.host if request.client else "unknown"
+    _rate_limit(services, f"address:{client}", response)
+
+
+AddressLimitDep = Depends(limit_by_address)
 
 
 def json_body(model: type[ModelT]) -> Callable[..., Awaitable[ModelT]]:
@@ -157,8 +191,29 @@ class LinkBuilder:
         return self.report("lighthouse-batch-tests", batch_id)
 
 
+def _link_base(request: Request, settings: Any) -> str:
+    """Base of ``report_url``: ``--public-url``; else the request's own address when its
+    ``Host`` is a trusted host (or, with none configured, the address the server listens
+    on), never a ``Host`` header chosen by the client (links would point elsewhere)."""
+    if settings.public_url:
+        return str(settings.public_url)
+    scheme = request.url.scheme
+    host = (request.headers.get("host") or "").strip()
+    if settings.trusted_hosts:
+        hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        if host in settings.trusted_hosts or hostname in settings.trusted_hosts:
+            return f"{scheme}://{host}/"
+        return f"{scheme}://{settings.trusted_hosts[0]}/"
+    server = request.scope.get("server")
+    if server:
+        address, port = server[0], server[1]
+        literal = f"[{address}]" if ":" in str(address) else address
+        return f"{scheme}://{literal}:{port}/"
+    return str(request.base_url)
+
+
 async def get_links(request: Request, services: ServicesDep) -> LinkBuilder:
-    return LinkBuilder(services, services.settings.public_url or str(request.base_url))
+    return LinkBuilder(services, _link_base(request, services.settings))
 
 
 LinksDep = Annotated[LinkBuilder, Depends(get_links)]
@@ -174,3 +229,26 @@ def check_targets(services: Services, urls: list[str], *, field: str) -> None:
         policy.check_urls(urls, field=field)
     except InvalidInputError as exc:
         raise ApiProblem(400, str(exc)) from exc
+
+
+def split_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """``(url without user:password@, username, password)``, names and passwords
+    percent-decoded; the URL is returned unchanged when it carries none."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None, None
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    clean = urlunsplit(parts._replace(netloc=netloc))
+    username = unquote(parts.username) if parts.username is not None else None
+    password = unquote(parts.password) if parts.password is not None else None
+    return clean, username, password
+
+
+def mask_credentials(url: str) -> str:
+    """The URL with the password of a ``user:password@`` part replaced by ``***``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user = userinfo.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))

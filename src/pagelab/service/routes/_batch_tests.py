@@ -24,6 +24,7 @@ from .._deps import (
     check_targets,
     json_body,
     request_body_schema,
+    split_credentials,
 )
 from .._errors import ApiProblem, error_responses
 from ._common import MAX_ID_LENGTH, not_found
@@ -61,6 +62,10 @@ def create_lighthouse_batch_test(
     except InvalidInputError as exc:
         raise ApiProblem(400, str(exc)) from exc
     check_targets(services, plan.urls, field="urls")
+    if any(split_credentials(url)[1] is not None for url in plan.urls):
+        # One config serves every item: credentials belong there, not in a URL.
+        raise ApiProblem(400, "urls: no user:password@ in a URL; send credentials in "
+                         "config.auth_username / auth_password")
     # Queued behind the process's other writers (no busy sleeps); one executemany inside.
     with services.pool.write(conn):
         paid = charge_credits(conn, account.id, "lighthouse", len(plan.items))

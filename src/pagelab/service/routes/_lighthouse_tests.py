@@ -31,6 +31,7 @@ from .._deps import (
     check_targets,
     json_body,
     request_body_schema,
+    split_credentials,
 )
 from .._errors import ApiProblem, error_responses
 from .._state import Services
@@ -69,6 +70,16 @@ def _create_test(
     services: Services, account: Account, links: LinkBuilder, body: LighthouseTestRequest
 ) -> TestReport:
     check_targets(services, [body.url], field="url")
+    # Credentials in the URL are moved to the config, which masks them in every echo and
+    # forgets them once the test has run (the browser sends them the same way: Basic).
+    url, username, password = split_credentials(body.url)
+    config = body.config
+    if url != body.url:
+        if config.auth_username is not None or config.auth_password is not None:
+            raise ApiProblem(400, "url: credentials in the URL and in config.auth_*: "
+                             "send them once, in config.auth_username / auth_password")
+        config = config.model_copy(update={"auth_username": username or None,
+                                           "auth_password": password or None})
     with services.pool.connection() as conn:
         # One short immediate transaction (the credit check, the charge and the insert
         # are atomic), queued behind the process's other writers without busy sleeps.
@@ -78,10 +89,10 @@ def _create_test(
                 raise ApiProblem(402, "no lighthouse credits left (see GET /v1/account/credits)")
             test_id = create_test(
                 conn,
-                url=body.url,
+                url=url,
                 device=body.device,
                 location=body.location,
-                config=body.config,
+                config=config,
                 retention=services.settings.retention,
                 account_id=account.id,
             )
