@@ -55,9 +55,25 @@ def _check_header_value(value: str) -> str:
     return value
 
 
-UrlPattern = Annotated[BoundedStr, AfterValidator(_check_url_pattern)]
-HeaderText = Annotated[BoundedStr, AfterValidator(_check_header_value)]
-Cookie = Annotated[BoundedStr, AfterValidator(_check_cookie)]
+# Patterns for the OpenAPI document: each a subset of what the validators accept.
+# (URL patterns: printable ASCII other than '*', at most 8 '*'; "\s" is read differently
+# by JSON Schema's ECMA regexes and by Python's str.isspace, so it is not used.)
+_URL_PATTERN_SCHEMA = r"^\*{0,4}[!-)+-~]+(\*[!-)+-~]*){0,4}$"
+_HEADER_TEXT_SCHEMA = r"^[^\x00-\x08\x0a-\x1f\x7f]*$"
+_COOKIE_SCHEMA = r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+=[^;\x00-\x1f\x7f]*$"
+
+UrlPattern = Annotated[
+    BoundedStr, Field(json_schema_extra={"pattern": _URL_PATTERN_SCHEMA}),
+    AfterValidator(_check_url_pattern),
+]
+HeaderText = Annotated[
+    BoundedStr, Field(json_schema_extra={"pattern": _HEADER_TEXT_SCHEMA}),
+    AfterValidator(_check_header_value),
+]
+Cookie = Annotated[
+    BoundedStr, Field(json_schema_extra={"pattern": _COOKIE_SCHEMA}),
+    AfterValidator(_check_cookie),
+]
 
 
 def url_pattern_matches(pattern: str, url: str) -> bool:

@@ -11,6 +11,7 @@ from pydantic import AfterValidator, Field, PlainSerializer, PlainValidator, Typ
 
 __all__ = [
     "MAX_STRING_LENGTH",
+    "PAGE_URL_PATTERN",
     "BoundedStr",
     "PageUrl",
     "Timestamp",
@@ -90,8 +91,14 @@ def _check_page_url(value: str) -> str:
 
 
 #: The address of a page to test: absolute http(s), at most 5000 characters, kept verbatim.
+#: What the OpenAPI document promises for a URL: a subset of what the validator accepts
+#: (a schema-driven client never sends a URL the server refuses as malformed): http(s),
+#: a host of letters, digits, dots and hyphens, a port from 1 to 9999, printable ASCII.
+PAGE_URL_PATTERN = r"^https?://[A-Za-z0-9][A-Za-z0-9.-]{0,252}(:[1-9][0-9]{0,3})?(/[!-~]*)?$"
+
 PageUrl = Annotated[
     str,
-    Field(min_length=1, max_length=MAX_STRING_LENGTH),
+    Field(min_length=1, max_length=MAX_STRING_LENGTH,
+          json_schema_extra={"pattern": PAGE_URL_PATTERN}),
     AfterValidator(_check_page_url),
 ]

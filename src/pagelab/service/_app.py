@@ -11,7 +11,10 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from pagelab.catalog import TTFB_REGIONS
 from pagelab.models import BatchTestRequest, LighthouseTestRequest, TTFBTestRequest
+from pagelab.models._types import MAX_STRING_LENGTH, PAGE_URL_PATTERN
+from pagelab.runners import MAX_BATCH_ITEMS
 
 from ._errors import install_error_handlers
 from ._server import BufferedBodyMiddleware, MethodsMiddleware
@@ -76,6 +79,35 @@ def _merge_request_schemas(schemas: dict[str, Any]) -> None:
         schemas[renames.get(name, name)] = rename_refs(schema)
 
 
+def _tighten_request_schemas(schemas: dict[str, Any]) -> None:
+    """State in the schema the rules the server checks beyond the models' types, so that a
+    body valid by the schema is never refused as invalid (issue 10, item 8).
+
+    The TTFB region is one of the catalog's ids; a batch lists 1 to 100 URLs, its entries
+    have the types the batch rules keep (the server also drops invalid entries, which the
+    schema need not advertise), and the lists its type needs one value from are not empty.
+    """
+    schemas["TTFBTestRequest"]["properties"]["region"]["enum"] = list(TTFB_REGIONS)
+    batch = schemas["BatchTestRequest"]
+    url = {"type": "string", "minLength": 1, "maxLength": MAX_STRING_LENGTH,
+           "pattern": PAGE_URL_PATTERN}
+    batch["properties"]["urls"].update(items=url, minItems=1, maxItems=MAX_BATCH_ITEMS)
+    batch["properties"]["devices"]["items"] = {"$ref": "#/components/schemas/Device"}
+    batch["properties"]["locations"]["items"] = {"$ref": "#/components/schemas/Location"}
+    needs_one = {
+        "multiple-urls": ("devices", "locations"),
+        "multiple-devices": ("locations",),
+        "multiple-locations": ("devices",),
+    }
+    batch["allOf"] = [
+        {
+            "if": {"properties": {"batch_type": {"const": kind}}},
+            "then": {"properties": {name: {"minItems": 1} for name in names}},
+        }
+        for kind, names in needs_one.items()
+    ]
+
+
 def _openapi(app: FastAPI) -> dict[str, Any]:
     if app.openapi_schema is not None:
         return app.openapi_schema
@@ -84,6 +116,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     )
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     _merge_request_schemas(schemas)
+    _tighten_request_schemas(schemas)
     # Invalid input is answered 400 with the error body, never FastAPI's 422.
     for path_item in document.get("paths", {}).values():
         for operation in path_item.values():
