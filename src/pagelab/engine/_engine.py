@@ -269,6 +269,13 @@ class Engine:
         self._install = install
         return install
 
+    @staticmethod
+    def runs_sandboxed() -> bool:
+        """Whether Chromium runs with its own sandbox. Not yet: it runs as the caller's user
+        with ``--no-sandbox`` (Chromium refuses its sandbox as root). A server reports this
+        in ``/healthz`` and its log (docs/security.md, "Browser sandbox")."""
+        return "--no-sandbox" not in CHROMIUM_FLAGS
+
     @property
     def chrome_version(self) -> str | None:
         return chromium_version(self._binary())

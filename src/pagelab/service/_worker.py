@@ -55,6 +55,11 @@ class Worker:
     # -- lifetime ----------------------------------------------------------------------
 
     def start(self) -> None:
+        if self.run_tests and not Engine.runs_sandboxed():
+            warning = ("Chromium runs without its sandbox (--no-sandbox): run the server as "
+                       "an unprivileged user (docs/security.md, docs/deployment.md)")
+            self.warnings.append(warning)
+            logger.warning(warning)
         if self.run_tests:
             try:
                 self._queue_lock.acquire(timeout=0)
