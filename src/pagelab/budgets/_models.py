@@ -97,7 +97,24 @@ def _check_limits(value: dict[str, LimitInput]) -> dict[str, LimitInput]:
     return value
 
 
-class PageBudget(_Strict):
+class _Budgeted(_Strict):
+    """What a page and a whole file both carry: a preset and per-metric limits."""
+
+    preset: str | None = None
+    budgets: dict[str, LimitInput] = Field(default_factory=dict)
+
+    @field_validator("budgets")
+    @classmethod
+    def _known_metrics(cls, value: dict[str, LimitInput]) -> dict[str, LimitInput]:
+        return _check_limits(value)
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str | None) -> str | None:
+        return _check_preset(value)
+
+
+class PageBudget(_Budgeted):
     """One page of a budget file; its settings override the file's."""
 
     #: Absolute URL, a path resolved against ``base_url``, or a pattern with ``*``
@@ -111,16 +128,6 @@ class PageBudget(_Strict):
     preset: str | None = None
     budgets: dict[str, LimitInput] = Field(default_factory=dict)
 
-    @field_validator("budgets")
-    @classmethod
-    def _known_metrics(cls, value: dict[str, LimitInput]) -> dict[str, LimitInput]:
-        return _check_limits(value)
-
-    @field_validator("preset")
-    @classmethod
-    def _known_preset(cls, value: str | None) -> str | None:
-        return _check_preset(value)
-
 
 def _check_preset(name: str | None) -> str | None:
     if name is not None and name not in PRESETS:
@@ -128,7 +135,7 @@ def _check_preset(name: str | None) -> str | None:
     return name
 
 
-class BudgetFile(_Strict):
+class BudgetFile(_Budgeted):
     """A budget file: defaults for every page, then the pages with their overrides."""
 
     base_url: str | None = None
@@ -141,16 +148,6 @@ class BudgetFile(_Strict):
     preset: str | None = None
     budgets: dict[str, LimitInput] = Field(default_factory=dict)
     pages: list[PageBudget] = Field(default_factory=list)
-
-    @field_validator("budgets")
-    @classmethod
-    def _known_metrics(cls, value: dict[str, LimitInput]) -> dict[str, LimitInput]:
-        return _check_limits(value)
-
-    @field_validator("preset")
-    @classmethod
-    def _known_preset(cls, value: str | None) -> str | None:
-        return _check_preset(value)
 
     @classmethod
     def parse(cls, data: Any, source: str = "budgets") -> BudgetFile:

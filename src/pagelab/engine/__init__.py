@@ -11,6 +11,7 @@ from ._install import (
     install_engine,
     pinned_lighthouse_version,
 )
+from ._lazy import LazyEngine
 from ._lock import engine_lock
 from ._mapping import LHR_AUDITS, LhrSummary, filmstrip, final_screenshot, summarize_lhr
 from ._settings import LighthouseRunSpec, build_run_spec
@@ -29,6 +30,7 @@ __all__ = [
     "VIDEO_FPS",
     "Engine",
     "EngineInstall",
+    "LazyEngine",
     "LhrSummary",
     "LighthouseRunSpec",
     "RunResult",

@@ -17,7 +17,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pagelab._exceptions import EngineError, InvalidInputError
-from pagelab.engine import ENGINE_CRASHED, Engine, RunResult, TargetPolicy, parse_networks
+from pagelab.engine import (
+    ENGINE_CRASHED,
+    Engine,
+    LazyEngine,
+    RunResult,
+    TargetPolicy,
+    parse_networks,
+)
 from pagelab.models import ENGINE_UNAVAILABLE, Device, LighthouseConfig, LighthouseError, TestStatus
 
 from ._app import DEFAULT_VISIBILITY_TIMEOUT, fleet_app, results_queue
@@ -64,7 +71,7 @@ class FleetWorker:
         self.app = fleet_app(broker_url, visibility_timeout=visibility_timeout)
         self.broker_url = broker_url
         self.current_test: str | None = None
-        self._engine: Engine | None = None
+        self._engine = LazyEngine(Engine)
         self._stop = threading.Event()
         import redis
 
@@ -130,17 +137,10 @@ class FleetWorker:
     # -- the task ----------------------------------------------------------------------
 
     def _engine_instance(self) -> Engine:
-        if self._engine is None:
-            self._engine = Engine()
-        return self._engine
+        return self._engine.get()
 
     def _close_engine(self) -> None:
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            try:
-                engine.close()
-            except Exception:
-                logger.exception("closing the engine failed")
+        self._engine.close()
 
     def run_task(self, envelope: Any) -> None:
         """The Celery task: verify, count the attempt, run, send the outcome."""

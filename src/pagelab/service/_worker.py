@@ -10,7 +10,7 @@ import time
 import filelock
 
 from pagelab._exceptions import EngineError, StoreError
-from pagelab.engine import ENGINE_CRASHED, Engine
+from pagelab.engine import ENGINE_CRASHED, Engine, LazyEngine
 from pagelab.models import ENGINE_UNAVAILABLE, LighthouseError
 from pagelab.runners import execute_test
 from pagelab.store import (
@@ -44,7 +44,8 @@ class Worker:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="pagelab-worker", daemon=True)
         self._queue_lock = filelock.FileLock(str(services.store.data_dir / "serve.lock"))
-        self._engine: Engine | None = None
+        # The server's target policy goes with every run (SSRF guard, docs/security.md).
+        self._engine = LazyEngine(lambda: Engine(target_policy=services.settings.target_policy))
         #: The test being run now, and the last reason the engine could not run (for
         #: ``/healthz``).
         self.current_test: str | None = None
@@ -126,19 +127,10 @@ class Worker:
             return next_queued_test(conn)
 
     def _engine_instance(self) -> Engine:
-        # Started on the first test: a server that only answers reads never starts Chromium.
-        if self._engine is None:
-            # The server's target policy goes with every run (SSRF guard, docs/security.md).
-            self._engine = Engine(target_policy=self._services.settings.target_policy)
-        return self._engine
+        return self._engine.get()
 
     def _close_engine(self) -> None:
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            try:
-                engine.close()
-            except Exception:
-                logger.exception("closing the engine failed")
+        self._engine.close()
 
     def _run(self, test_id: str) -> None:
         self.current_test = test_id
