@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,24 +45,6 @@ def _summary(lhr: dict[str, Any]) -> dict[str, float]:
     out = {label: float(getattr(metrics, metric(label).name)) for label in _METRICS}
     out["score"] = float(metrics.performance_score or 0)
     return out
-
-
-def _cli_run(url: str, chromium: Path, flags: tuple[str, ...], out: Path) -> dict[str, Any]:
-    """One bare CLI run (its own Chromium, launched and killed by chrome-launcher)."""
-    from pagelab.engine import engine_install, engine_lock
-
-    install = engine_install()
-    cli = install.root / "node_modules" / "lighthouse" / "cli" / "index.js"
-    command = [
-        str(install.node), str(cli), url,
-        "--only-categories=performance", "--output=json", f"--output-path={out}",
-        "--quiet", f"--chrome-flags={' '.join(flags)}",
-    ]
-    env = {**os.environ, "CHROME_PATH": str(chromium)}
-    with engine_lock():
-        subprocess.run(command, env=env, check=True, capture_output=True, timeout=300)
-    lhr: dict[str, Any] = json.loads(out.read_text())
-    return lhr
 
 
 def _median_row(name: str, ours: list[dict[str, float]], cli: list[dict[str, float]]) -> str:
@@ -88,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(_ROOT / "src"))
+    from _lighthouse_cli import cli_run
+
     from pagelab.demo import PAGES, DemoServer
     from pagelab.engine import CHROMIUM_FLAGS, Engine, find_chromium, pinned_lighthouse_version
 
@@ -106,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             return _summary(json.loads(result.artifacts["lighthouse-json"]))
 
         def cli(url: str) -> dict[str, float]:
-            return _summary(_cli_run(url, chromium, CHROMIUM_FLAGS, out))
+            return _summary(cli_run(url, chromium, CHROMIUM_FLAGS, out))
 
         print(f"Lighthouse {pinned_lighthouse_version()}, Chromium {engine.chrome_version}, "
               f"{os.cpu_count()} cores; device mobile, {args.n} runs each, interleaved")

@@ -12,6 +12,7 @@ from ._install import (
     pinned_lighthouse_version,
 )
 from ._lazy import LazyEngine
+from ._load import MachineLoad, machine_load
 from ._lock import engine_lock
 from ._mapping import LHR_AUDITS, LhrSummary, filmstrip, final_screenshot, summarize_lhr
 from ._settings import LighthouseRunSpec, build_run_spec
@@ -33,6 +34,7 @@ __all__ = [
     "LazyEngine",
     "LhrSummary",
     "LighthouseRunSpec",
+    "MachineLoad",
     "RunResult",
     "TargetPolicy",
     "TargetRefusedError",
@@ -46,6 +48,7 @@ __all__ = [
     "find_ffmpeg",
     "install_chromium",
     "install_engine",
+    "machine_load",
     "parse_networks",
     "pinned_lighthouse_version",
     "probe",

@@ -33,6 +33,7 @@ from pagelab.models import (
 )
 
 from ._install import EngineInstall, chromium_version, engine_install, find_chromium
+from ._load import MachineLoad, machine_load
 from ._lock import engine_lock
 from ._mapping import filmstrip, final_screenshot, summarize_lhr
 from ._process import ChildProcess
@@ -80,6 +81,14 @@ CHROMIUM_FLAGS: tuple[str, ...] = (
 )
 
 _EOF = object()
+
+
+def _with_load(environment: EngineEnvironment, load: MachineLoad) -> EngineEnvironment:
+    return environment.model_copy(update={
+        "load_average": load.load_average,
+        "cpu_pressure": load.cpu_pressure,
+        "cpu_count": load.cpu_count,
+    })
 
 #: Switches of a run under a restricting target policy. Chromium opens a TCP connection to
 #: a redirect's target before the redirected request exists (the loading predictor's
@@ -345,6 +354,7 @@ class Engine:
         policy: TargetPolicy | None,
     ) -> RunResult:
         started = datetime.now(UTC)
+        load = machine_load()
         chrome = self.chrome_version
         spec = build_run_spec(
             device, config, chrome_major=int(chrome.split(".")[0]) if chrome else None
@@ -402,11 +412,13 @@ class Engine:
                     lighthouse_version=driver.lighthouse_version,
                     metrics=None,
                     error=LighthouseError(code=code, message=message),
-                    environment=EngineEnvironment(chrome_version=chrome),
+                    environment=_with_load(EngineEnvironment(chrome_version=chrome), load),
                     started_at=started,
                     finished_at=datetime.now(UTC),
                 )
-            return self._result_from_files(out, chrome, started, reply, video=spec.video)
+            return self._result_from_files(
+                out, chrome, started, reply, video=spec.video, load=load
+            )
 
     def _await_reply(
         self, driver: _Driver, browser: _Browser, request_id: int, timeout: float
@@ -434,7 +446,7 @@ class Engine:
 
     def _result_from_files(
         self, out: Path, chrome: str | None, started: datetime, reply: dict[str, Any],
-        *, video: bool,
+        *, video: bool, load: MachineLoad,
     ) -> RunResult:
         lhr_bytes = (out / "lhr.json").read_bytes()
         lhr = json.loads(lhr_bytes)
@@ -464,7 +476,7 @@ class Engine:
             lighthouse_version=summary.lighthouse_version,
             metrics=summary.metrics,
             error=summary.error,
-            environment=summary.environment,
+            environment=_with_load(summary.environment, load),
             started_at=started,
             finished_at=datetime.now(UTC),
             artifacts=artifacts,

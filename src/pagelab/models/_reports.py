@@ -82,6 +82,12 @@ class EngineEnvironment(_Model):
     screen_emulation: dict[str, Any] | None = None
     throttling_method: str | None = None
     throttling: dict[str, Any] | None = None
+    #: How busy the machine was when the run started: the 1-minute load average, the
+    #: percent of the last 10 s in which some task waited for a CPU (Linux PSI), and the
+    #: CPU count. A run on a busy machine is a run to doubt.
+    load_average: float | None = None
+    cpu_pressure: float | None = None
+    cpu_count: int | None = None
 
 
 class TestReport(_Model):
