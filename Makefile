@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: install setup demo test lint typecheck check clean
+.PHONY: install setup setup-test demo test lint typecheck check clean
 
 # The virtualenv with pagelab and its dev tools, rebuilt when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
@@ -21,10 +21,14 @@ install: $(VENV)/.installed
 setup: install
 	$(BIN)/pagelab setup
 
+# As setup, plus Redis (Debian's redis-server): the fleet tests start their own.
+setup-test: install
+	$(BIN)/pagelab setup --broker
+
 demo: setup
 	$(BIN)/pagelab demo
 
-test: setup
+test: setup-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: install

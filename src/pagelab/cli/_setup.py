@@ -28,6 +28,9 @@ def register(subparsers: Any) -> None:
     setup = subparsers.add_parser(
         "setup", help="install Chromium (apt, as root) and the pinned Lighthouse and Node (npm)"
     )
+    setup.add_argument("--broker", action="store_true",
+                       help="also install Redis, the fleet's broker (Debian's redis-server, "
+                       "apt, as root; docs/scale-out.md)")
     setup.set_defaults(handler=_setup)
     doctor = subparsers.add_parser("doctor", help="check Chromium, Node, Lighthouse and the store")
     doctor.set_defaults(handler=_doctor)
@@ -36,6 +39,11 @@ def register(subparsers: Any) -> None:
 def _setup(args: argparse.Namespace) -> int:
     install_chromium()
     install_engine()
+    if args.broker:
+        from pagelab.fleet import install_redis_server
+
+        redis_server = install_redis_server()
+        print(f"redis-server  {redis_server}")
     return _doctor(args)
 
 

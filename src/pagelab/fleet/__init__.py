@@ -9,6 +9,7 @@ by the functions that use them (the ``fleet`` extra). See docs/scale-out.md.
 from ._app import DEFAULT_VISIBILITY_TIMEOUT, check_broker_url, fleet_app, results_queue
 from ._dispatcher import NO_WORKER, WORKER_KEY_PREFIX, FleetDispatcher, target_policy_to_wire
 from ._ingest import IngestOutcome, ingest_message
+from ._install import REDIS_APT_COMMAND, find_redis_server, install_redis_server
 from ._protocol import (
     BROKER_ENV,
     FLEET_SECRET_ENV,
@@ -30,6 +31,7 @@ __all__ = [
     "FLEET_SECRET_ENV",
     "MIN_SECRET_LENGTH",
     "NO_WORKER",
+    "REDIS_APT_COMMAND",
     "RESULTS_QUEUE",
     "RUN_LIGHTHOUSE_TASK",
     "WORKER_KEY_PREFIX",
@@ -41,8 +43,10 @@ __all__ = [
     "IngestOutcome",
     "canonical_json",
     "check_broker_url",
+    "find_redis_server",
     "fleet_app",
     "ingest_message",
+    "install_redis_server",
     "location_queue",
     "policy_from_wire",
     "resolve_secret",
