@@ -102,6 +102,10 @@ class FleetDispatcher:
         self._queue_lock.release()
 
     @property
+    def broker_url(self) -> str:
+        return self._fleet.broker_url
+
+    @property
     def alive(self) -> bool:
         return all(thread.is_alive() for thread in self._threads)
 
@@ -111,8 +115,30 @@ class FleetDispatcher:
         if self._redis is None:
             import redis
 
-            self._redis = redis.Redis.from_url(self._fleet.broker_url, socket_timeout=5)
+            self._redis = redis.Redis.from_url(self._fleet.broker_url, socket_timeout=5,
+                                               socket_connect_timeout=3)
         return self._redis
+
+    def broker_status(self) -> str | None:
+        """None when Redis answers PING, else why not (one line)."""
+        try:
+            self._redis_client().ping()
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"[:300]
+        return None
+
+    def live_workers_by_location(self) -> dict[str, list[str]]:
+        """Location id -> names of the live workers that serve it (empty when the broker
+        cannot be read)."""
+        by_location: dict[str, list[str]] = {}
+        try:
+            seen = self.workers()
+        except Exception:
+            return by_location
+        for worker in seen:
+            for location in worker["locations"]:
+                by_location.setdefault(str(location), []).append(str(worker["name"]))
+        return by_location
 
     def workers(self) -> list[dict[str, Any]]:
         """The workers whose heartbeat is live: ``name, locations, current_test,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
@@ -24,6 +27,32 @@ class WorkerHealth(BaseModel):
     active: int
 
 
+class FleetWorkerSeen(BaseModel):
+    """A worker whose signed heartbeat is live (renewed every 5 s, kept 20 s)."""
+
+    name: str
+    locations: list[str]
+    current_test: str | None
+    #: Epoch milliseconds of its last heartbeat.
+    last_seen: int | None
+
+
+class FleetHealth(BaseModel):
+    """Present only on a server started with ``--broker`` (docs/scale-out.md)."""
+
+    #: The broker URL, password masked.
+    broker: str
+    broker_reachable: bool
+    broker_error: str | None
+    #: The dispatch and results threads are running.
+    alive: bool
+    workers: list[FleetWorkerSeen]
+    #: Since the server started: tasks sent, results written, messages refused.
+    dispatched: int
+    ingested: int
+    refused: int
+
+
 class Health(BaseModel):
     status: str
     version: str
@@ -31,6 +60,39 @@ class Health(BaseModel):
     worker: WorkerHealth
     #: Operator-facing warnings (e.g. the engine cannot run, the browser runs unsandboxed).
     warnings: list[str] = Field(default_factory=list)
+    #: pagelab extension, fleet servers only (absent without ``--broker``).
+    fleet: FleetHealth | None = None
+
+
+def _masked(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def _fleet_health(dispatcher: Any, warnings: list[str]) -> FleetHealth:
+    error = dispatcher.broker_status()
+    workers: list[FleetWorkerSeen] = []
+    if error is None:
+        try:
+            workers = [FleetWorkerSeen(**seen) for seen in dispatcher.workers()]
+        except Exception as exc:  # the broker went away between the two reads
+            error = f"{type(exc).__name__}: {exc}"[:300]
+    if error is not None:
+        warnings.append(f"the broker is unreachable: {error}")
+    elif not workers:
+        warnings.append("no live fleet worker: queued tests wait (see `pagelab workers`)")
+    if not dispatcher.alive:
+        warnings.append("the fleet dispatcher has died: restart the server")
+    return FleetHealth(
+        broker=_masked(dispatcher.broker_url), broker_reachable=error is None,
+        broker_error=error, alive=dispatcher.alive, workers=workers,
+        dispatched=dispatcher.dispatched, ingested=dispatcher.ingested,
+        refused=dispatcher.refused,
+    )
 
 
 @router.get(
@@ -40,9 +102,14 @@ class Health(BaseModel):
     description=(
         "No key needed. `status` is `ok` when the background worker is alive (it runs "
         "tests, or only tidies the store when started with `--no-worker`) and the engine "
-        "could run the last test; else `degraded`, with `warnings` saying why."
+        "could run the last test; else `degraded`, with `warnings` saying why. A server "
+        "started with `--broker` adds `fleet` (the broker, reachable or not, and the live "
+        "workers from their heartbeats); it is `degraded` when the broker is unreachable "
+        "or its dispatcher died."
     ),
     dependencies=[AddressLimitDep],
+    # `fleet` is left out unless set, so a server without a broker answers as before.
+    response_model_exclude_unset=True,
 )
 def healthz(request: Request) -> Health:
     worker: Worker = request.app.state.worker
@@ -52,8 +119,15 @@ def healthz(request: Request) -> Health:
         warnings.append("the worker thread has died: restart the server")
     if worker.engine_error:
         warnings.append(f"the engine cannot run tests: {worker.engine_error}")
+    degraded = not worker.alive or bool(worker.engine_error)
+    extra: dict[str, Any] = {}
+    dispatcher = getattr(request.app.state, "dispatcher", None)
+    if dispatcher is not None:
+        fleet = _fleet_health(dispatcher, warnings)
+        degraded = degraded or not fleet.broker_reachable or not fleet.alive
+        extra["fleet"] = fleet
     return Health(
-        status="degraded" if not worker.alive or worker.engine_error else "ok",
+        status="degraded" if degraded else "ok",
         warnings=warnings,
         version=request.app.version,
         schema_version=SCHEMA_VERSION,
@@ -65,4 +139,5 @@ def healthz(request: Request) -> Health:
             idle=counts["idle"],
             active=counts["active"],
         ),
+        **extra,
     )
