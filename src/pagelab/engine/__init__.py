@@ -6,6 +6,7 @@ from ._install import (
     EngineInstall,
     chromium_version,
     engine_install,
+    ensure_browser_user,
     find_chromium,
     install_chromium,
     install_engine,
@@ -15,6 +16,7 @@ from ._lazy import LazyEngine
 from ._load import MachineLoad, machine_load
 from ._lock import engine_lock
 from ._mapping import LHR_AUDITS, LhrSummary, filmstrip, final_screenshot, summarize_lhr
+from ._sandbox import BROWSER_USER, BrowserSandbox
 from ._settings import LighthouseRunSpec, build_run_spec
 from ._targets import REFUSED_NETWORKS, TargetPolicy, TargetRefusedError, parse_networks
 from ._ttfb import TTFB_ERROR_CODES, probe, run_ttfb
@@ -22,6 +24,7 @@ from ._video import VIDEO_FPS, find_ffmpeg
 
 __all__ = [
     "APT_INSTALL_COMMAND",
+    "BROWSER_USER",
     "CHROMIUM_FLAGS",
     "ENGINE_CRASHED",
     "LHR_AUDITS",
@@ -29,6 +32,7 @@ __all__ = [
     "TIMEOUT",
     "TTFB_ERROR_CODES",
     "VIDEO_FPS",
+    "BrowserSandbox",
     "Engine",
     "EngineInstall",
     "LazyEngine",
@@ -42,6 +46,7 @@ __all__ = [
     "chromium_version",
     "engine_install",
     "engine_lock",
+    "ensure_browser_user",
     "filmstrip",
     "final_screenshot",
     "find_chromium",

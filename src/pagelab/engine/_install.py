@@ -8,6 +8,7 @@ Chromium comes from Debian's ``chromium`` package, FFmpeg (page-load videos) fro
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -28,6 +29,7 @@ __all__ = [
     "EngineInstall",
     "chromium_version",
     "engine_install",
+    "ensure_browser_user",
     "find_chromium",
     "install_chromium",
     "install_engine",
@@ -149,11 +151,41 @@ def chromium_version(path: Path) -> str | None:
     return match.group(1) if match else None
 
 
+def ensure_browser_user(*, log: bool = True) -> str | None:
+    """As root: create the ``pagelab-browser`` system user (no home, no shell, its own
+    group) that an engine running as root starts Chromium as, sandboxed
+    (docs/security.md, "Browser sandbox"). Returns its name; None when not root."""
+    import pwd
+
+    from ._sandbox import BROWSER_USER
+
+    if os.geteuid() != 0:
+        return None
+    with contextlib.suppress(KeyError):
+        pwd.getpwnam(BROWSER_USER)
+        return BROWSER_USER
+    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+    if log:
+        print(f"pagelab: creating the system user {BROWSER_USER} for Chromium")
+    completed = subprocess.run(
+        [useradd, "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+         "--shell", "/usr/sbin/nologin", "--comment", "pagelab browser (Chromium)",
+         BROWSER_USER],
+        capture_output=True, text=True, check=False,
+    )
+    if completed.returncode != 0:
+        tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
+        raise EngineNotInstalledError(f"useradd {BROWSER_USER} failed: " + " | ".join(tail))
+    return BROWSER_USER
+
+
 def install_chromium(*, log: bool = True) -> Path:
     """Install Debian's Chromium, and FFmpeg for page-load videos, with apt when either is
-    missing (root only)."""
+    missing (root only). As root, also create the browser's system user
+    (:func:`ensure_browser_user`)."""
     from ._video import find_ffmpeg
 
+    ensure_browser_user(log=log)
     found = find_chromium()
     missing = [name for name, present in (("chromium", found), ("ffmpeg", find_ffmpeg()))
                if present is None]

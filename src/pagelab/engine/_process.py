@@ -23,7 +23,10 @@ _PR_SET_PDEATHSIG = 1
 
 def _die_with_parent() -> None:
     # Linux: SIGKILL this child when the thread that started it dies, so a killed Python
-    # leaves no Chromium or Node behind. Harmless where prctl is missing.
+    # leaves no Chromium or Node behind. Harmless where prctl is missing. subprocess calls
+    # this after it switched to ``user``/``group``: the kernel clears the parent-death
+    # signal when a process's credentials change, so it must be set after the switch (it
+    # then survives the exec, and a root parent's death may signal any user's process).
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
@@ -32,6 +35,8 @@ class ChildProcess:
     """A process in a new session; ``kill()`` ends its whole process group and descendants.
 
     stderr is drained by a thread into the last ``stderr_lines`` lines, for error messages.
+    With ``user`` and ``group`` (uids, root only) the process runs as that user and group,
+    with no supplementary groups.
     """
 
     def __init__(
@@ -43,12 +48,18 @@ class ChildProcess:
         pipe_stdin: bool = False,
         pipe_stdout: bool = False,
         stderr_lines: int = 40,
+        user: int | None = None,
+        group: int | None = None,
     ) -> None:
         self.argv = list(argv)
+        self.user = user
         self.popen = subprocess.Popen(
             self.argv,
             env=env,
             cwd=cwd,
+            user=user,
+            group=group,
+            extra_groups=[] if user is not None else None,
             stdin=subprocess.PIPE if pipe_stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE if pipe_stdout else subprocess.DEVNULL,
             stderr=subprocess.PIPE,
