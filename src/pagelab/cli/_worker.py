@@ -24,7 +24,9 @@ def register(subparsers: Any) -> None:
     worker.add_argument("--broker", metavar="URL",
                         help="redis://HOST:PORT/DB or rediss:// (default $PAGELAB_BROKER_URL)")
     worker.add_argument("--locations", required=True, metavar="IDS",
-                        help="comma-separated location ids this machine measures, e.g. de,uk")
+                        help="comma-separated location ids this machine measures: "
+                        "Lighthouse locations (GET /v1/locations) and TTFB locations "
+                        "(GET /v1/ttfb-regions), e.g. de,uk,de-central,uk-south")
     worker.add_argument("--name", default=socket.gethostname(),
                         help="the worker's name, shown as the reports' vantage "
                         "(default: the host name)")
@@ -41,7 +43,7 @@ def register(subparsers: Any) -> None:
 def _worker(args: argparse.Namespace) -> int:
     import logging
 
-    from pagelab.catalog import LOCATIONS
+    from pagelab.catalog import LOCATIONS, TTFB_REGIONS
     from pagelab.fleet import (
         BROKER_ENV,
         DEFAULT_VISIBILITY_TIMEOUT,
@@ -56,12 +58,14 @@ def _worker(args: argparse.Namespace) -> int:
     check_broker_url(broker)
     secret = resolve_secret(args.fleet_secret)
     locations = [item.strip() for item in args.locations.split(",") if item.strip()]
-    known = {str(getattr(loc, "value", loc)) for loc in LOCATIONS}
+    known = {str(getattr(loc, "value", loc)) for loc in LOCATIONS} | {
+        loc.id for region in TTFB_REGIONS.values() for loc in region.locations
+    }
     unknown = [loc for loc in locations if loc not in known]
     if not locations or unknown:
         raise InvalidInputError(
             f"--locations: unknown location(s) {', '.join(unknown) or '(none given)'} "
-            f"(one of {', '.join(sorted(known))})"
+            "(see GET /v1/locations and GET /v1/ttfb-regions)"
         )
     if not args.name or len(args.name) > 64 or any(c.isspace() for c in args.name):
         raise InvalidInputError("--name: 1 to 64 characters without spaces")

@@ -14,7 +14,7 @@ import filelock
 
 from pagelab._exceptions import StoreError
 from pagelab.engine import ENGINE_CRASHED, TargetPolicy
-from pagelab.models import LighthouseError
+from pagelab.models import LighthouseError, TTFBError
 from pagelab.store import (
     Store,
     ensure_fleet_tables,
@@ -36,6 +36,7 @@ from ._protocol import (
     now_ms,
 )
 from ._settings import FleetSettings
+from ._ttfb import TTFBAnswer, publish_ttfb_request, wait_ttfb_answers
 
 __all__ = ["NO_WORKER", "WORKER_KEY_PREFIX", "FleetDispatcher", "target_policy_to_wire"]
 
@@ -158,6 +159,37 @@ class FleetDispatcher:
                 "current_test": body.get("current_test"), "last_seen": body.get("sent_at"),
             })
         return seen
+
+    # -- TTFB --------------------------------------------------------------------------
+
+    def run_ttfb(self, url: str, locations: list[str], *, timeout: float,
+                 wait: float) -> dict[str, TTFBAnswer]:
+        """Probe ``url`` from a worker of each location (blocking, at most ``wait`` s):
+        ``NO_WORKER`` at once for a location without a live worker, ``TIMEOUT`` for one
+        whose worker did not answer in time."""
+        live = self.live_workers_by_location()
+        answers: dict[str, TTFBAnswer] = {}
+        served: list[str] = []
+        for location in locations:
+            if live.get(location):
+                served.append(location)
+            else:
+                answers[location] = TTFBAnswer(None, TTFBError(
+                    code=NO_WORKER, message=f"no live worker serves {location}"), None)
+        if served:
+            deadline = time.monotonic() + wait
+            reply_to = publish_ttfb_request(
+                self._app, self._keys, url=url, locations=served, timeout=timeout,
+                deadline_ms=now_ms() + int(wait * 1000), target_policy=self._policy_wire,
+            )
+            got = wait_ttfb_answers(self._redis_client(), self._keys, reply_to, served,
+                                    deadline)
+            for location in served:
+                answers[location] = got.get(location) or TTFBAnswer(None, TTFBError(
+                    code="TIMEOUT",
+                    message=f"no answer from a worker of {location} within {wait:.0f} s",
+                ), None)
+        return answers
 
     # -- dispatch ----------------------------------------------------------------------
 

@@ -27,11 +27,13 @@ __all__ = [
     "MIN_SECRET_LENGTH",
     "RESULTS_QUEUE",
     "RUN_LIGHTHOUSE_TASK",
+    "TTFB_REPLY_PREFIX",
     "FleetKeys",
     "ForgedMessageError",
     "canonical_json",
     "location_queue",
     "resolve_secret",
+    "ttfb_queue",
 ]
 
 #: Environment variables read by ``pagelab serve`` and ``pagelab worker``.
@@ -41,6 +43,8 @@ FLEET_SECRET_ENV = "PAGELAB_FLEET_SECRET"
 RUN_LIGHTHOUSE_TASK = "pagelab.fleet.run_lighthouse"
 #: The queue the server consumes: workers' "started" and "finished" messages.
 RESULTS_QUEUE = "pagelab.results"
+#: Redis lists ``pagelab:ttfb-reply:<request id>``: the answers to one TTFB test.
+TTFB_REPLY_PREFIX = "pagelab:ttfb-reply:"
 #: A shorter secret is refused: it signs results and seals passwords.
 MIN_SECRET_LENGTH = 16
 
@@ -56,6 +60,13 @@ def location_queue(location: str) -> str:
     if not _LOCATION_ID.match(location):
         raise InvalidInputError(f"location {location!r}: expected an id such as 'de' or 'us'")
     return f"pagelab.loc.{location}"
+
+
+def ttfb_queue(location: str) -> str:
+    """``pagelab.ttfb.<id>``: the queue of the TTFB probes measured from ``location``
+    (apart from the Lighthouse queue: a run holds a worker's Celery pool up to 150 s,
+    longer than a TTFB test may wait)."""
+    return "pagelab.ttfb." + location_queue(location).removeprefix("pagelab.loc.")
 
 
 def canonical_json(body: Any) -> bytes:

@@ -12,7 +12,9 @@ import json
 import logging
 import socket
 import threading
+import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,6 +39,7 @@ from ._protocol import (
     location_queue,
     now_ms,
 )
+from ._ttfb import reply_ttfb, ttfb_request_queue
 
 __all__ = ["FleetWorker", "policy_from_wire", "run_worker"]
 
@@ -45,6 +48,8 @@ logger = logging.getLogger("pagelab.fleet.worker")
 #: Seconds between heartbeats, and how long one stays visible.
 HEARTBEAT_INTERVAL = 5.0
 HEARTBEAT_TTL = 20
+#: TTFB probes one worker runs at once (beside its one Lighthouse run).
+TTFB_CONCURRENCY = 4
 
 
 def policy_from_wire(wire: Any) -> TargetPolicy:
@@ -73,6 +78,7 @@ class FleetWorker:
         self.current_test: str | None = None
         self._engine = LazyEngine(Engine)
         self._stop = threading.Event()
+        self._ttfb_pool = ThreadPoolExecutor(TTFB_CONCURRENCY, thread_name_prefix="pagelab-ttfb")
         import redis
 
         self._redis = redis.Redis.from_url(broker_url, socket_timeout=10)
@@ -94,6 +100,61 @@ class FleetWorker:
             except Exception as exc:  # the broker may be restarting: try again
                 logger.warning("heartbeat failed: %s", exc)
             self._stop.wait(HEARTBEAT_INTERVAL)
+
+    # -- TTFB --------------------------------------------------------------------------
+
+    def _ttfb_loop(self) -> None:
+        """Consume the locations' TTFB queues; each probe runs on the small pool."""
+        from kombu.messaging import Consumer
+
+        queues = [ttfb_request_queue(location) for location in self.locations]
+
+        def on_message(envelope: Any, message: Any) -> None:
+            message.ack()  # a probe is never handed out again: past its deadline it is useless
+            try:
+                body = self.keys.open(envelope)
+                if body.get("kind") != "ttfb" or str(body["location"]) not in self.locations:
+                    raise ForgedMessageError("not a TTFB probe of this worker's locations")
+                remaining = int(body["deadline"]) / 1000 - time.time()
+                policy = policy_from_wire(body["target_policy"])
+                url, timeout = str(body["url"]), float(body["timeout"])
+            except (ForgedMessageError, KeyError, ValueError, TypeError) as exc:
+                logger.warning("refused a TTFB probe: %s", exc)
+                return
+            if remaining <= 0.5:
+                logger.info("TTFB probe for %s dropped: past its deadline", body["location"])
+                return
+            self._ttfb_pool.submit(self._probe, body, url, min(timeout, remaining - 0.5),
+                                   policy)
+
+        while not self._stop.is_set():
+            try:
+                with self.app.connection_for_read() as conn:
+                    conn.ensure_connection(max_retries=3)
+                    with Consumer(  # type: ignore[no-untyped-call]
+                        conn, queues=queues, callbacks=[on_message], accept=["json"],
+                        prefetch_count=TTFB_CONCURRENCY,
+                    ):
+                        while not self._stop.is_set():
+                            try:
+                                conn.drain_events(timeout=1.0)
+                            except TimeoutError:
+                                continue
+            except Exception as exc:
+                logger.warning("TTFB queues: %s; reconnecting", exc)
+                self._stop.wait(1.0)
+
+    def _probe(self, body: dict[str, Any], url: str, timeout: float,
+               policy: TargetPolicy) -> None:
+        from pagelab.engine._ttfb import probe
+
+        try:
+            data, error = probe(url, timeout=timeout, policy=policy)
+            reply_ttfb(self._redis, self.keys, body, self.name, data, error)
+            logger.info("TTFB probe for %s: %s", body["location"],
+                        "success" if data else error.code if error else "?")
+        except Exception:
+            logger.exception("TTFB probe for %s failed", body.get("location"))
 
     # -- messages ----------------------------------------------------------------------
 
@@ -197,6 +258,8 @@ class FleetWorker:
         beat = threading.Thread(target=self._heartbeat_loop, name="pagelab-heartbeat",
                                 daemon=True)
         beat.start()
+        threading.Thread(target=self._ttfb_loop, name="pagelab-ttfb-queues",
+                         daemon=True).start()
         try:
             self.app.worker_main([
                 "worker", "--queues", ",".join(self.queues),
@@ -207,6 +270,7 @@ class FleetWorker:
             ])
         finally:
             self._stop.set()
+            self._ttfb_pool.shutdown(wait=False, cancel_futures=True)
             self._close_engine()
             try:
                 self._redis.delete(f"{WORKER_KEY_PREFIX}{self.name}")

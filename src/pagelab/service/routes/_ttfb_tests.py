@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from pagelab._exceptions import InvalidInputError
@@ -50,7 +50,11 @@ def _refund(services: Services, account_id: str, paid: list[bool]) -> None:
         "deadline (probes still running then are `TIMEOUT` results). Timings are in "
         "milliseconds. Takes one ttfb credit. Every location is measured from this server "
         "(`vantage`). A caller with too many TTFB tests in progress gets 429, a server at "
-        "its bound 503, both with `Retry-After`."
+        "its bound 503, both with `Retry-After`. A server started with `--broker` sends "
+        "each location's probe to a fleet worker of that location (`vantage` names the "
+        "workers that answered); a location with no live worker is a `failed` result with "
+        "`NO_WORKER` at once, one whose worker does not answer in time `TIMEOUT`; a test "
+        "no worker measured at all is refunded."
     ),
     responses=error_responses(400, 401, 402, 429, 503),
     openapi_extra=request_body_schema(TTFBTestRequest),
@@ -59,6 +63,7 @@ async def create_ttfb_test(
     services: ServicesDep,
     account: AccountDep,
     body: Annotated[TTFBTestRequest, Depends(json_body(TTFBTestRequest))],
+    request: Request,
 ) -> TTFBResult:
     # Async, and the probes run on the service's own bounded executor: waiting for a slow
     # target never occupies the request thread pool that /healthz and the reads need.
@@ -100,8 +105,15 @@ async def create_ttfb_test(
         paid = await run_in_threadpool(_charge, services, account.id)
         if paid is None:
             raise ApiProblem(402, "no ttfb credits left (see GET /v1/account/credits)")
+        dispatcher = getattr(request.app.state, "dispatcher", None)
         try:
-            return await _probe_region(services, body.url, region.id)
+            if dispatcher is None:
+                return await _probe_region(services, body.url, region.id)
+            result = await _probe_region_fleet(services, dispatcher, body.url, region.id)
+            if all(r.error is not None and r.error.code == "NO_WORKER" for r in result.result):
+                # Nothing was measured: the fleet's fault, not the caller's.
+                await run_in_threadpool(_refund, services, account.id, paid)
+            return result
         except BaseException:
             # Not the caller's fault: give the credit back before answering.
             await run_in_threadpool(_refund, services, account.id, paid)
@@ -140,3 +152,24 @@ async def _probe_region(services: Services, url: str, region_id: str) -> TTFBRes
         results.append(location_result(location.id, location.name, data, error))
     return TTFBResult(url=mask_credentials(url), region=region.id, result=results,
                       vantage="local")
+
+
+async def _probe_region_fleet(services: Services, dispatcher: Any, url: str,
+                              region_id: str) -> TTFBResult:
+    """Each location's probe on a fleet worker of that location (docs/scale-out.md)."""
+    settings = services.settings
+    region = ttfb_region(region_id)
+    timeout = min(settings.ttfb_timeout, settings.ttfb_deadline)
+    ids = [location.id for location in region.locations]
+    answers = await asyncio.get_running_loop().run_in_executor(
+        services.ttfb_executor,
+        lambda: dispatcher.run_ttfb(url, ids, timeout=timeout, wait=settings.ttfb_deadline),
+    )
+    results = [
+        location_result(location.id, location.name, answers[location.id].data,
+                        answers[location.id].error)
+        for location in region.locations
+    ]
+    workers = list(dict.fromkeys(answers[i].worker for i in ids if answers[i].worker))
+    return TTFBResult(url=mask_credentials(url), region=region.id, result=results,
+                      vantage=",".join(workers) or None)
