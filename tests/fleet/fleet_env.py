@@ -48,33 +48,114 @@ def wait_for(condition: Any, timeout: float, what: str, interval: float = 0.2) -
     raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
-class RedisServer:
-    """``redis-server`` on loopback with append-only persistence in ``directory``."""
+def make_tls_files(directory: Path) -> tuple[Path, Path, Path]:
+    """A throwaway CA and a server certificate for 127.0.0.1 signed by it:
+    ``(ca.pem, server.pem, server.key)``."""
+    import datetime
+    import ipaddress
 
-    def __init__(self, directory: Path) -> None:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    directory.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.UTC)
+
+    def name(common: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (
+        x509.CertificateBuilder().subject_name(name("pagelab test CA"))
+        .issuer_name(name("pagelab test CA")).public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(
+            digital_signature=True, content_commitment=False, key_encipherment=False,
+            data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
+            encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()),
+                       critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder().subject_name(name(LOOPBACK)).issuer_name(ca.subject)
+        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(
+            [x509.IPAddress(ipaddress.ip_address(LOOPBACK)), x509.DNSName("localhost")]
+        ), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+                       critical=False)
+        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]),
+                       critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    paths = (directory / "ca.pem", directory / "server.pem", directory / "server.key")
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ))
+    paths[2].chmod(0o600)
+    return paths
+
+
+class RedisServer:
+    """``redis-server`` on loopback with append-only persistence in ``directory``; with
+    ``tls=True`` on a TLS port only (a throwaway CA in ``directory``), its URL a
+    ``rediss://`` one that names the CA."""
+
+    def __init__(self, directory: Path, *, tls: bool = False) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
-            raise RuntimeError("redis-server is missing: apt-get install -y redis-server")
+            raise RuntimeError("redis-server is missing: pagelab setup --broker "
+                               "(or apt-get install -y redis-server)")
         self.binary = binary
         self.directory = directory
         self.port = free_port()
-        self.url = f"redis://{LOOPBACK}:{self.port}/0"
+        self.tls_files = make_tls_files(directory / "tls") if tls else None
+        if self.tls_files is None:
+            self.url = f"redis://{LOOPBACK}:{self.port}/0"
+        else:
+            self.url = (f"rediss://{LOOPBACK}:{self.port}/0?ssl_cert_reqs=required"
+                        f"&ssl_ca_certs={self.tls_files[0]}")
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Self:
         self.directory.mkdir(parents=True, exist_ok=True)
         log = (self.directory / "redis.log").open("ab")
+        if self.tls_files is None:
+            ports = ["--port", str(self.port)]
+        else:
+            ca, cert, key = self.tls_files
+            ports = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", str(cert),
+                     "--tls-key-file", str(key), "--tls-ca-cert-file", str(ca),
+                     "--tls-auth-clients", "no"]
         self.process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", LOOPBACK, "--dir",
+            [self.binary, *ports, "--bind", LOOPBACK, "--dir",
              str(self.directory), "--appendonly", "yes", "--appendfsync", "always",
              "--save", "", "--protected-mode", "yes"],
             stdout=log, stderr=subprocess.STDOUT,
         )
-        import redis
-
-        client = redis.Redis(host=LOOPBACK, port=self.port)
-        wait_for(lambda: self._ping(client), 20, "redis-server to answer PING", 0.05)
+        client = self.client()
+        wait_for(lambda: self._ping(client) or self.process is None
+                 or self.process.poll() is not None, 20, "redis-server to answer PING", 0.05)
+        if self.process.poll() is not None:
+            log_text = (self.directory / "redis.log").read_text()
+            raise RuntimeError(f"redis-server exited: {log_text[-2000:]}")
         return self
+
+    def restart(self) -> None:
+        """SIGTERM (Redis flushes its AOF), then the same port, directory and data."""
+        self.stop()
+        self.start()
 
     @staticmethod
     def _ping(client: Any) -> bool:
@@ -86,7 +167,7 @@ class RedisServer:
     def client(self) -> Any:
         import redis
 
-        return redis.Redis.from_url(self.url)
+        return redis.Redis.from_url(self.url, socket_timeout=5)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
