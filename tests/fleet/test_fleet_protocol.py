@@ -14,6 +14,7 @@ from pagelab.fleet import (
     canonical_json,
     location_queue,
     resolve_secret,
+    ttfb_queue,
 )
 
 SECRET = "protocol-test-secret-0123"
@@ -46,8 +47,12 @@ def test_sealed_text_opens_only_with_the_secret() -> None:
 
 def test_queue_names_and_bad_input() -> None:
     assert location_queue("de") == "pagelab.loc.de"
-    with pytest.raises(InvalidInputError):
-        location_queue("de;rm -rf")
+    assert ttfb_queue("de-central") == "pagelab.ttfb.de-central"
+    for bad in ("de;rm -rf", "De", ""):
+        with pytest.raises(InvalidInputError):
+            location_queue(bad)
+        with pytest.raises(InvalidInputError):
+            ttfb_queue(bad)
     with pytest.raises(InvalidInputError, match="at least 16"):
         resolve_secret("short")
     with pytest.raises(ValidationError):

@@ -16,11 +16,13 @@ from ._protocol import (
     MIN_SECRET_LENGTH,
     RESULTS_QUEUE,
     RUN_LIGHTHOUSE_TASK,
+    TTFB_REPLY_PREFIX,
     FleetKeys,
     ForgedMessageError,
     canonical_json,
     location_queue,
     resolve_secret,
+    ttfb_queue,
 )
 from ._settings import FleetSettings
 from ._worker import FleetWorker, policy_from_wire, run_worker
@@ -34,6 +36,7 @@ __all__ = [
     "REDIS_APT_COMMAND",
     "RESULTS_QUEUE",
     "RUN_LIGHTHOUSE_TASK",
+    "TTFB_REPLY_PREFIX",
     "WORKER_KEY_PREFIX",
     "FleetDispatcher",
     "FleetKeys",
@@ -53,4 +56,5 @@ __all__ = [
     "results_queue",
     "run_worker",
     "target_policy_to_wire",
+    "ttfb_queue",
 ]
