@@ -3,12 +3,12 @@
 Chromium refuses its sandbox as root. So an engine running as root starts Chromium as an
 unprivileged user (``$PAGELAB_BROWSER_USER``, else the ``pagelab-browser`` system user
 ``pagelab setup`` creates, else ``nobody``) with the sandbox on; an engine running as any
-other user starts it as that user, sandbox on. Debian's Chromium has no SUID helper: its
-sandbox needs unprivileged user namespaces. Where the kernel forbids them the browser starts
-with ``--no-sandbox`` at once; where a sandboxed start fails anyway (a container's seccomp
-profile, an AppArmor restriction), the engine starts it again with ``--no-sandbox``, still as
-the unprivileged user, remembers that for the rest of the process and says so
-(:func:`sandbox_status`, ``/healthz``, the log).
+other user starts it as that user, sandbox on. Debian's Chromium without its optional SUID
+helper (package ``chromium-sandbox``) sandboxes with unprivileged user namespaces. Where
+the kernel forbids them the browser starts with ``--no-sandbox`` at once; where a
+sandboxed start fails anyway (a container's seccomp profile, an AppArmor restriction), the
+engine starts it again with ``--no-sandbox``, still as the unprivileged user, remembers that
+for the rest of the process and says so (:func:`sandbox_status`, ``/healthz``, the log).
 """
 
 from __future__ import annotations
