@@ -306,3 +306,120 @@ def test_opening_a_connection_keeps_the_process_locks_of_the_open_ones(tmp_path:
         subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, timeout=60)
         assert (tmp_path / "pagelab.sqlite3-wal").exists()
         assert first.execute("SELECT count(*) FROM t").fetchone()[0] == 1
+
+
+def _counts_match_the_tests(conn: sqlite3.Connection) -> None:
+    for table, unit in (("test_counts_minute", 60_000), ("test_counts_day", 86_400_000)):
+        kept = {(a, b): n for a, b, n in conn.execute(f"SELECT * FROM {table}") if n}
+        summed: dict[tuple[str, int], int] = {}
+        for account, created in conn.execute("SELECT account_id, created_at FROM tests"):
+            key = (account, created // unit)
+            summed[key] = summed.get(key, 0) + 1
+        assert kept == summed, table
+
+
+@pytest.mark.parametrize("expired_share", [0.0, 0.3])
+def test_deep_pages_found_from_the_counts_equal_the_plain_query(
+    tmp_path: Path, expired_share: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seek (per-day and per-minute counts kept by triggers, then the index within one
+    minute) answers exactly what the plain OFFSET query does: tests spread over days and
+    minutes, ties, bounds that cut a minute or a day, expired rows, other accounts,
+    deletions by the sweep and by a batch's cascade, and a test moved in time."""
+    import random
+
+    from pagelab.store import _records
+
+    monkeypatch.setattr(_records, "_SEEK_FROM", 0)  # seek even on page 1
+    rng = random.Random(11)
+    minute, day = 60_000, 86_400_000
+    now = 10 * day
+    with Store(tmp_path).connection() as conn:
+        with transaction(conn):
+            for _ in range(300):
+                created = rng.choice([
+                    rng.randint(0, 4 * day),  # spread over days
+                    day + minute * rng.randint(0, 30) + rng.randint(0, 3),  # dense minutes
+                    2 * day - 1,  # a day's last ms, many ties
+                ])
+                expires = now - 1 if rng.random() < expired_share else now + day
+                test_id = _create(conn, created_at=created,
+                                  account_id=rng.choice(["local", "local", "acct_other"]))
+                conn.execute("UPDATE tests SET expires_at = ? WHERE id = ?", (expires, test_id))
+            create_batch(
+                conn, urls=["https://a.test/"], devices=[Device.MOBILE], locations=[Location.US],
+                batch_type=BatchType.MULTIPLE_LOCATIONS, config=LighthouseConfig(),
+                items=[("https://a.test/", Device.MOBILE, Location.US)] * 5, retention=DAY,
+            )
+            moved = _create(conn, created_at=3 * day)
+            conn.execute("UPDATE tests SET created_at = ? WHERE id = ?", (day + 5, moved))
+        _counts_match_the_tests(conn)
+
+        def check(label: str, cutoff: int) -> None:
+            total = conn.execute(
+                "SELECT COUNT(*) FROM tests WHERE account_id = 'local'").fetchone()[0]
+            for bounds in (
+                {},
+                {"created_at_lt": 2 * day},
+                {"created_at_lte": day + 7 * minute + 1, "created_at_gt": 17},
+                {"created_at_gte": day + 3, "created_at_lt": 3 * day + 5 * minute},
+                {"created_at_gte": 2 * day - 1, "created_at_lte": 2 * day - 1},
+                {"created_at_gt": 5 * day},
+                {"created_at_gt": day + 1, "created_at_lt": day + 3},  # inside one minute
+                {"created_at_gt": day, "created_at_lt": day},  # empty
+            ):
+                for per_page in (1, 7, 100):
+                    for page in range(1, total // per_page + 3):
+                        query = TestQuery(page=page, per_page=per_page, **bounds)
+                        expected = [row[0] for row in conn.execute(
+                            "SELECT id FROM tests WHERE account_id = 'local' AND expires_at > ? "
+                            "AND created_at > ? AND created_at >= ? AND created_at < ? "
+                            "AND created_at <= ? "
+                            "ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+                            (cutoff, bounds.get("created_at_gt", -1),
+                             bounds.get("created_at_gte", -1),
+                             bounds.get("created_at_lt", 10**15),
+                             bounds.get("created_at_lte", 10**15), per_page,
+                             (page - 1) * per_page),
+                        )]
+                        got = [r.id for r in list_tests(conn, query, now=cutoff)]
+                        assert got == expected, (label, bounds, per_page, page)
+
+        check("stored", now)
+        with transaction(conn, immediate=True):
+            deleted = delete_expired(conn, now=now)
+        assert len(deleted) >= (1 if expired_share else 0)
+        _counts_match_the_tests(conn)
+        assert conn.execute("SELECT COUNT(*) FROM test_counts_minute WHERE n <= 0").fetchone()[
+            0] == 0
+        check("after the sweep", now)
+        with transaction(conn, immediate=True):
+            delete_expired(conn, now=10**15)  # everything, the batch (created now) too
+        _counts_match_the_tests(conn)
+        assert conn.execute("SELECT COUNT(*) FROM test_counts_day").fetchone()[0] == 0
+        assert list_tests(conn, TestQuery(), now=0) == []
+
+
+def test_migration_counts_the_tests_already_stored(tmp_path: Path) -> None:
+    """A store of schema 2 gains the counts of the tests it holds when it is opened."""
+    from pagelab.store import MIGRATIONS
+
+    tmp_path.mkdir(exist_ok=True)
+    raw = sqlite3.connect(tmp_path / "pagelab.sqlite3")
+    for script in MIGRATIONS[:2]:
+        raw.executescript(script)
+    raw.executemany(
+        "INSERT INTO tests (id, account_id, url, device, location, config_json, status, "
+        "created_at, expires_at) VALUES (?, 'local', 'https://a.test/', 'mobile', 'us', '{}', "
+        "'success', ?, 9999999999999)",
+        [(f"lt_{i}", 1_000 * i * 37) for i in range(500)],
+    )
+    raw.execute("PRAGMA user_version = 2")
+    raw.commit()
+    raw.close()
+    with Store(tmp_path).connection() as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("SELECT COUNT(*) FROM tests").fetchone()[0] == 500
+        _counts_match_the_tests(conn)
+        page = list_tests(conn, TestQuery(page=40, per_page=10), now=0)
+        assert [r.id for r in page] == [f"lt_{i}" for i in range(109, 99, -1)]

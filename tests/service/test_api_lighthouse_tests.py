@@ -71,6 +71,69 @@ def test_secrets_are_echoed_masked(server: LiveServer) -> None:
         assert "canary" not in text
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"url": "https://a.test/"},
+        {"url": "https://a.test/x?y=1", "device": "iphone11", "location": "jp",
+         "config": {"connection": "4g", "video": True, "whitelist": ["a.test"],
+                    "cookies": ["s=secret-1"], "auth_username": "u", "auth_password": "p"}},
+        {"url": "https://bob:pa%20ss@a.test/private"},
+    ],
+    ids=["defaults", "full config", "credentials in the URL"],
+)
+def test_the_creation_answer_is_the_stored_report(
+    server: LiveServer, body: dict[str, Any]
+) -> None:
+    """The report answered by a creation is built from what was inserted, not read back:
+    it equals, field for field, what retrieving and listing the test return."""
+    with server.client(server.key()) as client:
+        response = client.post("/v1/lighthouse-tests", json=body)
+        assert response.status_code == 201, response.text
+        assert response.headers["content-type"] == "application/json"
+        assert "x-ratelimit-limit" in {name.lower() for name in response.headers}
+        created = response.json()
+        fetched = client.get(f"/v1/lighthouse-tests/{created['id']}").json()
+        listed = client.get("/v1/lighthouse-tests").json()["data"]
+    assert created == fetched == listed[0]
+    assert "secret" not in response.text
+    assert "pa ss" not in response.text
+
+
+def test_creation_waits_for_another_process_writing(server: LiveServer) -> None:
+    """While another process holds SQLite's write lock the creation waits for it off the
+    event loop (reads still answer), then succeeds, charged once."""
+    import sqlite3
+    import threading
+
+    key = server.key(lighthouse=3)
+    blocker = sqlite3.connect(server.data_dir / "pagelab.sqlite3", isolation_level=None)
+    outcome: dict[str, httpx.Response] = {}
+    with server.client(key) as client:
+        client.get("/v1/account/credits")  # the server's connections are open
+        blocker.execute("BEGIN IMMEDIATE")
+        try:
+            worker = threading.Thread(
+                target=lambda: outcome.setdefault(
+                    "post", client.post("/v1/lighthouse-tests", json={"url": "https://a.test/"})
+                )
+            )
+            worker.start()
+            time.sleep(0.5)
+            assert worker.is_alive(), "the creation did not wait for the write lock"
+            with server.client(key) as reader:  # the event loop is free
+                assert reader.get("/v1/lighthouse-tests").status_code == 200
+        finally:
+            blocker.execute("COMMIT")
+            blocker.close()
+        worker.join(30)
+        assert outcome["post"].status_code == 201, outcome["post"].text
+        created = outcome["post"].json()
+        assert client.get(f"/v1/lighthouse-tests/{created['id']}").json() == created
+        credits = client.get("/v1/account/credits").json()
+    assert credits["lighthouse"]["available_credits"] == 2
+
+
 LONG = "x" * 5001
 
 INVALID_BODIES: list[tuple[str, Any, str]] = [

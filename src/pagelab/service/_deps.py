@@ -27,9 +27,12 @@ __all__ = [
     "LinksDep",
     "OptionalAccountDep",
     "ServicesDep",
+    "authenticate",
     "check_targets",
     "json_body",
     "mask_credentials",
+    "read_json_body",
+    "require_account",
     "split_credentials",
 ]
 
@@ -70,7 +73,8 @@ def get_connection(request: Request, services: ServicesDep) -> Iterator[sqlite3.
 ConnectionDep = Annotated[sqlite3.Connection, Depends(get_connection)]
 
 
-def _rate_limit(services: Services, caller: str, response: Response) -> None:
+def _rate_limit(services: Services, caller: str) -> dict[str, str]:
+    """The rate-limit headers of an allowed request; 429 past the caller's budget."""
     decision = services.limiter.check(caller)
     if not decision.allowed:
         raise ApiProblem(
@@ -79,31 +83,28 @@ def _rate_limit(services: Services, caller: str, response: Response) -> None:
             f"{decision.retry_after} s",
             headers=decision.headers(),
         )
-    response.headers.update(decision.headers())
+    return decision.headers()
 
 
-async def get_optional_account(
+def authenticate(
     request: Request,
-    response: Response,
-    services: ServicesDep,
-    api_key: Annotated[str | None, Security(API_KEY_HEADER)],
-) -> Account | None:
-    """The caller's account, or None when no key was sent. A key that is sent must be
-    valid. Rate-limits per key, or per client address without one.
+    services: Services,
+    api_key: str | None,
+    conn: sqlite3.Connection | None = None,
+) -> tuple[Account | None, dict[str, str]]:
+    """The caller's account (None when no key was sent; a key that is sent must be valid)
+    and the rate-limit headers for the response. Rate-limits per key, or per client
+    address without one. 401 and 429 are raised as :class:`ApiProblem`.
 
-    The key is looked up on a connection returned at once, not one held for the whole
-    request: a slow route (a TTFB test) must not keep a database connection."""
+    The key is read on ``conn`` when the request holds one, else in the event loop on the
+    loop's own connection (one indexed read; WAL readers never wait for writers): no hop,
+    and never a second pooled connection, nor one held for a slow route (a TTFB test)."""
     client = request.client.host if request.client else "unknown"
     if not api_key:
-        _rate_limit(services, f"address:{client}", response)
-        return None
-    held: sqlite3.Connection | None = getattr(request.state, "db", None)
-    if held is not None:
-        account = find_account_by_key(held, api_key)
-    else:
-        # In the event loop, on its own connection (one indexed read; WAL readers never
-        # wait for writers): no hop, and never a second pooled connection.
-        account = find_account_by_key(services.pool.thread_connection(), api_key)
+        return None, _rate_limit(services, f"address:{client}")
+    account = find_account_by_key(
+        conn if conn is not None else services.pool.thread_connection(), api_key
+    )
     if account is None:
         # Guessing keys costs a client its address's budget of wrong keys.
         decision = services.failed_keys.check(f"address:{client}")
@@ -114,7 +115,33 @@ async def get_optional_account(
                 headers=decision.headers(),
             )
         raise ApiProblem(401, "unknown or revoked API key")
-    _rate_limit(services, account.id, response)
+    return account, _rate_limit(services, account.id)
+
+
+def require_account(request: Request) -> tuple[Services, Account, dict[str, str]]:
+    """For a route that takes no dependencies (the hot ``POST /v1/lighthouse-tests``):
+    the services, the caller's account and the rate-limit headers, checked exactly as
+    :data:`AccountDep` does (401, then 429), without FastAPI's dependency solving."""
+    services: Services = request.app.state.services
+    account, headers = authenticate(
+        request, services, request.headers.get(API_KEY_HEADER.model.name) or None
+    )
+    if account is None:
+        raise ApiProblem(401, "missing X-API-KEY header: send your API key")
+    return services, account, headers
+
+
+async def get_optional_account(
+    request: Request,
+    response: Response,
+    services: ServicesDep,
+    api_key: Annotated[str | None, Security(API_KEY_HEADER)],
+) -> Account | None:
+    """The caller's account, or None when no key was sent (see :func:`authenticate`)."""
+    account, headers = authenticate(
+        request, services, api_key, getattr(request.state, "db", None)
+    )
+    response.headers.update(headers)
     return account
 
 
@@ -133,10 +160,25 @@ AccountDep = Annotated[Account, Depends(get_account)]
 async def limit_by_address(request: Request, response: Response, services: ServicesDep) -> None:
     """The per-address rate limit, for keyless endpoints (report pages, /healthz)."""
     client = request.client.host if request.client else "unknown"
-    _rate_limit(services, f"address:{client}", response)
+    response.headers.update(_rate_limit(services, f"address:{client}"))
 
 
 AddressLimitDep = Depends(limit_by_address)
+
+
+async def read_json_body(request: Request, model: type[ModelT]) -> ModelT:
+    """The JSON body as ``model``, validated from the raw bytes in one pydantic call; 400
+    with the error body naming the fields otherwise. Call after authentication."""
+    # BufferedBodyMiddleware has read the body already (bounded in size and time).
+    if request.scope.get("state", {}).get("body_too_large"):
+        raise ApiProblem(400, f"body: larger than {MAX_BODY_BYTES} bytes")
+    raw = await request.body()
+    if not raw.strip():
+        raise ApiProblem(400, "body: missing; send a JSON object")
+    try:
+        return model.model_validate_json(bytes(raw))
+    except ValidationError as exc:
+        raise ApiProblem(400, validation_message(exc.errors())) from exc
 
 
 def json_body(model: type[ModelT]) -> Callable[..., Awaitable[ModelT]]:
@@ -148,16 +190,7 @@ def json_body(model: type[ModelT]) -> Callable[..., Awaitable[ModelT]]:
     """
 
     async def read_body(request: Request, account: AccountDep) -> ModelT:
-        # BufferedBodyMiddleware has read the body already (bounded in size and time).
-        if request.scope.get("state", {}).get("body_too_large"):
-            raise ApiProblem(400, f"body: larger than {MAX_BODY_BYTES} bytes")
-        raw = await request.body()
-        if not raw.strip():
-            raise ApiProblem(400, "body: missing; send a JSON object")
-        try:
-            return model.model_validate_json(bytes(raw))
-        except ValidationError as exc:
-            raise ApiProblem(400, validation_message(exc.errors())) from exc
+        return await read_json_body(request, model)
 
     return read_body
 

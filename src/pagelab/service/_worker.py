@@ -20,7 +20,6 @@ from pagelab.store import (
     queue_counts,
     refund_engine_failures,
     requeue_interrupted,
-    transaction,
     truncate_wal,
 )
 
@@ -69,7 +68,9 @@ class Worker:
                     f"another `pagelab serve` runs the tests of {self._services.store.data_dir}"
                     ": stop it, use another --data-dir, or start this one with --no-worker"
                 ) from None
-            with self._services.pool.connection() as conn, transaction(conn, immediate=True):
+            # Every write of the process queues on the pool's write lock (no busy sleeps).
+            pool = self._services.pool
+            with pool.connection() as conn, pool.write(conn):
                 requeued = requeue_interrupted(conn)
             if requeued:
                 logger.info("requeued %d test(s) interrupted by the last stop", len(requeued))
@@ -153,12 +154,14 @@ class Worker:
     def _fail(self, test_id: str, code: str, message: str) -> None:
         """Record an engine failure for a test the engine could not finish."""
         error = LighthouseError(code=code, message=message[:1000])
-        with self._services.pool.connection() as conn, transaction(conn, immediate=True):
+        pool = self._services.pool
+        with pool.connection() as conn, pool.write(conn):
             fail_unfinished_test(conn, test_id, error, vantage="local")
 
     def _after_test(self) -> None:
-        with self._services.pool.connection() as conn:
-            with transaction(conn, immediate=True):
+        pool = self._services.pool
+        with pool.connection() as conn:
+            with pool.write(conn):
                 refunded = refund_engine_failures(conn)
             if refunded:
                 logger.info("refunded the credits of %d test(s) failed by the engine",
@@ -166,8 +169,9 @@ class Worker:
 
     def _sweep(self) -> None:
         store = self._services.store
-        with self._services.pool.connection() as conn:
-            with transaction(conn, immediate=True):
+        pool = self._services.pool
+        with pool.connection() as conn:
+            with pool.write(conn):
                 deleted = delete_expired(conn)
                 refund_engine_failures(conn)
             for test_id in deleted:

@@ -16,6 +16,15 @@ if TYPE_CHECKING:
 __all__ = ["ConnectionPool"]
 
 
+def _commit(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:  # a failed COMMIT may leave the transaction open
+            conn.execute("ROLLBACK")
+        raise
+
+
 class ConnectionPool:
     """Migrated SQLite connections, opened once and reused across threads.
 
@@ -113,7 +122,56 @@ class ConnectionPool:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
+            _commit(conn)
+
+    @contextmanager
+    def try_write(self) -> Iterator[sqlite3.Connection | None]:
+        """The calling thread's own write connection inside ``BEGIN IMMEDIATE``, under the
+        process's write lock, when both that lock and SQLite's are free right now; None
+        when either is taken (then nothing waited: do the write with :meth:`write` on a
+        worker thread). Commits on success, rolls back on any error.
+
+        For the server's event loop: a short write (a credit and one insert) costs less
+        than the thread hop around it, but the loop must never wait, so the lock is
+        tried, not awaited, and the connection's busy timeout is 0. Never await inside.
+        """
+        if not self._write_lock.acquire(blocking=False):
+            yield None
+            return
+        try:
+            conn = self._thread_write_connection()
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            self._write_lock.release()
+            # Another process (the CLI, a notebook, a fleet worker) is writing.
+            if exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                yield None
+                return
+            raise
+        except BaseException:
+            self._write_lock.release()
+            raise
+        try:
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            _commit(conn)
+        finally:
+            self._write_lock.release()
+
+    def _thread_write_connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "write_conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreError("the connection pool is closed")
+            conn = self._store.connect()
+            conn.execute("PRAGMA busy_timeout = 0")
+            self._local.write_conn = conn
+            with self._available:
+                self._thread_connections.append(conn)
+        return conn
 
     @property
     def opened(self) -> int:

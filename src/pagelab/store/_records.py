@@ -37,6 +37,7 @@ __all__ = [
     "batch_status",
     "create_batch",
     "create_test",
+    "create_test_report",
     "delete_expired",
     "fail_unfinished_test",
     "finish_test",
@@ -82,19 +83,68 @@ def create_test(
     created_at: int | None = None,
 ) -> str:
     """Insert an ``idle`` test; the unmasked config is kept only until it has run."""
+    return _insert_test(
+        conn, url=url, device=device, location=location, config=config, retention=retention,
+        account_id=account_id, batch_id=batch_id, position=position, created_at=created_at,
+    )[0]
+
+
+def create_test_report(
+    conn: sqlite3.Connection,
+    *,
+    url: str,
+    device: Device,
+    location: Location,
+    config: LighthouseConfig,
+    retention: timedelta,
+    account_id: str = LOCAL_ACCOUNT,
+) -> TestReport:
+    """:func:`create_test`, returning the new test's report as :func:`get_test` would read
+    it, built from what was inserted (no read back)."""
+    test_id, masked, created, expires = _insert_test(
+        conn, url=url, device=device, location=location, config=config, retention=retention,
+        account_id=account_id,
+    )
+    return TestReport(
+        id=test_id,
+        url=url,
+        device=device,
+        location=location,
+        config=masked,
+        status=TestStatus.IDLE,
+        created_at=from_epoch(created),
+        expires_at=from_epoch(expires),
+    )
+
+
+def _insert_test(
+    conn: sqlite3.Connection,
+    *,
+    url: str,
+    device: Device,
+    location: Location,
+    config: LighthouseConfig,
+    retention: timedelta,
+    account_id: str,
+    batch_id: str | None = None,
+    position: int = 0,
+    created_at: int | None = None,
+) -> tuple[str, LighthouseConfig, int, int]:
     test_id = new_id("lt")
     created = created_at if created_at is not None else now_ms()
+    expires = created + int(retention.total_seconds() * 1000)
+    masked = config.masked()
     conn.execute(
         "INSERT INTO tests (id, account_id, batch_id, position, url, device, location, "
         "config_json, run_config_json, status, created_at, expires_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             test_id, account_id, batch_id, position, url, device.value, location.value,
-            _dump_config(config.masked()), _dump_config(config), TestStatus.IDLE.value,
-            created, created + int(retention.total_seconds() * 1000),
+            _dump_config(masked), _dump_config(config), TestStatus.IDLE.value,
+            created, expires,
         ),
     )
-    return test_id
+    return test_id, masked, created, expires
 
 
 def create_batch(
@@ -352,7 +402,10 @@ def list_tests(
                 )
             ]
         else:
-            page_ids = _live_window(conn, where, params, offset, query.per_page, expired)
+            page_ids = _live_window(
+                conn, where, params, offset, query.per_page, expired,
+                _seek(conn, account_id, _range(query), offset),
+            )
         rows: dict[int, sqlite3.Row] = {}
         if page_ids:
             marks = ", ".join("?" * len(page_ids))
@@ -378,20 +431,25 @@ def _live_window(
     offset: int,
     per_page: int,
     expired: list[sqlite3.Row],
+    start: tuple[int, int] | None,
 ) -> list[int]:
     """The rowids of the unexpired rows ranked ``offset`` to ``offset + per_page - 1``.
 
     The live row ranked ``r`` sits at position ``r + e`` of the whole index order, ``e``
     being the expired rows before it (at most ``len(expired)``): a window that long
     holds the page, and a row's live rank is its position minus the expired rows whose
-    key is newer.
+    key is newer. ``start`` is where position ``offset`` is (:func:`_seek`): the entry
+    ``skip`` of the rows created at or before ``upper``; None: past the end.
     """
+    if start is None:
+        return []
+    upper, skip = start
     expired_keys = sorted((row[0], row[1]) for row in expired)
     expired_ids = {row[1] for row in expired}
     window = conn.execute(
-        f"SELECT created_at, rowid FROM tests WHERE {where} "
+        f"SELECT created_at, rowid FROM tests WHERE {where} AND created_at <= ? "
         "ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
-        [*params, per_page + len(expired), offset],
+        [*params, upper, per_page + len(expired), skip],
     )
     page: list[int] = []
     for position, (created, rowid) in enumerate(window, start=offset):
@@ -401,6 +459,104 @@ def _live_window(
         if offset <= position - newer_expired < offset + per_page:
             page.append(rowid)
     return page
+
+
+_MINUTE_MS = 60_000
+_DAY_MS = 86_400_000
+#: Beyond any created_at (epoch ms fit in far less).
+_NO_BOUND = 2**62
+#: Offsets below this are stepped over on the index (about 50 ns an entry): cheaper than
+#: reading the counts.
+_SEEK_FROM = 2_000
+
+
+def _range(query: TestQuery) -> tuple[int, int]:
+    """The query's created_at filters as one inclusive range."""
+    low, high = -_NO_BOUND, _NO_BOUND
+    if query.created_at_gt is not None:
+        low = max(low, query.created_at_gt + 1)
+    if query.created_at_gte is not None:
+        low = max(low, query.created_at_gte)
+    if query.created_at_lt is not None:
+        high = min(high, query.created_at_lt - 1)
+    if query.created_at_lte is not None:
+        high = min(high, query.created_at_lte)
+    return low, high
+
+
+def _seek(
+    conn: sqlite3.Connection, account_id: str, bounds: tuple[int, int], offset: int
+) -> tuple[int, int] | None:
+    """Where the entry at ``offset`` of the account's index order (created_at DESC,
+    rowid DESC; expired rows included) within ``bounds`` is: ``(upper, skip)``, it is the
+    entry ``skip`` of the rows within ``bounds`` created at or before ``upper``; None
+    when there is no such entry.
+
+    ``skip`` is at most one minute's tests: the per-day and per-minute counts the
+    triggers keep (``test_counts_day``, ``test_counts_minute``) are summed from the
+    newest down to the day, then the minute, that holds the entry. A minute cut by a
+    bound is counted on the index; one cut by the lower bound is left to the final
+    query. Small offsets skip the counts altogether.
+    """
+    low, high = bounds
+    if low > high:
+        return None
+    if offset < _SEEK_FROM:
+        return high, offset
+    rest = offset
+    upper = high
+    if upper < _NO_BOUND:
+        # The newest minute, when the upper bound cuts it: counted on the index.
+        minute = upper // _MINUTE_MS
+        if upper != (minute + 1) * _MINUTE_MS - 1:
+            (count,) = conn.execute(
+                "SELECT COUNT(*) FROM tests WHERE account_id = ? "
+                "AND created_at BETWEEN ? AND ?",
+                (account_id, max(low, minute * _MINUTE_MS), upper),
+            ).fetchone()
+            if rest < count:
+                return upper, rest
+            rest -= count
+            upper = minute * _MINUTE_MS - 1
+        # The minutes of the newest day, when the upper bound cuts it.
+        day = upper // _DAY_MS
+        if upper >= low and upper != (day + 1) * _DAY_MS - 1:
+            found, rest = _seek_minutes(conn, account_id, low, upper, rest)
+            if found is not None:
+                return found, rest
+            upper = day * _DAY_MS - 1
+        if upper < low:
+            return None
+    for day, count in conn.execute(
+        "SELECT day, n FROM test_counts_day WHERE account_id = ? AND day BETWEEN ? AND ? "
+        "ORDER BY day DESC",
+        (account_id, low // _DAY_MS, upper // _DAY_MS),
+    ):
+        if day * _DAY_MS < low or rest < count:
+            # The day that holds the entry, or the last one the bounds reach into.
+            found, rest = _seek_minutes(
+                conn, account_id, low, min(upper, (day + 1) * _DAY_MS - 1), rest
+            )
+            return (found, rest) if found is not None else None
+        rest -= count
+    return None
+
+
+def _seek_minutes(
+    conn: sqlite3.Connection, account_id: str, low: int, upper: int, rest: int
+) -> tuple[int | None, int]:
+    """:func:`_seek` within one day, from ``upper`` (a minute's last ms) down to ``low``:
+    ``(upper, skip)`` of the entry ``rest``, or ``(None, rest left)`` past the range."""
+    for minute, count in conn.execute(
+        "SELECT minute, n FROM test_counts_minute WHERE account_id = ? "
+        "AND minute BETWEEN ? AND ? ORDER BY minute DESC",
+        (account_id, max(low, (upper // _DAY_MS) * _DAY_MS) // _MINUTE_MS,
+         upper // _MINUTE_MS),
+    ):
+        if minute * _MINUTE_MS < low or rest < count:
+            return (minute + 1) * _MINUTE_MS - 1, rest
+        rest -= count
+    return None, rest
 
 
 def batch_status(item_statuses: Sequence[TestStatus]) -> BatchStatus:
@@ -467,4 +623,9 @@ def delete_expired(conn: sqlite3.Connection, now: int | None = None) -> list[str
     ]
     conn.execute("DELETE FROM tests WHERE expires_at <= ?", (cutoff,))
     conn.execute("DELETE FROM batches WHERE expires_at <= ?", (cutoff,))
+    if ids:
+        # The triggers count deletions down; the list's seek skips empty counts, but they
+        # need not stay.
+        conn.execute("DELETE FROM test_counts_minute WHERE n <= 0")
+        conn.execute("DELETE FROM test_counts_day WHERE n <= 0")
     return ids

@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from pagelab.models import Credits
-from pagelab.store import account_credits, transaction
+from pagelab.store import account_credits
 
-from .._deps import AccountDep, ConnectionDep
+from .._deps import AccountDep, ConnectionDep, ServicesDep
 from .._errors import error_responses
 
 __all__ = ["router"]
@@ -26,7 +26,7 @@ router = APIRouter(prefix="/v1/account", tags=["account"])
     ),
     responses=error_responses(401, 429),
 )
-def get_credits(conn: ConnectionDep, account: AccountDep) -> Credits:
-    # Immediate: a refill that falls due is written under the same lock as charges.
-    with transaction(conn, immediate=True):
+def get_credits(services: ServicesDep, conn: ConnectionDep, account: AccountDep) -> Credits:
+    # Immediate: a refill that falls due is written under the same locks as charges.
+    with services.pool.write(conn):
         return account_credits(conn, account.id)

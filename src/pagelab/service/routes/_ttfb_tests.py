@@ -14,7 +14,7 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.catalog import ttfb_region
 from pagelab.engine._ttfb import location_result, probe
 from pagelab.models import TTFBError, TTFBResult, TTFBTestRequest
-from pagelab.store import charge_credits, refund_credits, transaction
+from pagelab.store import charge_credits, refund_credits
 
 from .._deps import AccountDep, ServicesDep, json_body, mask_credentials, request_body_schema
 from .._errors import ApiProblem, error_responses
@@ -30,13 +30,17 @@ router = APIRouter(prefix="/v1/ttfb-tests", tags=["ttfb tests"])
 _RETRY_AFTER_S = 5
 
 
+# Under the pool's write lock, as every write of the process: writers queue on it instead
+# of sleeping in SQLite's busy handler.
+
+
 def _charge(services: Services, account_id: str) -> list[bool] | None:
-    with services.pool.connection() as conn, transaction(conn, immediate=True):
+    with services.pool.connection() as conn, services.pool.write(conn):
         return charge_credits(conn, account_id, "ttfb", 1)
 
 
 def _refund(services: Services, account_id: str, paid: list[bool]) -> None:
-    with services.pool.connection() as conn, transaction(conn, immediate=True):
+    with services.pool.connection() as conn, services.pool.write(conn):
         refund_credits(conn, account_id, "ttfb", paid)
 
 
