@@ -30,6 +30,7 @@ __all__ = [
     "authenticate",
     "check_targets",
     "json_body",
+    "links_for",
     "mask_credentials",
     "read_json_body",
     "require_account",
@@ -245,8 +246,13 @@ def _link_base(request: Request, settings: Any) -> str:
     return str(request.base_url)
 
 
-async def get_links(request: Request, services: ServicesDep) -> LinkBuilder:
+def links_for(request: Request, services: Services) -> LinkBuilder:
+    """The request's :class:`LinkBuilder` (what :data:`LinksDep` gives a route)."""
     return LinkBuilder(services, _link_base(request, services.settings))
+
+
+async def get_links(request: Request, services: ServicesDep) -> LinkBuilder:
+    return links_for(request, services)
 
 
 LinksDep = Annotated[LinkBuilder, Depends(get_links)]
