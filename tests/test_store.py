@@ -289,6 +289,62 @@ def test_connection_pool_reuses_its_connections_and_queues_writers(tmp_path: Pat
         pool.acquire()
 
 
+def test_try_write_never_waits(tmp_path: Path) -> None:
+    """``try_write`` gives a transaction only when the process's write lock and SQLite's
+    are both free, and otherwise None at once (nothing written, nothing waited); it
+    commits on success and rolls back on an error."""
+    import threading
+    import time
+
+    from pagelab.store import ConnectionPool
+
+    pool = ConnectionPool(Store(tmp_path), size=2)
+    with pool.connection() as conn, pool.write(conn):
+        conn.execute("CREATE TABLE t (n INTEGER)")
+    with pool.try_write() as conn:
+        assert conn is not None
+        conn.execute("INSERT INTO t VALUES (1)")
+
+    def fail_inside() -> None:
+        with pool.try_write() as conn:
+            assert conn is not None
+            conn.execute("INSERT INTO t VALUES (2)")
+            raise ZeroDivisionError
+
+    with pytest.raises(ZeroDivisionError):
+        fail_inside()
+    # The process's write lock taken by another thread.
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with pool.connection() as other, pool.write(other):
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(10)
+    started = time.monotonic()
+    with pool.try_write() as conn:
+        assert conn is None
+    release.set()
+    holder.join()
+    # SQLite's write lock taken by another process (here: a connection outside the pool).
+    outsider = sqlite3.connect(tmp_path / "pagelab.sqlite3", isolation_level=None)
+    outsider.execute("BEGIN IMMEDIATE")
+    with pool.try_write() as conn:
+        assert conn is None
+    assert time.monotonic() - started < 1.0
+    outsider.execute("ROLLBACK")
+    outsider.close()
+    with pool.try_write() as conn:
+        assert conn is not None
+        conn.execute("INSERT INTO t VALUES (3)")
+    with pool.connection() as conn:
+        assert [n for (n,) in conn.execute("SELECT n FROM t ORDER BY n")] == [1, 3]
+    pool.close()
+
+
 def test_opening_a_connection_keeps_the_process_locks_of_the_open_ones(tmp_path: Path) -> None:
     """A second connection opened in this process must not drop the first one's POSIX
     locks: else another process closing its last connection believes it is the last user,
