@@ -299,8 +299,8 @@ def test_try_write_never_waits(tmp_path: Path) -> None:
     from pagelab.store import ConnectionPool
 
     pool = ConnectionPool(Store(tmp_path), size=2)
-    with pool.connection() as conn, pool.write(conn):
-        conn.execute("CREATE TABLE t (n INTEGER)")
+    with pool.connection() as setup, pool.write(setup):
+        setup.execute("CREATE TABLE t (n INTEGER)")
     with pool.try_write() as conn:
         assert conn is not None
         conn.execute("INSERT INTO t VALUES (1)")
@@ -340,8 +340,8 @@ def test_try_write_never_waits(tmp_path: Path) -> None:
     with pool.try_write() as conn:
         assert conn is not None
         conn.execute("INSERT INTO t VALUES (3)")
-    with pool.connection() as conn:
-        assert [n for (n,) in conn.execute("SELECT n FROM t ORDER BY n")] == [1, 3]
+    with pool.connection() as reader:
+        assert [n for (n,) in reader.execute("SELECT n FROM t ORDER BY n")] == [1, 3]
     pool.close()
 
 
