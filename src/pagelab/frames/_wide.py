@@ -29,11 +29,12 @@ report_url          string                the hosted HTML report (success only)
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from itertools import chain, repeat
 from operator import itemgetter, methodcaller
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -82,6 +83,8 @@ COLUMNS: dict[str, Any] = {
 Reportish = TestReport | BatchReport | BatchItem
 
 _NAN = float("nan")
+# Epoch microseconds below this in magnitude are exact floats (2 ** 53, about 285 years).
+_EXACT_MICROS = 9_007_199_254_740_992
 # The wide frame is built from tuples of fields read in C (itemgetter on the models'
 # __dict__, where pydantic keeps every field), one tuple per row, transposed by zip; nested
 # parts likewise, a missing one (no metrics, no environment...) reading as Nones. Python runs
@@ -150,9 +153,37 @@ def _categorical(name: str, values: Sequence[Any]) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, dtype=COLUMNS[name])
 
 
+def _strings(values: Sequence[Any]) -> Any:
+    """``pd.array(values, dtype="string")``, built by pyarrow directly when that is the
+    storage: the values are ``str`` or None, so pandas' conversion pass (``str()`` of each
+    value) changes nothing and only costs time. Anything pyarrow refuses takes pandas' path."""
+    dtype = pd.StringDtype()
+    if dtype.storage == "pyarrow" and dtype.na_value is pd.NA:
+        import pyarrow as pa  # type: ignore[import-untyped]
+
+        try:
+            array = pa.array(values, type=pa.large_string(), from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            pass
+        else:
+            return pd.arrays.ArrowStringArray(array)
+    return pd.array(values, dtype="string")
+
+
 def _epoch_ms(times: Sequence[datetime | None]) -> np.ndarray[Any, np.dtype[np.float64]]:
     if None in times:
         return np.array([t.timestamp() * 1000 if t else _NAN for t in times], dtype="float64")
+    try:
+        # pandas reads aware datetimes to exact epoch microseconds in C; from them, the
+        # same float arithmetic as datetime.timestamp() (exact microseconds / 1e6, correctly
+        # rounded), times 1000. Naive or mixed zones take the plain path below.
+        index = pd.DatetimeIndex(cast(Any, times))
+    except (TypeError, ValueError):
+        index = None
+    if index is not None and str(index.tz) == "UTC":
+        micros = index.as_unit("us").asi8
+        if micros.min() > -_EXACT_MICROS and micros.max() < _EXACT_MICROS:
+            return micros.astype(np.float64) / 1e6 * 1000
     return np.fromiter(map(_timestamp, times), np.float64, len(times)) * 1000
 
 
@@ -160,6 +191,21 @@ def to_frame(reports: Iterable[Reportish] | Reportish) -> pd.DataFrame:
     """The wide frame of tests (a batch contributes one row per item)."""
     if isinstance(reports, TestReport | BatchReport | BatchItem):
         reports = [reports]
+    # The collector is paused while the frame is built: what is built here is a few
+    # hundred thousand short-lived tuples, freed by reference counting, and with the
+    # collector on they set off full collections over every object the caller holds
+    # (100 000 reports: about 3x the time, benchmarks/frames.py). Restored as found.
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _build(reports)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
     rows, batch_rows = _rows(reports)
     n = len(rows)
     columns: dict[str, Sequence[Any]] = dict(
@@ -192,28 +238,29 @@ def to_frame(reports: Iterable[Reportish] | Reportish) -> pd.DataFrame:
         .reshape(n, len(METRIC_NAMES))
     )
     data: dict[str, Any] = {
-        "id": pd.array(columns["id"], dtype="string"),
-        "batch_id": pd.array(columns["batch_id"], dtype="string"),
-        "url": pd.array(columns["url"], dtype="string"),
+        "id": _strings(columns["id"]),
+        "batch_id": _strings(columns["batch_id"]),
+        "url": _strings(columns["url"]),
         "device": _categorical("device", columns["device"]),
         "location": _categorical("location", columns["location"]),
         "connection": _categorical("connection", connections),
         "throttling_method": _categorical("throttling_method", throttling_methods),
         "run": pd.arrays.IntegerArray(np.zeros(n, dtype="int64"), np.ones(n, dtype=bool)),
         "status": _categorical("status", columns["status"]),
-        "error_code": pd.array(error_codes, dtype="string"),
+        "error_code": _strings(error_codes),
         # LighthouseError.is_engine_failure, read from the codes.
-        "engine_failure": pd.array(
-            list(map(ENGINE_FAILURE_CODES.__contains__, error_codes)), dtype="boolean"
+        "engine_failure": pd.arrays.BooleanArray(
+            np.fromiter(map(ENGINE_FAILURE_CODES.__contains__, error_codes), bool, n),
+            np.zeros(n, dtype=bool),
         ),
         "created_at": pd.to_datetime(
             _epoch_ms(columns["created_at"]).round(), unit="ms", utc=True
         ).astype(COLUMNS["created_at"]),
-        "lighthouse_version": pd.array(columns["lighthouse_version"], dtype="string"),
-        "vantage": pd.array(columns["vantage"], dtype="string"),
-        "chrome_version": pd.array(chrome_versions, dtype="string"),
+        "lighthouse_version": _strings(columns["lighthouse_version"]),
+        "vantage": _strings(columns["vantage"]),
+        "chrome_version": _strings(chrome_versions),
         "benchmark_index": np.array(benchmark_indexes, dtype="float64"),
-        "report_url": pd.array(columns["report_url"], dtype="string"),
+        "report_url": _strings(columns["report_url"]),
     }
     for index, name in enumerate(METRIC_NAMES):
         data[name] = metric_values[:, index]

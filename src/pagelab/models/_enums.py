@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
-from pydantic import BeforeValidator
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
 
 __all__ = [
     "DEVICE_ALIASES",
@@ -59,14 +61,47 @@ DEVICE_ALIASES: dict[str, Device] = {
 }
 
 
-def _resolve_device_alias(value: Any) -> Any:
-    if isinstance(value, str) and not isinstance(value, Device):
-        return DEVICE_ALIASES.get(value, value)
-    return value
+def _expected(values: list[str]) -> str:
+    # pydantic's wording of an enum's members: "'a', 'b' or 'c'".
+    quoted = [repr(value) for value in values]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+
+
+class _DeviceOrAlias:
+    """A :class:`Device`, else one of :data:`DEVICE_ALIASES`, checked by pydantic itself.
+
+    The union's first choice is the enum's own schema, so an id is read without a Python
+    call (every report of a list page has one); Python runs only to map an alias. A value
+    that is neither fails as the enum alone does (type ``enum``, the same message and
+    context), and the JSON schema is the enum's.
+    """
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        device = handler(source)
+        alias = core_schema.no_info_after_validator_function(
+            DEVICE_ALIASES.__getitem__, core_schema.literal_schema(list(DEVICE_ALIASES))
+        )
+
+        def json_schema(
+            schema: core_schema.CoreSchema, json_handler: GetJsonSchemaHandler
+        ) -> JsonSchemaValue:
+            # The enum's own schema: the union's first choice (its $ref to ``Device``).
+            union = json_handler(schema)
+            return cast(JsonSchemaValue, union["anyOf"][0])
+
+        return core_schema.union_schema(
+            [device, alias],
+            mode="left_to_right",
+            custom_error_type="enum",
+            custom_error_context={"expected": _expected([d.value for d in Device])},
+            metadata={"pydantic_js_annotation_functions": [json_schema]},
+        )
 
 
 #: A device id field: accepts the spec's ids and the hosted service's aliases.
-DeviceId = Annotated[Device, BeforeValidator(_resolve_device_alias)]
+DeviceId = Annotated[Device, _DeviceOrAlias()]
 
 
 class Location(StrEnum):
