@@ -29,10 +29,17 @@ MAX_PATTERN_WILDCARDS = 8
 _COOKIE_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 
 
+# Searched in C instead of a Python loop over the characters (these checks run for every
+# config a list page holds). Python's "\s" is exactly str.isspace(), checked over every code
+# point; the control characters are those _check_header_value refuses.
+_WHITE_SPACE = re.compile(r"\s")
+_HEADER_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
 def _check_url_pattern(value: str) -> str:
-    if not value or any(ch.isspace() for ch in value):
+    if not value or _WHITE_SPACE.search(value):
         raise ValueError("URL pattern must be non-empty and contain no white space")
-    if set(value) == {"*"}:
+    if not value.strip("*"):
         raise ValueError("URL pattern must contain more than wildcards")
     if value.count("*") > MAX_PATTERN_WILDCARDS:
         raise ValueError(f"URL pattern must contain at most {MAX_PATTERN_WILDCARDS} '*'")
@@ -44,14 +51,14 @@ def _check_cookie(value: str) -> str:
     name = name.strip()
     if not sep or not _COOKIE_NAME.match(name):
         raise ValueError("cookie must be 'name=value' with a token as name")
-    if ";" in cookie_value or any(ch in cookie_value for ch in "\r\n"):
+    if ";" in cookie_value or "\r" in cookie_value or "\n" in cookie_value:
         raise ValueError("cookie value must not contain ';' or line breaks")
     return value
 
 
 def _check_header_value(value: str) -> str:
     # Sent as an HTTP header: a line break would start another header (header injection).
-    if any((ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F for ch in value):
+    if _HEADER_CONTROL.search(value):
         raise ValueError("must not contain line breaks or other control characters")
     return value
 
