@@ -133,6 +133,8 @@ def _null_is(default: Any) -> Callable[[Any], Any]:
 
 def _http_version(value: Any) -> Any:
     # Null is the default; JSON clients send 2 or 1.1 as numbers as often as strings.
+    if value.__class__ is str:
+        return value
     if value is None:
         return HttpVersion.HTTP_2
     if isinstance(value, int | float) and not isinstance(value, bool):
