@@ -37,6 +37,17 @@ from ._load import MachineLoad, machine_load
 from ._lock import engine_lock
 from ._mapping import filmstrip, final_screenshot, summarize_lhr
 from ._process import ChildProcess
+from ._sandbox import (
+    NO_SANDBOX,
+    BrowserSandbox,
+    browser_env,
+    chown_tree,
+    profile_parent,
+    record_failure,
+    record_start,
+    sandbox_plan,
+    sandbox_status,
+)
 from ._settings import build_run_spec
 from ._targets import TargetPolicy
 from ._video import Frame, VideoError, encode_video
@@ -45,7 +56,9 @@ __all__ = ["CHROMIUM_FLAGS", "ENGINE_CRASHED", "TIMEOUT", "Engine", "RunResult"]
 
 
 #: chrome-launcher's defaults (what the lighthouse CLI uses), headless, plus what a closed
-#: network and a root user need.
+#: network and a root user need. The engine drops ``--no-sandbox`` whenever it starts
+#: Chromium with its sandbox (as an unprivileged user: docs/security.md, "Browser
+#: sandbox"); it stays here for a bare Chromium started as root (the benchmarks' CLI side).
 CHROMIUM_FLAGS: tuple[str, ...] = (
     "--headless=new",
     "--no-sandbox",
@@ -134,24 +147,53 @@ class RunResult:
 
 
 class _Browser:
-    """Chromium with a fresh profile, listening for DevTools on a loopback port."""
+    """Chromium with a fresh profile, listening for DevTools on a loopback port.
+
+    As root it runs as an unprivileged user; its sandbox is on unless the kernel forbids it
+    or a sandboxed start fails, then it starts again with ``--no-sandbox`` (``_sandbox``).
+    """
 
     def __init__(self, binary: Path, extra_flags: tuple[str, ...], timeout: float) -> None:
         self.extra_flags = extra_flags
-        self.profile = Path(tempfile.mkdtemp(prefix="pagelab-chromium-"))
-        if GUARDED_FLAGS[0] in extra_flags:
-            # No speculative connections (preconnect, DNS prefetch): they bypass the
-            # driver's per-request check. The pref covers every context of the profile.
-            (self.profile / "Default").mkdir()
-            (self.profile / "Default" / "Preferences").write_text(
-                json.dumps({"net": {"network_prediction_options": 2}})
+        plan = sandbox_plan(binary, extra_flags)
+        if plan.sandboxed:
+            try:
+                self._start(binary, plan, timeout)
+            except RuntimeError as exc:
+                plan = record_failure(binary, extra_flags, plan, str(exc))
+            else:
+                self.sandbox: BrowserSandbox = record_start(plan)
+                return
+        self._start(binary, plan, timeout)
+        self.sandbox = record_start(plan)
+
+    def _start(self, binary: Path, plan: BrowserSandbox, timeout: float) -> None:
+        self.profile = Path(tempfile.mkdtemp(prefix="pagelab-chromium-",
+                                             dir=profile_parent(plan)))
+        flags = [f for f in CHROMIUM_FLAGS if f != NO_SANDBOX or not plan.sandboxed]
+        try:
+            if GUARDED_FLAGS[0] in self.extra_flags:
+                # No speculative connections (preconnect, DNS prefetch): they bypass the
+                # driver's per-request check. The pref covers every context of the profile.
+                (self.profile / "Default").mkdir()
+                (self.profile / "Default" / "Preferences").write_text(
+                    json.dumps({"net": {"network_prediction_options": 2}})
+                )
+            if plan.switches_user:
+                chown_tree(self.profile, plan.uid, plan.gid)
+            self.process = ChildProcess(
+                [str(binary), *_merge_feature_flags((*flags, *self.extra_flags)),
+                 "--remote-debugging-port=0",
+                 "--remote-debugging-address=127.0.0.1", f"--user-data-dir={self.profile}",
+                 "about:blank"],
+                env=browser_env(plan, self.profile),
+                cwd=self.profile if plan.switches_user else None,
+                user=plan.uid if plan.switches_user else None,
+                group=plan.gid if plan.switches_user else None,
             )
-        self.process = ChildProcess(
-            [str(binary), *_merge_feature_flags((*CHROMIUM_FLAGS, *extra_flags)),
-             "--remote-debugging-port=0",
-             "--remote-debugging-address=127.0.0.1", f"--user-data-dir={self.profile}",
-             "about:blank"]
-        )
+        except BaseException:
+            shutil.rmtree(self.profile, ignore_errors=True)
+            raise
         try:
             port = self.process.wait_for_file(self.profile / "DevToolsActivePort", timeout)
         except (RuntimeError, TimeoutError) as exc:
@@ -279,11 +321,17 @@ class Engine:
         return install
 
     @staticmethod
+    def sandbox_status() -> BrowserSandbox | None:
+        """How Chromium runs: the last one this process started (``verified``), else how
+        the next will be started; None when Chromium is missing. A server reports it in
+        ``/healthz`` (docs/security.md, "Browser sandbox")."""
+        return sandbox_status(find_chromium())
+
+    @staticmethod
     def runs_sandboxed() -> bool:
-        """Whether Chromium runs with its own sandbox. Not yet: it runs as the caller's user
-        with ``--no-sandbox`` (Chromium refuses its sandbox as root). A server reports this
-        in ``/healthz`` and its log (docs/security.md, "Browser sandbox")."""
-        return "--no-sandbox" not in CHROMIUM_FLAGS
+        """Whether Chromium runs (or will run) with its own sandbox."""
+        status = Engine.sandbox_status()
+        return status is not None and status.sandboxed
 
     @property
     def chrome_version(self) -> str | None:

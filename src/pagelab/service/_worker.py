@@ -10,7 +10,7 @@ import time
 import filelock
 
 from pagelab._exceptions import EngineError, StoreError
-from pagelab.engine import ENGINE_CRASHED, Engine, LazyEngine
+from pagelab.engine import ENGINE_CRASHED, BrowserSandbox, Engine, LazyEngine
 from pagelab.models import ENGINE_UNAVAILABLE, LighthouseError
 from pagelab.runners import execute_test
 from pagelab.store import (
@@ -25,9 +25,15 @@ from pagelab.store import (
 
 from ._state import Services
 
-__all__ = ["Worker"]
+__all__ = ["Worker", "sandbox_warning"]
 
 logger = logging.getLogger("pagelab.service.worker")
+
+
+def sandbox_warning(browser: BrowserSandbox) -> str:
+    """The operator's warning for a browser without its sandbox."""
+    return (f"Chromium runs without its sandbox (--no-sandbox) as {browser.user}: "
+            f"{browser.reason or 'unknown reason'} (docs/security.md, \"Browser sandbox\")")
 
 
 
@@ -55,11 +61,10 @@ class Worker:
     # -- lifetime ----------------------------------------------------------------------
 
     def start(self) -> None:
-        if self.run_tests and not Engine.runs_sandboxed():
-            warning = ("Chromium runs without its sandbox (--no-sandbox): run the server as "
-                       "an unprivileged user (docs/security.md, docs/deployment.md)")
-            self.warnings.append(warning)
-            logger.warning(warning)
+        if self.run_tests:
+            browser = self.browser_sandbox()
+            if browser is not None and not browser.sandboxed:
+                logger.warning("%s", sandbox_warning(browser))
         if self.run_tests:
             try:
                 self._queue_lock.acquire(timeout=0)
@@ -93,6 +98,10 @@ class Worker:
     @property
     def alive(self) -> bool:
         return self._thread.is_alive()
+
+    def browser_sandbox(self) -> BrowserSandbox | None:
+        """How this server's Chromium runs (None: it runs no tests, or Chromium is missing)."""
+        return Engine.sandbox_status() if self.run_tests else None
 
     def queue_counts(self) -> dict[str, int]:
         with self._services.pool.connection() as conn:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from pagelab.store import SCHEMA_VERSION
 
 from .._deps import AddressLimitDep
-from .._worker import Worker
+from .._worker import Worker, sandbox_warning
 
 __all__ = ["Health", "router"]
 
@@ -25,6 +25,19 @@ class WorkerHealth(BaseModel):
     engine_error: str | None
     idle: int
     active: int
+
+
+class BrowserHealth(BaseModel):
+    """How this server's Chromium runs (docs/security.md, "Browser sandbox")."""
+
+    #: Chromium's own sandbox is on (no ``--no-sandbox``).
+    sandboxed: bool
+    #: The user Chromium runs as (an unprivileged one when the server runs as root).
+    user: str
+    #: True once a Chromium has started this way; false: how the first will be started.
+    verified: bool
+    #: Why the sandbox is off.
+    reason: str | None
 
 
 class FleetWorkerSeen(BaseModel):
@@ -62,6 +75,8 @@ class Health(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     #: pagelab extension, fleet servers only (absent without ``--broker``).
     fleet: FleetHealth | None = None
+    #: The local browser; absent when this server runs no tests (``--no-worker``, fleet).
+    browser: BrowserHealth | None = None
 
 
 def _masked(url: str) -> str:
@@ -105,7 +120,8 @@ def _fleet_health(dispatcher: Any, warnings: list[str]) -> FleetHealth:
         "could run the last test; else `degraded`, with `warnings` saying why. A server "
         "started with `--broker` adds `fleet` (the broker, reachable or not, and the live "
         "workers from their heartbeats); it is `degraded` when the broker is unreachable "
-        "or its dispatcher died."
+        "or its dispatcher died. A server that runs tests adds `browser`: whether Chromium "
+        "runs with its sandbox and as which user (without it: a warning, still `ok`)."
     ),
     dependencies=[AddressLimitDep],
     # `fleet` is left out unless set, so a server without a broker answers as before.
@@ -121,6 +137,14 @@ def healthz(request: Request) -> Health:
         warnings.append(f"the engine cannot run tests: {worker.engine_error}")
     degraded = not worker.alive or bool(worker.engine_error)
     extra: dict[str, Any] = {}
+    browser = worker.browser_sandbox()
+    if browser is not None:
+        if not browser.sandboxed:
+            warnings.append(sandbox_warning(browser))
+        extra["browser"] = BrowserHealth(
+            sandboxed=browser.sandboxed, user=browser.user, verified=browser.verified,
+            reason=browser.reason,
+        )
     dispatcher = getattr(request.app.state, "dispatcher", None)
     if dispatcher is not None:
         fleet = _fleet_health(dispatcher, warnings)
