@@ -87,6 +87,13 @@ def test_batch_of_demo_pages_measures_their_traits(
         assert item.vantage == "local"
         assert item.lighthouse_version == pinned_lighthouse_version()
         assert item.location == "de"
+        # How busy the machine was when the run started.
+        assert item.environment is not None
+        assert item.environment.cpu_count == os.cpu_count()
+        assert item.environment.load_average is not None
+        assert item.environment.load_average >= 0
+        pressure = item.environment.cpu_pressure
+        assert pressure is None or 0 <= pressure <= 100
     assert fast.metrics
     assert heavy.metrics
     assert shift.metrics

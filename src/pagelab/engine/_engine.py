@@ -66,10 +66,15 @@ CHROMIUM_FLAGS: tuple[str, ...] = (
     "--disable-dev-shm-usage",
     # NetworkTimeServiceQuerying: Chromium otherwise asks an outside time server at start-up
     # (--disable-background-networking does not stop it); seen with a catch-all resolver.
+    # WebUIOmnibox*Popup: every new browser context opens a window whose omnibox popup is a
+    # WebUI page in a renderer of its own (~0.5 s of CPU), started just as the tested page
+    # loads; on 2 cores it competed with the page and made light pages' FCP/LCP vary. The
+    # CLI pays it once, at browser start, before its navigation (docs/engine.md).
     "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,"
     "CalculateNativeWinOcclusion,InterestFeedContentSuggestions,"
     "CertificateTransparencyComponentUpdater,AutofillServerCommunication,"
-    "PrivacySandboxSettings4,RenderDocument,NetworkTimeServiceQuerying",
+    "PrivacySandboxSettings4,RenderDocument,NetworkTimeServiceQuerying,"
+    "WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup",
     "--disable-extensions",
     "--disable-component-extensions-with-background-pages",
     "--disable-background-networking",
