@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import gc
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
+
 import pandas as pd
+import pytest
 
 from pagelab.frames import COLUMNS, UNITS, to_frame, to_long
 from pagelab.models import (
@@ -98,3 +103,52 @@ def test_run_context_columns() -> None:
     assert frame["throttling_method"].tolist() == ["simulated", "simulated", "applied"]
     assert frame["run"].isna().all()
     assert frame["report_url"].isna().all()
+
+
+def test_frame_leaves_the_collector_as_it_found_it() -> None:
+    # to_frame pauses the collector while it builds (benchmarks/frames.py): it must restore
+    # it, on errors too, and never switch it on for a caller that switched it off.
+    assert gc.isenabled()
+    to_frame([SUCCESS, FAILED])
+    assert gc.isenabled()
+    with pytest.raises(TypeError):
+        to_frame([SUCCESS, "not a report"])  # type: ignore[list-item]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        to_frame([SUCCESS])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+def test_string_columns_as_pandas_builds_them(storage: str) -> None:
+    # Built by pyarrow directly when that is the storage; the same values and dtype as
+    # pd.array(..., dtype="string") either way, a value that is not a string included.
+    odd = TestReport.model_construct(**{**dict(FAILED), "id": "lt_odd", "vantage": 5})
+    reports = [SUCCESS, FAILED, odd]
+    with pd.option_context("mode.string_storage", storage):
+        frame = to_frame(reports)
+        for column in ("id", "batch_id", "url", "lighthouse_version", "vantage",
+                       "chrome_version", "report_url", "error_code"):
+            assert frame[column].dtype == pd.StringDtype()
+        expected = pd.array(cast(Any, ["local", None, 5]), dtype="string")
+        pd.testing.assert_extension_array_equal(frame["vantage"].array, expected)
+        assert frame["vantage"].tolist()[2] == "5"
+        assert frame["chrome_version"].tolist()[0] == "156.0.8078.79"
+
+
+def test_created_at_rounds_as_datetime_timestamp() -> None:
+    # Read through pandas' exact microseconds, then datetime.timestamp()'s float arithmetic:
+    # the same milliseconds as round(t.timestamp() * 1000), half-millisecond ties included.
+    start = datetime(2025, 3, 1, tzinfo=UTC)
+    times = [start + timedelta(seconds=k * 7919, microseconds=(k * 250) % 1_000_000)
+             for k in range(4000)]
+    reports = [SUCCESS.model_copy(update={"created_at": t}) for t in times]
+    frame = to_frame(reports)
+    expected = pd.to_datetime(
+        [round(t.timestamp() * 1000) for t in times], unit="ms", utc=True
+    ).astype("datetime64[ns, UTC]")
+    assert frame["created_at"].tolist() == list(expected)
+    assert any(t.microsecond % 1000 == 500 for t in times)

@@ -20,6 +20,7 @@ from pagelab.models import (
     Metrics,
     TestReport,
     TTFBResult,
+    from_epoch,
     url_pattern_matches,
 )
 
@@ -120,6 +121,40 @@ def test_timestamps_read_seconds_or_milliseconds_and_write_milliseconds() -> Non
     in_s = TestReport.model_validate(base | {"created_at": 1_700_000_000})
     assert in_ms.created_at == in_s.created_at == datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
     assert json.loads(in_s.model_dump_json())["created_at"] == 1_700_000_000_000
+
+
+@pytest.mark.parametrize("number", [
+    0, -1, 1_700_000_000, 99_999_999_999, 100_000_000_000, -99_999_999_999,
+    -100_000_000_000, 1_760_000_000_123, 253_402_300_799_999, 2**53 - 1, 2**53,
+    1_700_000_000.5, 1.7e12,
+])
+def test_integer_epochs_read_as_from_epoch(number: float) -> None:
+    # The validator reads integers inline (the list path's hot spot); it must say exactly
+    # what from_epoch says on both sides of the 1e11 cutoff, in Python and in JSON.
+    base: dict[str, object] = {
+        "url": "https://a.test/", "device": "mobile", "location": "us", "status": "idle",
+    }
+    try:
+        expected: datetime | type[Exception] = from_epoch(number)
+    except (ValueError, OverflowError, OSError) as exc:
+        expected = type(exc)
+    data = base | {"created_at": number}
+
+    def from_python() -> TestReport:
+        return TestReport.model_validate(data)
+
+    def from_json() -> TestReport:
+        return TestReport.model_validate_json(json.dumps(data))
+
+    for read in (from_python, from_json):
+        if isinstance(expected, datetime):
+            created = read().created_at
+            assert created == expected
+            assert created is not None
+            assert created.tzinfo is UTC
+        else:
+            with pytest.raises((expected, ValidationError)):
+                read()
 
 
 def test_unknown_fields_are_ignored() -> None:
