@@ -27,6 +27,7 @@ from pagelab.engine._sandbox import (
     BrowserSandbox,
     browser_env,
     chown_tree,
+    new_profile,
     profile_parent,
     sandbox_plan,
     sandbox_status,
@@ -183,3 +184,50 @@ def test_kill_ends_a_child_of_another_user() -> None:
     assert child.alive
     child.kill()
     assert not child.alive
+
+
+_PROFILE_CHILD = """
+import sys, tempfile, time
+from pagelab.engine._sandbox import new_profile, sandbox_plan
+from pathlib import Path
+
+tempfile.tempdir = sys.argv[1]
+profile = new_profile(sandbox_plan(Path("/usr/lib/chromium/chromium")))
+(profile / "DevToolsActivePort").write_text("1234")
+print(profile, flush=True)
+time.sleep(120)
+"""
+
+
+def test_profiles_of_a_killed_engine_are_removed_at_the_next_start(shared_tmp: Path) -> None:
+    """A SIGKILLed engine cannot remove its browser's profile: the next one does, and
+    leaves the profiles of live engines (and names it does not know) alone."""
+    killed = subprocess.Popen([sys.executable, "-c", _PROFILE_CHILD, str(shared_tmp)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    live = subprocess.Popen([sys.executable, "-c", _PROFILE_CHILD, str(shared_tmp)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert killed.stdout is not None
+        assert live.stdout is not None
+        stale = Path(killed.stdout.readline().strip())
+        alive = Path(live.stdout.readline().strip())
+        assert stale.is_dir()
+        assert alive.is_dir()
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=10)
+        foreign = shared_tmp / "pagelab-chromium-notours"
+        foreign.mkdir()
+        same_user = BrowserSandbox(sandboxed=True, user="me", uid=os.geteuid(),
+                                   gid=os.getegid(), switches_user=False)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(tempfile, "tempdir", str(shared_tmp))
+            mine = new_profile(same_user)
+        assert not stale.exists()
+        assert alive.is_dir()
+        assert foreign.is_dir()
+        assert mine.name.startswith(f"pagelab-chromium-{os.getpid()}-")
+        assert mine.stat().st_mode & 0o777 == 0o700
+    finally:
+        for child in (killed, live):
+            child.kill()
+            child.wait(timeout=10)

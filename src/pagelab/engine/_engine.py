@@ -42,7 +42,7 @@ from ._sandbox import (
     BrowserSandbox,
     browser_env,
     chown_tree,
-    profile_parent,
+    new_profile,
     record_failure,
     record_start,
     sandbox_plan,
@@ -173,8 +173,7 @@ class _Browser:
         self.sandbox = record_start(plan)
 
     def _start(self, binary: Path, plan: BrowserSandbox, timeout: float) -> None:
-        self.profile = Path(tempfile.mkdtemp(prefix="pagelab-chromium-",
-                                             dir=profile_parent(plan)))
+        self.profile = new_profile(plan)
         flags = [f for f in CHROMIUM_FLAGS if f != NO_SANDBOX or not plan.sandboxed]
         try:
             if GUARDED_FLAGS[0] in self.extra_flags:

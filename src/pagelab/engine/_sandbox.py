@@ -16,6 +16,8 @@ from __future__ import annotations
 import logging
 import os
 import pwd
+import re
+import shutil
 import stat
 import tempfile
 import threading
@@ -30,11 +32,13 @@ __all__ = [
     "browser_env",
     "chown_tree",
     "kernel_blocks_sandbox",
+    "new_profile",
     "profile_parent",
     "record_failure",
     "record_start",
     "sandbox_plan",
     "sandbox_status",
+    "sweep_stale_profiles",
 ]
 
 logger = logging.getLogger("pagelab.engine")
@@ -214,6 +218,52 @@ def profile_parent(plan: BrowserSandbox, candidates: Iterable[Path] | None = Non
         if resolved.is_dir() and _can_traverse(resolved, plan.uid, plan.gid):
             return resolved
     raise RuntimeError(f"no temp directory that {plan.user} can reach for Chromium's profile")
+
+
+_PROFILE_PREFIX = "pagelab-chromium-"
+_PROFILE_NAME = re.compile(re.escape(_PROFILE_PREFIX) + r"(\d+)-")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_profiles(parent: Path) -> list[Path]:
+    """Remove the profiles in ``parent`` of engines whose process is gone.
+
+    A profile's name carries the pid of the Python that made it; an engine that was
+    SIGKILLed could not remove its own (its Chromium died with it: parent-death signal).
+    A pid reused since only keeps a stale profile a while longer, never removes a live one.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(parent.glob(_PROFILE_PREFIX + "*"))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _PROFILE_NAME.match(entry.name)
+        if match is None or not entry.is_dir() or entry.is_symlink():
+            continue
+        if int(match.group(1)) == os.getpid() or _pid_alive(int(match.group(1))):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        if not entry.exists():
+            removed.append(entry)
+    return removed
+
+
+def new_profile(plan: BrowserSandbox) -> Path:
+    """A fresh ``0700`` profile dir the browser's user can reach, named after this process;
+    stale ones of dead engines are removed first."""
+    parent = profile_parent(plan)
+    sweep_stale_profiles(parent)
+    return Path(tempfile.mkdtemp(prefix=f"{_PROFILE_PREFIX}{os.getpid()}-", dir=parent))
 
 
 def browser_env(plan: BrowserSandbox, profile: Path) -> dict[str, str] | None:
