@@ -47,6 +47,7 @@ from ._sandbox import (
     record_start,
     sandbox_plan,
     sandbox_status,
+    without_sandbox,
 )
 from ._settings import build_run_spec
 from ._targets import TargetPolicy
@@ -165,12 +166,14 @@ class _Browser:
             try:
                 self._start(binary, plan, timeout)
             except RuntimeError as exc:
-                plan = record_failure(binary, extra_flags, plan, str(exc))
-            else:
-                self.sandbox: BrowserSandbox = record_start(plan)
-                return
-        self._start(binary, plan, timeout)
-        self.sandbox = record_start(plan)
+                # Again without the sandbox; only if that works was the sandbox the cause
+                # (else the error is the second start's, and nothing is remembered).
+                plan = without_sandbox(plan, str(exc))
+                self._start(binary, plan, timeout)
+                record_failure(binary, extra_flags, plan)
+        else:
+            self._start(binary, plan, timeout)
+        self.sandbox: BrowserSandbox = record_start(plan)
 
     def _start(self, binary: Path, plan: BrowserSandbox, timeout: float) -> None:
         self.profile = new_profile(plan)

@@ -39,6 +39,7 @@ __all__ = [
     "sandbox_plan",
     "sandbox_status",
     "sweep_stale_profiles",
+    "without_sandbox",
 ]
 
 logger = logging.getLogger("pagelab.engine")
@@ -156,14 +157,18 @@ def sandbox_plan(binary: Path, extra_flags: tuple[str, ...] = ()) -> BrowserSand
     return replace(plan, sandboxed=False, reason=reason) if reason else plan
 
 
-def record_failure(binary: Path, extra_flags: tuple[str, ...], plan: BrowserSandbox,
-                   error: str) -> BrowserSandbox:
-    """A sandboxed start failed: later starts go without the sandbox at once."""
-    reason = f"Chromium's sandbox did not start: {error}"
+def without_sandbox(plan: BrowserSandbox, error: str) -> BrowserSandbox:
+    """The retry of a sandboxed start that failed with ``error``."""
+    return replace(plan, sandboxed=False, reason=f"Chromium's sandbox did not start: {error}")
+
+
+def record_failure(binary: Path, extra_flags: tuple[str, ...], started: BrowserSandbox) -> None:
+    """A sandboxed start failed and ``started`` (without the sandbox) worked: the sandbox
+    was the cause, so later starts go without it at once."""
     with _state_lock:
-        _failures[(str(binary), plan.uid, extra_flags)] = reason
-    logger.warning("%s; starting Chromium with --no-sandbox as %s", reason, plan.user)
-    return replace(plan, sandboxed=False, reason=reason)
+        _failures[(str(binary), started.uid, extra_flags)] = started.reason or ""
+    logger.warning("%s; started Chromium with --no-sandbox as %s", started.reason,
+                   started.user)
 
 
 def record_start(started: BrowserSandbox) -> BrowserSandbox:
@@ -266,17 +271,26 @@ def new_profile(plan: BrowserSandbox) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{_PROFILE_PREFIX}{os.getpid()}-", dir=parent))
 
 
+#: Chromium puts its singleton socket at ``$TMPDIR/org.chromium.Chromium.XXXXXX/
+#: SingletonSocket``; a Unix socket path has at most 107 bytes.
+_MAX_TMPDIR = 107 - len("/org.chromium.Chromium.XXXXXX/SingletonSocket")
+
+
 def browser_env(plan: BrowserSandbox, profile: Path) -> dict[str, str] | None:
     """The environment of a browser started as another user: its home, config, cache and
-    temp files inside the profile (removed with it), none of the server's variables."""
+    temp files inside the profile (removed with it), none of the server's variables.
+
+    ``TMPDIR`` is the profile only where the singleton socket's path fits under it, else
+    the system's default (``/tmp``)."""
     if not plan.switches_user:
         return None
     env = {key: value for key, value in os.environ.items()
            if key in _KEPT_ENV or key.startswith("LC_")}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    if len(str(profile).encode()) <= _MAX_TMPDIR:
+        env["TMPDIR"] = str(profile)
     env.update({
         "HOME": str(profile),
-        "TMPDIR": str(profile),
         "XDG_CONFIG_HOME": str(profile / ".config"),
         "XDG_CACHE_HOME": str(profile / ".cache"),
         "XDG_DATA_HOME": str(profile / ".local" / "share"),
