@@ -38,6 +38,8 @@ def load_runs() -> pd.DataFrame:
     """The recorded wide frame with the wide frame's dtypes (CSV keeps only text)."""
     frame = pd.read_csv(RUNS_CSV)
     frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True)
+    # Columns added after the recording (the machine load) are missing: NA, as they would be.
+    frame = frame.reindex(columns=list(COLUMNS))
     return frame.astype(COLUMNS)
 
 

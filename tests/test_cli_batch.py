@@ -16,11 +16,11 @@ import pytest
 from pagelab import Results, TestReport
 from pagelab.cli._batch import _OUT_FORMATS, summary_table
 from pagelab.export import SUFFIXES
-from pagelab.frames import COLUMNS, to_frame
+from pagelab.frames import to_frame
 from pagelab.models import LighthouseError
 from pagelab.stats import AGGREGATIONS
+from recorded_runs import load_runs
 
-RUNS_CSV = Path(__file__).parent / "data" / "runs-demo.csv"
 FORMATS = (".csv", ".parquet", ".xlsx", ".json", ".html")
 
 
@@ -72,9 +72,7 @@ def _failed(url: str, code: str, n: int) -> TestReport:
 
 
 def test_table_keeps_failed_cells_with_their_codes() -> None:
-    runs = pd.read_csv(RUNS_CSV)
-    runs["created_at"] = pd.to_datetime(runs["created_at"], utc=True)
-    runs = runs.astype(COLUMNS)
+    runs = load_runs()
     extra = to_frame([
         _failed("http://demo.test/broken", "ERRORED_DOCUMENT_REQUEST", 1),
         _failed("http://demo.test/broken", "TIMEOUT", 2),

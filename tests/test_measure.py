@@ -13,19 +13,12 @@ import pytest
 import pagelab
 from pagelab import InvalidInputError, LocalRunner, Results, TestReport, measure
 from pagelab._measure import _cells, _units
-from pagelab.frames import COLUMNS
 from pagelab.models import BatchType
 from pagelab.runners._local import INTERRUPTED
 from pagelab.store import run_timing
+from recorded_runs import load_runs
 
-RUNS_CSV = Path(__file__).parent / "data" / "runs-demo.csv"
 LCP, TBT = "largest_contentful_paint", "total_blocking_time"
-
-
-def load_runs() -> pd.DataFrame:
-    frame = pd.read_csv(RUNS_CSV)
-    frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True)
-    return frame.astype(COLUMNS)
 
 
 # -- without the engine ----------------------------------------------------------------------

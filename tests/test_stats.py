@@ -35,19 +35,12 @@ from pagelab.stats import (
     summarize,
 )
 from pagelab.store import create_test, finish_test, transaction
+from recorded_runs import load_runs
 
-RUNS_CSV = Path(__file__).parent / "data" / "runs-demo.csv"
 FAST = "http://demo.test/fast"
 HEAVY = "http://demo.test/heavy"
 LCP, TBT, FCP, TTI = ("largest_contentful_paint", "total_blocking_time",
                       "first_contentful_paint", "time_to_interactive")
-
-
-def load_runs() -> pd.DataFrame:
-    """The recorded wide frame with the wide frame's dtypes (CSV keeps only text)."""
-    frame = pd.read_csv(RUNS_CSV)
-    frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True)
-    return frame.astype(COLUMNS)
 
 
 @pytest.fixture(scope="module")

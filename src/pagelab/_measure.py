@@ -513,6 +513,10 @@ class Results:
         return head + table
 
 
+#: The wide frame's columns that come from a report's ``environment``.
+_ENVIRONMENT_COLUMNS = ("chrome_version", "benchmark_index", "load_average", "cpu_pressure")
+
+
 def _reports_from_frame(frame: pd.DataFrame) -> list[TestReport]:
     """Reports rebuilt from a wide frame's rows (what the frame holds, nothing more)."""
     import pandas as pd
@@ -531,7 +535,10 @@ def _reports_from_frame(frame: pd.DataFrame) -> list[TestReport]:
         metrics = {name: value(row, name) for name in METRIC_NAMES}
         code = value(row, "error_code")
         created = value(row, "created_at")
-        chrome, benchmark = value(row, "chrome_version"), value(row, "benchmark_index")
+        environment = {
+            name: item for name in _ENVIRONMENT_COLUMNS
+            if (item := value(row, name)) is not None
+        }
         try:
             reports.append(TestReport(
                 id=value(row, "id"),
@@ -553,8 +560,7 @@ def _reports_from_frame(frame: pd.DataFrame) -> list[TestReport]:
                 else created,
                 error=LighthouseError(code=str(code), message=str(code)) if code else None,
                 vantage=value(row, "vantage"),
-                environment=EngineEnvironment(chrome_version=chrome, benchmark_index=benchmark)
-                if chrome is not None or benchmark is not None else None,
+                environment=EngineEnvironment(**environment) if environment else None,
             ))
         except ValidationError as exc:
             raise invalid_input(exc, f"frame row {len(reports)}") from exc

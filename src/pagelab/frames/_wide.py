@@ -22,6 +22,8 @@ lighthouse_version  string
 vantage             string                which machine measured it
 chrome_version      string
 benchmark_index     float64               Lighthouse's CPU benchmark of the machine
+load_average        float64               1-minute load average when the run started
+cpu_pressure        float64               % of the last 10 s some task waited for a CPU
 report_url          string                the hosted HTML report (success only)
 <nine metrics>      float64               spec names; ms, CLS unitless, score 0-100
 ==================  ====================  ==========================================
@@ -76,6 +78,8 @@ COLUMNS: dict[str, Any] = {
     "vantage": "string",
     "chrome_version": "string",
     "benchmark_index": "float64",
+    "load_average": "float64",
+    "cpu_pressure": "float64",
     "report_url": "string",
     **dict.fromkeys(METRIC_NAMES, "float64"),
 }
@@ -222,8 +226,9 @@ def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
     connections, throttling_methods = _nested(
         columns["config"], ("connection", "throttling_method")
     )
-    chrome_versions, benchmark_indexes = _nested(
-        columns["environment"], ("chrome_version", "benchmark_index")
+    chrome_versions, benchmark_indexes, load_averages, cpu_pressures = _nested(
+        columns["environment"],
+        ("chrome_version", "benchmark_index", "load_average", "cpu_pressure"),
     )
     error_codes = list(_nested_rows(columns["error"], ("code",)))
     # Through an object array: numpy's cast reads None as NaN, and fromiter over the chained
@@ -260,6 +265,8 @@ def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
         "vantage": _strings(columns["vantage"]),
         "chrome_version": _strings(chrome_versions),
         "benchmark_index": np.array(benchmark_indexes, dtype="float64"),
+        "load_average": np.array(load_averages, dtype="float64"),
+        "cpu_pressure": np.array(cpu_pressures, dtype="float64"),
         "report_url": _strings(columns["report_url"]),
     }
     for index, name in enumerate(METRIC_NAMES):
