@@ -121,6 +121,11 @@ def test_a_browser_of_another_user_gets_none_of_the_servers_variables(
     assert env["LC_TIME"] == "C"
     assert env["HOME"] == env["TMPDIR"] == str(shared_tmp)
     assert env["USER"] == "nobody"
+    # Chromium's singleton socket lives under TMPDIR: a path too long for a Unix socket
+    # made every start fail, so a deep profile keeps the system's temp dir.
+    deep = browser_env(_other_user_plan(), shared_tmp / ("d" * 80))
+    assert deep is not None
+    assert "TMPDIR" not in deep
     same_user = BrowserSandbox(sandboxed=True, user="me", uid=os.geteuid(), gid=os.getegid(),
                                switches_user=False)
     assert browser_env(same_user, shared_tmp) is None  # inherits, as before
