@@ -35,8 +35,9 @@ class Fleet:
         )
         self.workers: dict[str, WorkerProcess] = {}
 
-    def worker(self, locations: str, name: str) -> WorkerProcess:
-        worker = WorkerProcess(self.redis.url, locations, name, self.root / f"{name}.log")
+    def worker(self, locations: str, name: str, *extra: str) -> WorkerProcess:
+        worker = WorkerProcess(self.redis.url, locations, name, self.root / f"{name}.log",
+                               *extra)
         self.workers[name] = worker.start()
         return worker
 
@@ -210,9 +211,35 @@ def test_a_redis_restart_with_tests_queued(restart_fleet: Fleet, demo_url: str) 
         restart_fleet.redis.restart()  # AOF: the queued tasks and results survive
         _written_once(restart_fleet, ids, client)
         assert _credits(client, "lighthouse") == 7
+        # A task whose ack was lost (the connection went with Redis) comes back after the
+        # visibility timeout: delivered again now, the worker skips it, as the server
+        # marked the test done, instead of measuring it a second time.
+        _redeliver(restart_fleet, ids[0], demo_url)
+        wait_for(lambda: f"test {ids[0]}: already finished, delivery skipped"
+                 in restart_fleet.worker_log("fra-1"), 60,
+                 "the redelivered first test to be skipped")
+        assert restart_fleet.worker_log("fra-1").count(f"test {ids[0]} success") == 1
+        assert _credits(client, "lighthouse") == 7
         health = wait_for(lambda: (h := restart_fleet.server.health())["status"] == "ok" and h,
                           30, "the server to see the broker again")
         assert health["fleet"]["broker_reachable"] is True
+
+
+def _redeliver(fleet: Fleet, test_id: str, demo_url: str) -> None:
+    """The task of ``test_id`` once more on ``pagelab.loc.de``, signed as the server does."""
+    from pagelab.fleet import RUN_LIGHTHOUSE_TASK, FleetKeys, fleet_app
+    from pagelab.models import LighthouseConfig
+
+    wait_for(lambda: fleet.redis.client().exists(f"pagelab:done:{test_id}"), 10,
+             f"the server to mark {test_id} done on the broker")
+    keys = FleetKeys(FLEET_SECRET)
+    body = {"kind": "lighthouse", "test_id": test_id, "url": f"{demo_url}/fast",
+            "device": "desktop", "location": "de",
+            "config": keys.seal(LighthouseConfig().model_dump_json()),
+            "target_policy": {"allow_private": True, "allowed": []}, "max_attempts": 2,
+            "dispatched_at": int(time.time() * 1000)}
+    fleet_app(fleet.redis.url).send_task(RUN_LIGHTHOUSE_TASK, args=[keys.sign(body)],
+                                         queue="pagelab.loc.de", routing_key="pagelab.loc.de")
 
 
 # -- the whole fleet over TLS --------------------------------------------------------------

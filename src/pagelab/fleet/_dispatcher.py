@@ -29,6 +29,8 @@ from pagelab.store import (
 from ._app import fleet_app, results_queue
 from ._ingest import ingest_message
 from ._protocol import (
+    DONE_KEY_PREFIX,
+    DONE_KEY_TTL,
     RUN_LIGHTHOUSE_TASK,
     FleetKeys,
     ForgedMessageError,
@@ -265,6 +267,15 @@ class FleetDispatcher:
 
     # -- results -----------------------------------------------------------------------
 
+    def _mark_done(self, envelope: Any) -> None:
+        """Tell the workers the test is final (best effort: without the mark a later
+        delivery runs again, and its result is a duplicate, written never)."""
+        try:
+            test_id = str(envelope["body"]["test_id"])
+            self._redis_client().set(f"{DONE_KEY_PREFIX}{test_id}", "1", ex=DONE_KEY_TTL)
+        except Exception as exc:
+            logger.warning("could not mark a test done on the broker: %s", exc)
+
     def _results_loop(self) -> None:
         from kombu.messaging import Consumer
 
@@ -276,6 +287,8 @@ class FleetDispatcher:
                 self.refused += 1
             elif outcome == "written":
                 self.ingested += 1
+            if outcome in ("written", "duplicate", "unknown"):
+                self._mark_done(body)
             # Acknowledged once written (or refused): a crash before this redelivers it.
             message.ack()
 

@@ -23,6 +23,7 @@ from pagelab._exceptions import InvalidInputError, PagelabError
 
 __all__ = [
     "BROKER_ENV",
+    "DONE_KEY_PREFIX",
     "FLEET_SECRET_ENV",
     "MIN_SECRET_LENGTH",
     "RESULTS_QUEUE",
@@ -43,6 +44,12 @@ FLEET_SECRET_ENV = "PAGELAB_FLEET_SECRET"
 RUN_LIGHTHOUSE_TASK = "pagelab.fleet.run_lighthouse"
 #: The queue the server consumes: workers' "started" and "finished" messages.
 RESULTS_QUEUE = "pagelab.results"
+#: Redis keys ``pagelab:done:<test id>``: set by the server once a test's outcome is in its
+#: store, so a worker skips a later delivery of it (a task whose ack was lost with the
+#: broker connection comes back after the visibility timeout).
+DONE_KEY_PREFIX = "pagelab:done:"
+#: Seconds a done mark is kept (longer than any visibility timeout).
+DONE_KEY_TTL = 2 * 86400
 #: Redis lists ``pagelab:ttfb-reply:<request id>``: the answers to one TTFB test.
 TTFB_REPLY_PREFIX = "pagelab:ttfb-reply:"
 #: A shorter secret is refused: it signs results and seals passwords.

@@ -32,6 +32,7 @@ from pagelab.models import ENGINE_UNAVAILABLE, Device, LighthouseConfig, Lightho
 from ._app import DEFAULT_VISIBILITY_TIMEOUT, fleet_app, results_queue
 from ._dispatcher import WORKER_KEY_PREFIX
 from ._protocol import (
+    DONE_KEY_PREFIX,
     RESULTS_QUEUE,
     RUN_LIGHTHOUSE_TASK,
     FleetKeys,
@@ -215,6 +216,11 @@ class FleetWorker:
         except (ForgedMessageError, KeyError, ValueError, InvalidInputError) as exc:
             # Never run a task the server did not sign: it could aim the engine anywhere.
             logger.warning("refused a task: %s", exc)
+            return
+        if self._redis.exists(f"{DONE_KEY_PREFIX}{test_id}"):
+            # A delivery whose ack was lost (the broker restarted mid-run): the server
+            # already has the outcome, so running it again would only cost a run.
+            logger.info("test %s: already finished, delivery skipped", test_id)
             return
         attempt = int(self._redis.incr(f"pagelab:attempts:{test_id}"))
         self._redis.expire(f"pagelab:attempts:{test_id}", 86400)
