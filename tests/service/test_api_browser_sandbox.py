@@ -1,17 +1,21 @@
 """Issue 10, item 4: ``/healthz`` says whether Chromium runs with its sandbox, and as whom.
 
-No Chromium is started here (the real-engine side: tests/test_engine_sandbox.py): before
-the first test a server reports how its browser will be started."""
+Before the first test a server reports how its browser will be started (no Chromium
+started); the last test runs a real ``pagelab serve`` on the engine (more in
+tests/test_engine_sandbox.py)."""
 
 from __future__ import annotations
 
 import os
 import pwd
+from pathlib import Path
 
+import psutil
 import pytest
-from live_server import StartServer
+from live_server import ServerProcess, StartServer, run_cli
 
 from pagelab.engine import Engine, _sandbox
+from pagelab.runners._api import ApiRunner
 
 
 def test_health_says_how_the_browser_runs(start_server: StartServer) -> None:
@@ -57,3 +61,55 @@ def test_a_server_running_no_tests_reports_no_browser(start_server: StartServer)
         health = client.get("/healthz").json()
     assert "browser" not in health
     assert not any("sandbox" in w for w in health["warnings"])
+
+
+def _expected_user() -> str:
+    if os.geteuid() != 0:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    if os.environ.get("PAGELAB_BROWSER_USER"):
+        return os.environ["PAGELAB_BROWSER_USER"]
+    try:
+        return pwd.getpwnam("pagelab-browser").pw_name
+    except KeyError:
+        return "nobody"
+
+
+@pytest.mark.engine
+def test_a_server_runs_its_tests_in_a_sandboxed_browser(tmp_path: Path, demo_url: str) -> None:
+    """``pagelab serve`` (as root here) runs a test; its Chromium runs as the browser's
+    user with the sandbox on, and ``/healthz`` says so, verified, without a warning."""
+    if _sandbox.kernel_blocks_sandbox(Path("/usr/lib/chromium/chromium")):
+        pytest.skip("the kernel forbids the sandbox here")
+    data_dir = tmp_path / "data"
+    created = run_cli("keys", "create", "--data-dir", str(data_dir), "--lighthouse-credits", "2")
+    assert created.returncode == 0, created.stderr
+    server = ServerProcess(data_dir, tmp_path / "server.log").start()
+    try:
+        assert server.health()["browser"]["verified"] is False  # nothing started yet
+        with ApiRunner(server.base_url, created.stdout.strip(), poll_interval=0.5,
+                       wait_timeout=600) as runner:
+            report = runner.lighthouse(f"{demo_url}/fast", "desktop", "de")
+        assert report.status == "success", report.error
+        assert report.metrics is not None
+        assert report.metrics.largest_contentful_paint is not None
+        health = server.health()
+        uid = pwd.getpwnam(_expected_user()).pw_uid
+        seen = 0
+        for pid in server.descendants():
+            try:
+                process = psutil.Process(pid)
+                if "chromium" not in process.name():
+                    continue
+                uids, cmdline = set(process.uids()), " ".join(process.cmdline())
+            except psutil.Error:  # a short-lived helper already gone (or a zombie)
+                continue
+            seen += 1
+            assert uids == {uid}, cmdline[:120]
+            assert "--no-sandbox" not in cmdline
+        assert seen >= 3
+    finally:
+        server.stop()
+    assert health["browser"] == {"sandboxed": True, "user": _expected_user(),
+                                 "verified": True, "reason": None}
+    assert not any("sandbox" in w for w in health["warnings"])
+    assert health["status"] == "ok"
