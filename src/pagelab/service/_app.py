@@ -21,7 +21,7 @@ from ._server import BufferedBodyMiddleware, MethodsMiddleware
 from ._settings import Settings
 from ._state import Services
 from ._worker import Worker
-from .routes import ROUTERS
+from .routes import HOT_ROUTES, ROUTERS
 
 __all__ = ["API_VERSION", "create_app"]
 
@@ -176,5 +176,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(MethodsMiddleware)
     for router in ROUTERS:
         app.include_router(router)
+    app.router.routes[:0] = HOT_ROUTES
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

@@ -231,7 +231,7 @@ def _link_base(request: Request, settings: Any) -> str:
     on), never a ``Host`` header chosen by the client (links would point elsewhere)."""
     if settings.public_url:
         return str(settings.public_url)
-    scheme = request.url.scheme
+    scheme = request.scope.get("scheme", "http")  # not request.url: parsing it costs more
     host = (request.headers.get("host") or "").strip()
     if settings.trusted_hosts:
         hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host

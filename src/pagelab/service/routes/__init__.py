@@ -21,4 +21,7 @@ ROUTERS = (
     _reports.router,
 )
 
-__all__ = ["ROUTERS"]
+#: Plain Starlette routes for the hottest requests, tried before every router.
+HOT_ROUTES = (*_lighthouse_tests.hot_routes,)
+
+__all__ = ["HOT_ROUTES", "ROUTERS"]
