@@ -320,12 +320,19 @@ def test_serve_yields_the_base_url() -> None:
         http.get(f"{url}/fast")
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_serve_forever_prints_the_pages_and_stops_on_ctrl_c() -> None:
     src = str(Path(pagelab.demo.__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     code = "from pagelab.demo import serve_forever; serve_forever(port=0)"
     with subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env,
+        # A shell's background job (CI started with `&`) ignores SIGINT, and Python then
+        # never turns it into KeyboardInterrupt: give the child the default, as a terminal does.
+        preexec_fn=_default_sigint,
     ) as process:
         assert process.stdout is not None
         lines = [process.stdout.readline() for _ in range(6)]
@@ -336,7 +343,11 @@ def test_serve_forever_prints_the_pages_and_stops_on_ctrl_c() -> None:
         with httpx.Client(trust_env=False) as http:
             assert http.get(f"{base}/fast").status_code == 200
         process.send_signal(signal.SIGINT)
-        out, _ = process.communicate(timeout=10)
+        try:
+            out, _ = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()  # never leave the suite waiting on a server that did not stop
+            raise
     assert process.returncode == 0
     assert "Stopped." in out
 
