@@ -320,19 +320,17 @@ def test_serve_yields_the_base_url() -> None:
         http.get(f"{url}/fast")
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_serve_forever_prints_the_pages_and_stops_on_ctrl_c() -> None:
     src = str(Path(pagelab.demo.__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    code = "from pagelab.demo import serve_forever; serve_forever(port=0)"
+    # A shell's background job (CI started with `&`) ignores SIGINT, and Python then never
+    # turns it into KeyboardInterrupt: the child takes Ctrl-C as it would in a terminal.
+    code = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from pagelab.demo import serve_forever; serve_forever(port=0)"
+    )
     with subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env,
-        # A shell's background job (CI started with `&`) ignores SIGINT, and Python then
-        # never turns it into KeyboardInterrupt: give the child the default, as a terminal does.
-        preexec_fn=_default_sigint,
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
     ) as process:
         assert process.stdout is not None
         lines = [process.stdout.readline() for _ in range(6)]

@@ -266,10 +266,9 @@ async def _serve_lighthouse_test(request: Request) -> Response:
 #: parameter solving (together about a third of a poll's CPU). The APIRoutes above stay,
 #: never reached for these methods, so ``/openapi.json`` documents them as before.
 hot_routes = (
-    Route("/v1/lighthouse-tests/{id}", _serve_lighthouse_test, methods=["GET"],
+    Route(f"{router.prefix}/{{id}}", _serve_lighthouse_test, methods=["GET"],
           include_in_schema=False),
-    Route("/v1/lighthouse-tests", create_lighthouse_test, methods=["POST"],
-          include_in_schema=False),
+    Route(router.prefix, create_lighthouse_test, methods=["POST"], include_in_schema=False),
 )
 
 
