@@ -40,6 +40,7 @@ def test_connect_picks_the_local_runner_without_api_settings() -> None:
     runner = pagelab.connect()
     assert isinstance(runner, pagelab.LocalRunner)
     assert isinstance(runner, pagelab.Runner)
+    assert pagelab.connect is pagelab.runners.connect  # lives with the runners
 
 
 def test_cli_parser_and_server_do_not_load_the_analysis_stack() -> None:

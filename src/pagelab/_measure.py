@@ -40,7 +40,7 @@ from pagelab.models import (
     coerce_config,
     invalid_input,
 )
-from pagelab.runners import ApiRunner, Runner
+from pagelab.runners import ApiRunner, Runner, connect
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -323,8 +323,6 @@ def measure(
     cells = _cells(urls, devices, locations, connections, config)
     owned = runner is None
     if runner is None:
-        from pagelab import connect
-
         runner = connect()
     collector = _Collector(len(cells) * runs, progress)
     interrupted = False

@@ -3,6 +3,7 @@
 from ._api import ApiRunner
 from ._base import Runner
 from ._batch import MAX_BATCH_ITEMS, BatchPlan, plan_batch
+from ._connect import connect
 from ._execute import execute_test
 from ._local import LocalRunner
 from ._resources import RESOURCE_NAMES, ReportRef
@@ -15,6 +16,7 @@ __all__ = [
     "LocalRunner",
     "ReportRef",
     "Runner",
+    "connect",
     "execute_test",
     "plan_batch",
 ]
