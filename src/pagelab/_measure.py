@@ -19,16 +19,11 @@ from pydantic import TypeAdapter, ValidationError
 
 from pagelab._exceptions import InvalidInputError, PagelabError
 from pagelab.models import (
-    METRIC_NAMES,
     ConfigInput,
     Connection,
     Device,
     DeviceId,
-    EngineEnvironment,
-    LighthouseConfig,
-    LighthouseError,
     Location,
-    Metrics,
     PageUrl,
     ProgressCallback,
     TestReport,
@@ -271,7 +266,9 @@ class Results:
         """The runs' reports, run-major (from a frame: rebuilt, error messages are codes)."""
         if self._reports is None:
             assert self._frame is not None
-            self._reports = _reports_from_frame(self._frame)
+            from pagelab.frames import to_reports
+
+            self._reports = to_reports(self._frame)
         return self._reports
 
     @property
@@ -372,58 +369,3 @@ class Results:
             return head
         table: str = self.summary().to_html(index=False, na_rep="-", float_format="{:,.1f}".format)
         return head + table
-
-
-#: The wide frame's columns that come from a report's ``environment``.
-_ENVIRONMENT_COLUMNS = ("chrome_version", "benchmark_index", "load_average", "cpu_pressure")
-
-
-def _reports_from_frame(frame: pd.DataFrame) -> list[TestReport]:
-    """Reports rebuilt from a wide frame's rows (what the frame holds, nothing more)."""
-    import pandas as pd
-
-    def value(row: dict[Any, Any], name: str) -> Any:
-        item = row.get(name)
-        if item is None:
-            return None
-        try:
-            return None if pd.isna(item) else item
-        except (TypeError, ValueError):  # lists and arrays are values, not NA
-            return item
-
-    reports: list[TestReport] = []
-    for row in frame.to_dict("records"):
-        metrics = {name: value(row, name) for name in METRIC_NAMES}
-        code = value(row, "error_code")
-        created = value(row, "created_at")
-        environment = {
-            name: item for name in _ENVIRONMENT_COLUMNS
-            if (item := value(row, name)) is not None
-        }
-        try:
-            reports.append(TestReport(
-                id=value(row, "id"),
-                batch_id=value(row, "batch_id"),
-                url=str(row["url"]),
-                device=str(row["device"]),
-                location=str(row["location"]),
-                config=LighthouseConfig(
-                    connection=value(row, "connection"),
-                    **({"throttling_method": t}
-                       if (t := value(row, "throttling_method")) is not None else {}),
-                ),
-                status=str(row["status"]),
-                lighthouse_version=value(row, "lighthouse_version"),
-                metrics=Metrics(**metrics) if any(v is not None for v in metrics.values())
-                else None,
-                report_url=value(row, "report_url"),
-                created_at=created.to_pydatetime() if isinstance(created, pd.Timestamp)
-                else created,
-                error=LighthouseError(code=str(code), message=str(code)) if code else None,
-                vantage=value(row, "vantage"),
-                environment=EngineEnvironment(**environment) if environment else None,
-            ))
-        except ValidationError as exc:
-            raise invalid_input(exc, f"frame row {len(reports)}") from exc
-    return reports
-
