@@ -58,3 +58,20 @@ def test_cli_parser_and_server_do_not_load_the_analysis_stack() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_root_imports_no_face() -> None:
+    # widgets (like the CLI and the plugin) imports the root: the root, even for the type
+    # checker only, never imports it back; it is still one lazy attribute away.
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(pagelab.__file__).read_text(encoding="utf-8"))
+    imported = {
+        alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    } | {
+        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    }
+    assert not {"widgets", "cli", "pytest_pagelab"} & {name.split(".")[0] for name in imported}
+    assert pagelab.widgets.__name__ == "pagelab.widgets"

@@ -60,7 +60,9 @@ from .models import (
 from .runners import ApiRunner, LocalRunner, Runner, connect
 
 if TYPE_CHECKING:
-    from . import budgets, export, frames, plots, stats, widgets
+    # Not widgets: a face, which imports this package; the root never imports up into it.
+    # ``from pagelab.widgets import ...`` is fully typed; ``pagelab.widgets`` reads as Any.
+    from . import budgets, export, frames, plots, stats
     from ._measure import Results, measure
 
 __version__ = "0.1.0"
