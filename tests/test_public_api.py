@@ -75,3 +75,15 @@ def test_the_root_imports_no_face() -> None:
     }
     assert not {"widgets", "cli", "pytest_pagelab"} & {name.split(".")[0] for name in imported}
     assert pagelab.widgets.__name__ == "pagelab.widgets"
+
+
+def test_homes_of_the_runners_and_the_codec() -> None:
+    # connect, matrix scheduling and history reading live with the runners; the codec of
+    # runs (frame <-> records <-> reports) with the frames; budgets keeps its old names.
+    assert {"MatrixCell", "ReportSink", "connect", "read_history"} <= set(
+        pagelab.runners.__all__)
+    assert {"from_records", "read_runs", "to_records", "to_reports"} <= set(
+        pagelab.frames.__all__)
+    assert pagelab.budgets.load_runs is pagelab.frames.read_runs
+    assert pagelab.budgets.runs_to_records is pagelab.frames.to_records
+    assert pagelab.budgets.frame_from_records is pagelab.frames.from_records
