@@ -33,7 +33,6 @@ def test_require_names_the_extra() -> None:
     [
         ("fastapi", ["serve", "--port", "0"], "server"),
         ("uvicorn", ["serve", "--port", "0"], "server"),
-        ("PIL", ["demo", "serve", "--port", "0"], "demo"),
     ],
 )
 def test_cli_without_an_extra_says_how_to_install_it(module: str, argv: list[str],
@@ -50,4 +49,18 @@ def test_core_analysis_needs_no_extra() -> None:
     result = _without("matplotlib", "import pagelab, pagelab.stats\n"
                       "pagelab.measure, pagelab.Results, pagelab.frames.to_frame\n"
                       "assert 'ipywidgets' not in sys.modules\n")
+    assert result.returncode == 0, result.stderr
+
+
+def test_demo_site_needs_no_image_library() -> None:
+    # The hero image is a shipped file: without Pillow the demo site serves it whole.
+    result = _without("PIL", (
+        "import urllib.request\n"
+        "from pagelab.demo import DemoServer\n"
+        "opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))\n"
+        "with DemoServer() as site:\n"
+        "    body = opener.open(site.url + '/static/hero.jpg').read()\n"
+        "assert body[:3] == b'\\xff\\xd8\\xff' and len(body) == 1_345_230, len(body)\n"
+        "assert 'PIL' not in sys.modules or sys.modules['PIL'] is None\n"
+    ))
     assert result.returncode == 0, result.stderr

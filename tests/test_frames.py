@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import gc
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 import pandas as pd
 import pytest
 
-from pagelab.frames import COLUMNS, UNITS, to_frame, to_long
+from pagelab.export import export
+from pagelab.frames import (
+    COLUMNS,
+    UNITS,
+    from_records,
+    read_runs,
+    to_frame,
+    to_long,
+    to_records,
+    to_reports,
+)
 from pagelab.models import (
     METRIC_NAMES,
     BatchReport,
@@ -18,6 +29,7 @@ from pagelab.models import (
     Metrics,
     TestReport,
 )
+from recorded_runs import LHRS, lhr_report, load_runs, matrix_frame
 
 SUCCESS = TestReport(
     id="lt_1", url="https://a.test/", device="desktop", location="de", status="success",
@@ -152,3 +164,41 @@ def test_created_at_rounds_as_datetime_timestamp() -> None:
     ).astype("datetime64[ns, UTC]")
     assert frame["created_at"].tolist() == list(expected)
     assert any(t.microsecond % 1000 == 500 for t in times)
+
+
+# -- the codec of runs: frame <-> records <-> reports ---------------------------------------
+
+
+def test_reports_frame_reports_frame_is_exact_on_recorded_runs() -> None:
+    # Real reports (the engine's mapping of recorded LHRs, one failed) and the recorded frame.
+    for reports in ([lhr_report(name) for name in LHRS], to_reports(load_runs())):
+        frame = to_frame(reports)
+        again = to_frame(to_reports(frame))
+        pd.testing.assert_frame_equal(again, frame, check_exact=True)
+    # A frame's rows as reports hold every column but ``run`` (a report has no repetition).
+    recorded = load_runs()
+    pd.testing.assert_frame_equal(
+        to_frame(to_reports(recorded)).drop(columns="run"), recorded.drop(columns="run"),
+        check_exact=True,
+    )
+
+
+def test_records_and_saved_runs_round_trip_exactly(tmp_path: Any) -> None:
+    frame = matrix_frame()
+    records = to_records(frame)
+    assert json.loads(json.dumps(records)) == records  # JSON-ready as they are
+    pd.testing.assert_frame_equal(from_records(records), frame, check_exact=True)
+    saved = tmp_path / "results.json"
+    saved.write_text(json.dumps({"runs": records}))
+    pd.testing.assert_frame_equal(read_runs(saved), frame, check_exact=True)
+    assert from_records([]).columns.tolist() == list(COLUMNS)
+
+
+def test_exported_files_read_back_through_the_codec(tmp_path: Any) -> None:
+    frame = matrix_frame()
+    # CSV keeps every digit; the JSON export writes times to the millisecond (as the store
+    # keeps them) and numbers to 10 decimals (documented in docs/analysis.md).
+    pd.testing.assert_frame_equal(read_runs(export(frame, tmp_path / "runs.csv")), frame,
+                                  check_exact=True)
+    pd.testing.assert_frame_equal(read_runs(export(frame, tmp_path / "runs.json")), frame,
+                                  check_exact=False, rtol=1e-9)

@@ -12,8 +12,9 @@ import pytest
 
 import pagelab
 from pagelab import InvalidInputError, LocalRunner, Results, TestReport, measure
-from pagelab._measure import _cells, _units
+from pagelab._measure import _cells
 from pagelab.models import BatchType
+from pagelab.runners._api import _units
 from pagelab.runners._local import INTERRUPTED
 from pagelab.store import run_timing
 from recorded_runs import load_runs

@@ -207,3 +207,26 @@ def test_ttfb_and_credits_parse_spec_samples() -> None:
         "credits_refill_date": "2026-12-01",
     })
     assert credits.ttfb.available_paid_credits == 1
+
+
+def test_one_validation_translator_for_every_face() -> None:
+    from pagelab.fleet import FleetSettings
+    from pagelab.models import LighthouseTestRequest, invalid_input, validation_message
+
+    with pytest.raises(ValidationError) as caught:
+        LighthouseTestRequest.model_validate(
+            {"url": "ftp://x/", "device": "fridge", "config": {"whitelist": [1]}}
+        )
+    # The API's 400 body (at most three fields) and the Python exception say the same.
+    api = validation_message(caught.value.errors())
+    assert api == str(invalid_input(caught.value))
+    assert api.startswith("url: ")
+    assert "; device: " in api
+    assert "; config.whitelist[0]: " in api
+    assert "Value error, " not in api
+    # The CLI names a field by the option it came from.
+    with pytest.raises(ValidationError) as caught:
+        FleetSettings(broker_url="redis://127.0.0.1:6379/0", secret="s" * 64, max_attempts=0)
+    assert str(invalid_input(caught.value, as_option=True)) == (
+        "--max-attempts: Input should be greater than or equal to 1"
+    )

@@ -40,6 +40,7 @@ def test_connect_picks_the_local_runner_without_api_settings() -> None:
     runner = pagelab.connect()
     assert isinstance(runner, pagelab.LocalRunner)
     assert isinstance(runner, pagelab.Runner)
+    assert pagelab.connect is pagelab.runners.connect  # lives with the runners
 
 
 def test_cli_parser_and_server_do_not_load_the_analysis_stack() -> None:
@@ -57,3 +58,32 @@ def test_cli_parser_and_server_do_not_load_the_analysis_stack() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_root_imports_no_face() -> None:
+    # widgets (like the CLI and the plugin) imports the root: the root, even for the type
+    # checker only, never imports it back; it is still one lazy attribute away.
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(pagelab.__file__).read_text(encoding="utf-8"))
+    imported = {
+        alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    } | {
+        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    }
+    assert not {"widgets", "cli", "pytest_pagelab"} & {name.split(".")[0] for name in imported}
+    assert pagelab.widgets.__name__ == "pagelab.widgets"
+
+
+def test_homes_of_the_runners_and_the_codec() -> None:
+    # connect, matrix scheduling and history reading live with the runners; the codec of
+    # runs (frame <-> records <-> reports) with the frames; budgets keeps its old names.
+    assert {"MatrixCell", "ReportSink", "connect", "read_history"} <= set(
+        pagelab.runners.__all__)
+    assert {"from_records", "read_runs", "to_records", "to_reports"} <= set(
+        pagelab.frames.__all__)
+    assert pagelab.budgets.load_runs is pagelab.frames.read_runs
+    assert pagelab.budgets.runs_to_records is pagelab.frames.to_records
+    assert pagelab.budgets.frame_from_records is pagelab.frames.from_records

@@ -378,11 +378,11 @@ def test_same_seed_same_interval() -> None:
 def test_resampled_medians_match_the_index_matrix_median() -> None:
     # The exact sampler of the middle ranks draws from the same distribution as
     # np.median(values[idx], axis=1) over a (resamples x n) index matrix.
-    from pagelab.stats import _bootstrap_median_ranks
+    from pagelab._bootstrap import bootstrap_median_ranks
 
     draws = 100_000
     for n in (2, 5, 6, 11):
-        lo, hi = _bootstrap_median_ranks(n, draws, np.random.default_rng(n))
+        lo, hi = bootstrap_median_ranks(n, draws, np.random.default_rng(n))
         assert ((lo >= 0) & (lo <= hi) & (hi < n)).all()
         idx = np.sort(np.random.default_rng(100 + n).integers(0, n, (draws, n)), axis=1)
         ours = np.bincount(lo * n + hi, minlength=n * n) / draws
@@ -477,6 +477,17 @@ def test_history_pages_through_and_filters(seeded_runner: pagelab.LocalRunner) -
     summary = summarize(history(seeded_runner, location="us"), by=["url", "device"])
     assert summary["runs"].tolist() == [160, 10, 80]
     assert summarize(history(seeded_runner, location="de")).loc[0, "engine_failures"] == 1
+
+
+def test_history_reading_lives_with_the_runners(seeded_runner: pagelab.LocalRunner) -> None:
+    # The runner I/O gives reports, oldest first; stats.history is their frame.
+    from pagelab.runners import read_history
+
+    reports = read_history(seeded_runner, url=HEAVY, limit=7)
+    assert all(isinstance(report, pagelab.TestReport) for report in reports)
+    assert [r.id for r in reports] == history(seeded_runner, url=HEAVY, limit=7)["id"].tolist()
+    with pytest.raises(pagelab.InvalidInputError, match="device: unknown 'fridge'"):
+        read_history(seeded_runner, device="fridge")
 
 
 def test_history_bad_input(seeded_runner: pagelab.LocalRunner) -> None:

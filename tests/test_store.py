@@ -384,9 +384,9 @@ def test_deep_pages_found_from_the_counts_equal_the_plain_query(
     deletions by the sweep and by a batch's cascade, and a test moved in time."""
     import random
 
-    from pagelab.store import _records
+    from pagelab.store import _page_index
 
-    monkeypatch.setattr(_records, "_SEEK_FROM", 0)  # seek even on page 1
+    monkeypatch.setattr(_page_index, "_SEEK_FROM", 0)  # seek even on page 1
     rng = random.Random(11)
     minute, day = 60_000, 86_400_000
     now = 10 * day

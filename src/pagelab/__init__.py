@@ -16,7 +16,6 @@ stays light.
 from __future__ import annotations
 
 import importlib
-import os
 from typing import TYPE_CHECKING, Any
 
 from ._exceptions import (
@@ -58,10 +57,12 @@ from .models import (
     TTFBResult,
     metric,
 )
-from .runners import ApiRunner, LocalRunner, Runner
+from .runners import ApiRunner, LocalRunner, Runner, connect
 
 if TYPE_CHECKING:
-    from . import budgets, export, frames, plots, stats, widgets
+    # Not widgets: a face, which imports this package; the root never imports up into it.
+    # ``from pagelab.widgets import ...`` is fully typed; ``pagelab.widgets`` reads as Any.
+    from . import budgets, export, frames, plots, stats
     from ._measure import Results, measure
 
 __version__ = "0.1.0"
@@ -136,14 +137,3 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
-
-def connect(data_dir: str | None = None) -> Runner:
-    """The runner for this environment.
-
-    An :class:`ApiRunner` when ``PAGELAB_API_URL`` is set (with ``PAGELAB_API_KEY``),
-    else a :class:`LocalRunner` on ``data_dir`` (default ``$PAGELAB_DATA_DIR`` or the
-    per-user data dir).
-    """
-    if os.environ.get("PAGELAB_API_URL"):
-        return ApiRunner()
-    return LocalRunner(data_dir)

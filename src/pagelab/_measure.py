@@ -2,56 +2,41 @@
 
 A *cell* is one URL x device x location x connection. :func:`measure` runs every cell
 ``runs`` times, interleaved (run 1 of every cell, then run 2, ...), so drift over time (a
-warming cache, a busy machine) spreads over every cell instead of biasing one. On an
-:class:`~pagelab.ApiRunner` it submits ahead (a spec batch where one fits) and polls; on any
-other runner it runs one test at a time (the local engine serialises machine-wide anyway).
-Decisions: ``docs/analysis.md``.
+warming cache, a busy machine) spreads over every cell instead of biasing one. How the cells
+run is the runner's business (:meth:`pagelab.runners.Runner.run_matrix`: the API submits
+ahead, the local engine runs one test at a time). Decisions: ``docs/analysis.md``.
 """
 
 from __future__ import annotations
 
-import collections
 import itertools
 import os
-import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from pagelab._exceptions import APIError, InvalidInputError, PagelabError, TimeoutError
+from pagelab._exceptions import InvalidInputError, PagelabError
 from pagelab.models import (
-    METRIC_NAMES,
-    BatchType,
     ConfigInput,
     Connection,
     Device,
     DeviceId,
-    EngineEnvironment,
-    LighthouseConfig,
-    LighthouseError,
     Location,
-    Metrics,
     PageUrl,
     ProgressCallback,
     TestReport,
     coerce_config,
     invalid_input,
 )
-from pagelab.runners import ApiRunner, Runner
+from pagelab.runners import MatrixCell, Runner, connect
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
-__all__ = ["MAX_IN_FLIGHT", "Results", "measure"]
-
-#: Tests an :class:`~pagelab.ApiRunner` keeps submitted but unfinished at once (a batch
-#: larger than this is still submitted whole, alone). Enough to keep a server's queue busy
-#: without flooding it, or anyone else's credits, ahead of an interrupt.
-MAX_IN_FLIGHT = 20
+__all__ = ["Results", "measure"]
 
 #: What a :class:`Results` built from a frame needs at least.
 _FRAME_REQUIRED = ("url", "device", "location", "status")
@@ -63,23 +48,6 @@ E = TypeVar("E", Device, Location, Connection)
 
 
 # -- the matrix ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Cell:
-    url: str
-    device: Device
-    location: Location
-    config: LighthouseConfig
-
-
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    """What one request submits: one test, or a spec batch varying one dimension."""
-
-    run: int
-    cells: tuple[_Cell, ...]
-    batch_type: BatchType | None
 
 
 def _as_list(value: object, name: str) -> list[object]:
@@ -119,7 +87,7 @@ def _choices(value: object, name: str, kind: type[E],
 
 def _cells(
     urls: object, devices: object, locations: object, connections: object, config: ConfigInput
-) -> list[_Cell]:
+) -> list[MatrixCell]:
     """Every cell, URL-major, each with the config it runs with."""
     base = coerce_config(config)
     url_list = _urls(urls)
@@ -133,43 +101,11 @@ def _cells(
             for connection in _choices(connections, "connections", Connection)
         ]
     return [
-        _Cell(url, device, location, cell_config)
+        MatrixCell(url, device, location, cell_config)
         for url, device, location, cell_config in itertools.product(
             url_list, device_list, location_list, configs
         )
     ]
-
-
-def _units(cells: Sequence[_Cell], run: int) -> list[_Unit]:
-    """One round's requests: per config, a batch over the dimension with the most values
-    (one batch per combination of the others), or single tests when nothing varies."""
-    units: list[_Unit] = []
-    by_config: dict[str, list[_Cell]] = {}
-    for cell in cells:
-        by_config.setdefault(cell.config.model_dump_json(), []).append(cell)
-    for group in by_config.values():
-        values: dict[BatchType, list[object]] = {
-            BatchType.MULTIPLE_URLS: list(dict.fromkeys(c.url for c in group)),
-            BatchType.MULTIPLE_DEVICES: list(dict.fromkeys(c.device for c in group)),
-            BatchType.MULTIPLE_LOCATIONS: list(dict.fromkeys(c.location for c in group)),
-        }
-        # Ties go to URLs, then devices (dict order).
-        batch_type = max(values, key=lambda kind: len(values[kind]))
-        if len(values[batch_type]) == 1:
-            units.extend(_Unit(run, (cell,), None) for cell in group)
-            continue
-        others: dict[tuple[object, ...], list[_Cell]] = {}
-        for cell in group:
-            key = tuple(
-                value for kind, value in (
-                    (BatchType.MULTIPLE_URLS, cell.url),
-                    (BatchType.MULTIPLE_DEVICES, cell.device),
-                    (BatchType.MULTIPLE_LOCATIONS, cell.location),
-                ) if kind is not batch_type
-            )
-            others.setdefault(key, []).append(cell)
-        units.extend(_Unit(run, tuple(part), batch_type) for part in others.values())
-    return units
 
 
 # -- collecting finished runs ----------------------------------------------------------------
@@ -211,81 +147,6 @@ class _Collector:
             self._bar.close()
 
 
-def _run_one_at_a_time(runner: Runner, cells: Sequence[_Cell], runs: int,
-                       collector: _Collector) -> None:
-    for run in range(runs):
-        for index, cell in enumerate(cells):
-            report = runner.lighthouse(
-                cell.url, cell.device.value, cell.location.value, cell.config
-            )
-            collector.add(report, run, index)
-
-
-def _submit(runner: ApiRunner, unit: _Unit) -> list[tuple[str, _Cell]]:
-    """Create the unit's tests on the server: (test id, cell) in submission order."""
-    client = runner.client
-    first = unit.cells[0]
-    if unit.batch_type is None:
-        created = client.create_test(
-            first.url, first.device.value, first.location.value, first.config
-        )
-        if created.id is None:
-            raise APIError(201, "unexpected_response", "the server created a test without an id")
-        return [(created.id, first)]
-    batch = client.create_batch(
-        list(dict.fromkeys(c.url for c in unit.cells)),
-        list(dict.fromkeys(c.device.value for c in unit.cells)),
-        list(dict.fromkeys(c.location.value for c in unit.cells)),
-        unit.batch_type,
-        first.config,
-    )
-    by_target = {(c.url, c.device, c.location): c for c in unit.cells}
-    submitted: list[tuple[str, _Cell]] = []
-    for item in batch.reports:
-        cell = by_target.pop((item.url, item.device, item.location), None)
-        if cell is None or item.id is None:
-            raise APIError(201, "unexpected_response",
-                           f"batch {batch.id}: an item the request did not ask for, or no id")
-        submitted.append((item.id, cell))
-    if by_target:
-        raise APIError(201, "unexpected_response",
-                       f"batch {batch.id}: the server dropped {len(by_target)} of the tests")
-    return submitted
-
-
-def _run_on_api(runner: ApiRunner, cells: Sequence[_Cell], runs: int,
-                collector: _Collector) -> None:
-    """Submit ahead (at most :data:`MAX_IN_FLIGHT` tests unfinished), poll oldest first."""
-    queue = collections.deque(unit for run in range(runs) for unit in _units(cells, run))
-    index = {id(cell): i for i, cell in enumerate(cells)}
-    pending: dict[str, tuple[int, int]] = {}  # test id -> (run, cell index), oldest first
-    last_progress = time.monotonic()
-    while queue or pending:
-        while queue and (not pending or len(pending) + len(queue[0].cells) <= MAX_IN_FLIGHT):
-            unit = queue.popleft()
-            for test_id, cell in _submit(runner, unit):
-                pending[test_id] = (unit.run, index[id(cell)])
-        # A server's queue is first in, first out: only the oldest test is worth asking
-        # about until it is final, so a poll costs one request, not one per test.
-        finished = False
-        for test_id in list(pending):
-            report = runner.client.get_test(test_id)
-            if not report.status.is_final:
-                break
-            collector.add(report, *pending.pop(test_id))
-            finished = True
-        if finished:
-            last_progress = time.monotonic()
-            continue
-        waited = time.monotonic() - last_progress
-        if runner.wait_timeout is not None and waited > runner.wait_timeout:
-            raise TimeoutError(
-                f"no test finished for {waited:.0f} s (the runner's wait_timeout); "
-                f"{len(pending)} still unfinished on the server"
-            )
-        time.sleep(runner.poll_interval)
-
-
 # -- the public face -------------------------------------------------------------------------
 
 
@@ -323,16 +184,11 @@ def measure(
     cells = _cells(urls, devices, locations, connections, config)
     owned = runner is None
     if runner is None:
-        from pagelab import connect
-
         runner = connect()
     collector = _Collector(len(cells) * runs, progress)
     interrupted = False
     try:
-        if isinstance(runner, ApiRunner):
-            _run_on_api(runner, cells, runs, collector)
-        else:
-            _run_one_at_a_time(runner, cells, runs, collector)
+        runner.run_matrix(cells, runs, collector.add)
     except KeyboardInterrupt:
         interrupted = True
     except PagelabError as exc:
@@ -410,7 +266,9 @@ class Results:
         """The runs' reports, run-major (from a frame: rebuilt, error messages are codes)."""
         if self._reports is None:
             assert self._frame is not None
-            self._reports = _reports_from_frame(self._frame)
+            from pagelab.frames import to_reports
+
+            self._reports = to_reports(self._frame)
         return self._reports
 
     @property
@@ -511,58 +369,3 @@ class Results:
             return head
         table: str = self.summary().to_html(index=False, na_rep="-", float_format="{:,.1f}".format)
         return head + table
-
-
-#: The wide frame's columns that come from a report's ``environment``.
-_ENVIRONMENT_COLUMNS = ("chrome_version", "benchmark_index", "load_average", "cpu_pressure")
-
-
-def _reports_from_frame(frame: pd.DataFrame) -> list[TestReport]:
-    """Reports rebuilt from a wide frame's rows (what the frame holds, nothing more)."""
-    import pandas as pd
-
-    def value(row: dict[Any, Any], name: str) -> Any:
-        item = row.get(name)
-        if item is None:
-            return None
-        try:
-            return None if pd.isna(item) else item
-        except (TypeError, ValueError):  # lists and arrays are values, not NA
-            return item
-
-    reports: list[TestReport] = []
-    for row in frame.to_dict("records"):
-        metrics = {name: value(row, name) for name in METRIC_NAMES}
-        code = value(row, "error_code")
-        created = value(row, "created_at")
-        environment = {
-            name: item for name in _ENVIRONMENT_COLUMNS
-            if (item := value(row, name)) is not None
-        }
-        try:
-            reports.append(TestReport(
-                id=value(row, "id"),
-                batch_id=value(row, "batch_id"),
-                url=str(row["url"]),
-                device=str(row["device"]),
-                location=str(row["location"]),
-                config=LighthouseConfig(
-                    connection=value(row, "connection"),
-                    **({"throttling_method": t}
-                       if (t := value(row, "throttling_method")) is not None else {}),
-                ),
-                status=str(row["status"]),
-                lighthouse_version=value(row, "lighthouse_version"),
-                metrics=Metrics(**metrics) if any(v is not None for v in metrics.values())
-                else None,
-                report_url=value(row, "report_url"),
-                created_at=created.to_pydatetime() if isinstance(created, pd.Timestamp)
-                else created,
-                error=LighthouseError(code=str(code), message=str(code)) if code else None,
-                vantage=value(row, "vantage"),
-                environment=EngineEnvironment(**environment) if environment else None,
-            ))
-        except ValidationError as exc:
-            raise invalid_input(exc, f"frame row {len(reports)}") from exc
-    return reports
-

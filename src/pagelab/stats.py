@@ -17,19 +17,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from pagelab._bootstrap import Bootstrap
 from pagelab._exceptions import InvalidInputError
 from pagelab.frames import to_frame
 from pagelab.models import (
-    DEVICE_ALIASES,
     METRIC_NAMES,
     METRICS,
-    Device,
-    Location,
     Metric,
-    TestReport,
     TimeInput,
     metric,
 )
+from pagelab.runners import read_history
 
 if TYPE_CHECKING:
     from pagelab.runners import Runner
@@ -385,99 +383,6 @@ def _side_mask(frame: pd.DataFrame, keys: list[str], value: object, side: str) -
     return mask
 
 
-def _bootstrap_median_ranks(
-    n: int, resamples: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """For ``resamples`` bootstrap resamples of ``n`` sorted values, the positions of the two
-    middle order statistics of each (``(n - 1) // 2`` and ``n // 2``; equal for odd ``n``).
-
-    A resample draws ``n`` positions uniformly with replacement; since the values are sorted,
-    its median is ``(values[lo] + values[hi]) / 2`` with ``lo`` / ``hi`` the middle order
-    statistics of the drawn positions. Those are sampled exactly, without the (resamples x n)
-    position matrix: how many of ``c`` uniform draws on ``[lo, hi]`` fall in the lower half is
-    binomial, and given that count the draws on each half are again uniform and independent,
-    so bisecting the range follows the middle ranks in about log2(n) vectorised binomial draws.
-    When the two middle ranks part at a bisection, one is the largest draw of the lower half,
-    the other the smallest of the upper half (inverse CDF: ``P(max <= t) = (t / width)^s``).
-    Same distribution as ``np.median(values[idx], axis=1)`` over a drawn index matrix (a test
-    checks it), about 100x faster at 1 000 runs (``benchmarks/frames.py``).
-    """
-    lo = np.zeros(resamples, dtype=np.int64)
-    hi = np.full(resamples, n - 1, dtype=np.int64)
-    count = np.full(resamples, n, dtype=np.int64)
-    rank_lo = np.full(resamples, (n - 1) // 2, dtype=np.int64)
-    rank_hi = np.full(resamples, n // 2, dtype=np.int64)
-    first = np.empty(resamples, dtype=np.int64)
-    second = np.empty(resamples, dtype=np.int64)
-    active = np.arange(resamples)
-    while active.size:
-        low, high = lo[active], hi[active]
-        single = low == high
-        if single.any():  # one value left: every remaining draw is it
-            done = active[single]
-            first[done] = second[done] = lo[done]
-            active, low, high = active[~single], low[~single], high[~single]
-            if not active.size:
-                break
-        middle = (low + high) // 2
-        draws = count[active]
-        below = rng.binomial(draws, (middle - low + 1) / (high - low + 1))
-        r_lo, r_hi = rank_lo[active], rank_hi[active]
-        left = r_hi < below
-        right = r_lo >= below
-        parted = ~(left | right)
-        rows = active[left]
-        hi[rows], count[rows] = middle[left], below[left]
-        rows = active[right]
-        lo[rows] = middle[right] + 1
-        count[rows] = draws[right] - below[right]
-        rank_lo[rows] -= below[right]
-        rank_hi[rows] -= below[right]
-        if parted.any():
-            rows = active[parted]
-            n_low = below[parted]
-            n_high = draws[parted] - n_low
-            width_low = middle[parted] - low[parted] + 1
-            width_high = high[parted] - middle[parted]
-            u = 1.0 - rng.random((2, rows.size))  # (0, 1]
-            top = np.clip(np.ceil(width_low * u[0] ** (1.0 / n_low)), 1, width_low)
-            bottom = np.clip(np.ceil(width_high * u[1] ** (1.0 / n_high)), 1, width_high)
-            first[rows] = low[parted] + top.astype(np.int64) - 1
-            second[rows] = high[parted] - bottom.astype(np.int64) + 1
-        active = active[~parted]
-    return first.astype(np.intp), second.astype(np.intp)
-
-
-class _Bootstrap:
-    """Seeded bootstrap of the difference of medians; the resampled ranks serve every metric."""
-
-    def __init__(self, resamples: int, seed: int | None) -> None:
-        self.resamples = resamples
-        self.entropy = np.random.SeedSequence(seed).entropy
-        self.ranks: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-
-    def medians(self, side: int, values: np.ndarray) -> np.ndarray:
-        n = len(values)
-        key = (side, n)
-        if key not in self.ranks:
-            # One stream per (side, n): the same seed gives the same interval whichever
-            # other metrics are compared, and the two sides never share draws.
-            sequence = np.random.SeedSequence(self.entropy, spawn_key=key)
-            self.ranks[key] = _bootstrap_median_ranks(
-                n, self.resamples, np.random.default_rng(sequence)
-            )
-        lo, hi = self.ranks[key]
-        ordered = np.sort(values)
-        medians: np.ndarray = (ordered[lo] + ordered[hi]) / 2
-        return medians
-
-    def interval(self, a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float]:
-        diffs = self.medians(1, b) - self.medians(0, a)
-        tail = (1 - confidence) / 2
-        low, high = np.quantile(diffs, [tail, 1 - tail])
-        return float(low), float(high)
-
-
 def _cliffs_delta(a: np.ndarray, b: np.ndarray) -> float:
     """P(b > a) - P(b < a) over all pairs: +1 every b above every a, -1 all below."""
     ordered = np.sort(a)
@@ -553,7 +458,7 @@ def compare(
     names = _metric_names(metrics, frame)
     if metrics is None:
         names = [n for n in names if np.isfinite(_values(frame, n)[ok & (mask_a | mask_b)]).any()]
-    bootstrap = _Bootstrap(resamples, seed)
+    bootstrap = Bootstrap(resamples, seed)
     alpha = 1 - confidence
     rows: list[dict[str, Any]] = []
     for name in names:
@@ -603,25 +508,6 @@ def compare(
 # -- history ---------------------------------------------------------------------------------
 
 
-def _wanted(value: str | Iterable[str] | None, what: str,
-            valid: Iterable[str] | None = None) -> set[str] | None:
-    """The accepted values of one filter (None: any)."""
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) else list(value)
-    out: set[str] = set()
-    for item in items:
-        if not isinstance(item, str):
-            raise InvalidInputError(f"{what}: expected a string or a list of them, got {item!r}")
-        out.add(item)
-    if valid is not None:
-        choices = list(valid)
-        unknown = sorted(out - set(choices))
-        if unknown:
-            raise InvalidInputError(f"{what}: unknown {unknown[0]!r}; valid: {', '.join(choices)}")
-    return out
-
-
 def history(
     runner: Runner,
     *,
@@ -632,46 +518,9 @@ def history(
     location: str | Iterable[str] | None = None,
     limit: int = 1000,
 ) -> pd.DataFrame:
-    """The wide frame of past tests, oldest first, for trends.
-
-    Pages through ``runner.list`` (100 a page, newest first; ``since`` / ``until`` are
-    inclusive ``created_at`` bounds, a datetime or epoch seconds / milliseconds) until
-    ``limit`` tests pass the filters (``url`` exact, ``device``, ``location``; each a value or
-    a list) or no test is left, so the result holds the newest ``limit`` matching tests,
-    sorted by ``created_at``.
-    """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidInputError(f"limit: expected a positive integer, got {limit!r}")
-    urls = _wanted(url, "url")
-    devices = _wanted(
-        [DEVICE_ALIASES.get(d, d) for d in ([device] if isinstance(device, str) else device)]
-        if device is not None else None,
-        "device", [d.value for d in Device],
-    )
-    locations = _wanted(location, "location", [loc.value for loc in Location])
-    per_page = 100
-    found: list[TestReport] = []
-    seen: set[str] = set()
-    page = 1
-    while len(found) < limit:
-        batch = runner.list(page, per_page=per_page, created_at_gte=since, created_at_lte=until)
-        for report in batch:
-            # A test created while paging shifts the pages by one: skip what was seen.
-            if report.id is not None:
-                if report.id in seen:
-                    continue
-                seen.add(report.id)
-            if (
-                (urls is None or report.url in urls)
-                and (devices is None or report.device.value in devices)
-                and (locations is None or report.location.value in locations)
-            ):
-                found.append(report)
-                if len(found) >= limit:
-                    break
-        if len(batch) < per_page:
-            break
-        page += 1
-    # Oldest first; reversed first so equal timestamps keep their creation order.
-    frame = to_frame(found[::-1])
+    """The wide frame of past tests, oldest first, for trends: the newest ``limit`` tests
+    that pass the filters, as :func:`pagelab.runners.read_history` reads them from the
+    runner, sorted by ``created_at`` (equal timestamps in creation order)."""
+    frame = to_frame(read_history(runner, since=since, until=until, url=url, device=device,
+                                  location=location, limit=limit))
     return frame.sort_values("created_at", kind="stable").reset_index(drop=True)

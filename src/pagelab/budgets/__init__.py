@@ -9,6 +9,9 @@ budget.json (:func:`load_budgets`); :func:`evaluate` turns budgets and a wide fr
 into :class:`BudgetResult` records, shared by the pytest plugin, ``pagelab check`` and plots.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._baseline import (
     BASELINE_FORMAT,
     Baseline,
@@ -46,7 +49,11 @@ from ._models import (
     budget_metric,
     checks_from_mapping,
 )
-from ._runs import frame_from_records, load_runs, runs_to_records
+
+if TYPE_CHECKING:
+    from pagelab.frames import from_records as frame_from_records
+    from pagelab.frames import read_runs as load_runs
+    from pagelab.frames import to_records as runs_to_records
 
 __all__ = [
     "AGGREGATION_NAMES",
@@ -88,3 +95,17 @@ __all__ = [
     "runs_to_records",
     "save_baseline",
 ]
+
+# Saved runs are the frames codec's (pagelab.frames): these names stay for the plugin and
+# `pagelab check`, loaded on first use so importing budgets does not import pandas.
+_FROM_FRAMES = {
+    "frame_from_records": "from_records",
+    "load_runs": "read_runs",
+    "runs_to_records": "to_records",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_FRAMES:
+        return getattr(importlib.import_module("pagelab.frames"), _FROM_FRAMES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

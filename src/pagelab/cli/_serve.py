@@ -81,6 +81,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
     from pydantic import ValidationError
 
+    from pagelab.models import invalid_input
     from pagelab.service import Settings
 
     allowed = [*os.environ.get("PAGELAB_ALLOW_TARGETS", "").split(","), *args.allow_target]
@@ -106,14 +107,14 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     try:
         return Settings(**values)
     except ValidationError as exc:
-        fields = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise InvalidInputError(fields) from exc
+        raise invalid_input(exc) from exc
 
 
 def _fleet_settings(args: argparse.Namespace, broker: str) -> Any:
     from pydantic import ValidationError
 
     from pagelab.fleet import FleetSettings, check_broker_url, resolve_secret
+    from pagelab.models import invalid_input
 
     check_broker_url(broker)
     try:
@@ -123,8 +124,7 @@ def _fleet_settings(args: argparse.Namespace, broker: str) -> Any:
             visibility_timeout=args.visibility_timeout,
         )
     except ValidationError as exc:
-        fields = "; ".join(f"--{'-'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise InvalidInputError(fields.replace("_", "-")) from exc
+        raise invalid_input(exc, as_option=True) from exc
 
 
 def _log_config(level: str) -> dict[str, Any]:

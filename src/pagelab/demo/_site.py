@@ -1,18 +1,15 @@
 """The demo site: a threaded HTTP server on loopback whose pages each have one known trait.
 
-Pages are HTML templates in ``static/``; the hero image of ``/heavy`` is drawn with Pillow
-the first time it is needed and kept in memory. Every request, and every beacon a page
-sends after it loaded, is recorded for tests to inspect.
+Pages are HTML templates in ``static/``, beside the hero image of ``/heavy`` (a JPEG file,
+read once and kept in memory). Every request, and every beacon a page sends after it
+loaded, is recorded for tests to inspect.
 """
 
 from __future__ import annotations
 
 import errno
-import importlib.util
-import io
 import ipaddress
 import json
-import random
 import re
 import socket
 import sys
@@ -26,13 +23,11 @@ from functools import cache
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from itertools import pairwise
 from types import TracebackType
 from typing import Any, Self, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from .._exceptions import InvalidInputError
-from .._extras import require
 
 __all__ = [
     "PAGES",
@@ -56,8 +51,6 @@ _SLOW_DEFAULT_MS = 1000
 _SLOW_MAX_MS = 30_000
 _BLOCKING_SCRIPT_DELAY_S = 0.3
 _MAX_BEACON_BYTES = 64 * 1024
-_HERO_SIZE = (2400, 1600)
-_HERO_SEED = 20240601
 # Idle keep-alive connections are dropped after this, so their threads do not linger.
 _IDLE_TIMEOUT_S = 30.0
 
@@ -139,97 +132,14 @@ def _render(page: str, **values: str) -> bytes:
     return html.encode("utf-8")
 
 
-_hero_lock = threading.Lock()
-_hero_jpeg: bytes | None = None
-
-
+@cache
 def _hero_image() -> bytes:
-    """The hero JPEG of ``/heavy``: drawn once per process (about 0.3 s), then cached."""
-    global _hero_jpeg
-    with _hero_lock:
-        if _hero_jpeg is None:
-            _hero_jpeg = _draw_hero()
-        return _hero_jpeg
+    """The hero JPEG of ``/heavy`` (2400 x 1600, 1.3 MB: as large as a real photo), read once.
 
-
-def _warm_hero_image() -> None:
-    """Draw the hero image in the background, before the browser asks for it."""
-    if _hero_jpeg is None:
-        threading.Thread(target=_hero_image, name="pagelab-demo-hero", daemon=True).start()
-
-
-def _ridge(rng: random.Random, points: int, base: float, roughness: float) -> list[float]:
-    """Heights of a mountain ridge by midpoint displacement."""
-    heights = [base, base]
-    while len(heights) < points:
-        refined: list[float] = []
-        for left, right in pairwise(heights):
-            refined += [left, (left + right) / 2 + rng.uniform(-roughness, roughness)]
-        refined.append(heights[-1])
-        heights = refined
-        roughness *= 0.55
-    return heights
-
-
-def _draw_hero() -> bytes:
-    """A sunset over a mountain lake, the same bytes on every call."""
-    # Imported here: only /heavy needs Pillow, and importing it costs time at startup.
-    from PIL import Image, ImageDraw, ImageFilter, ImageOps
-
-    width, height = _HERO_SIZE
-    horizon = 1000
-    rng = random.Random(_HERO_SEED)
-    gradient = Image.linear_gradient("L").resize((width, horizon))
-    sky = ImageOps.colorize(
-        gradient, black=(38, 52, 112), white=(252, 176, 96), mid=(214, 120, 128)
-    )
-    image = Image.new("RGB", (width, height))
-    image.paste(sky, (0, 0))
-
-    sun_x, sun_y = 1560, 700
-    glow = Image.new("L", (width, height), 0)
-    ImageDraw.Draw(glow).ellipse((sun_x - 260, sun_y - 260, sun_x + 260, sun_y + 260), fill=170)
-    glow = glow.filter(ImageFilter.GaussianBlur(120))
-    image = Image.composite(Image.new("RGB", (width, height), (255, 222, 160)), image, glow)
-    draw = ImageDraw.Draw(image)
-    draw.ellipse((sun_x - 110, sun_y - 110, sun_x + 110, sun_y + 110), fill=(255, 236, 190))
-    for base, roughness, color in (
-        (760, 220, (92, 70, 118)),
-        (840, 160, (62, 50, 92)),
-        (920, 110, (34, 32, 62)),
-    ):
-        heights = _ridge(rng, width // 8, base, roughness)
-        step = width / (len(heights) - 1)
-        outline = [(i * step, h) for i, h in enumerate(heights)]
-        draw.polygon([*outline, (width, horizon), (0, horizon)], fill=color)
-
-    depth = height - horizon
-    mirrored = image.crop((0, horizon - depth, width, horizon))
-    water = Image.blend(
-        mirrored.transpose(Image.Transpose.FLIP_TOP_BOTTOM),
-        Image.new("RGB", mirrored.size, (20, 34, 70)),
-        0.45,
-    )
-    ripples = ImageDraw.Draw(water)
-    for _ in range(650):
-        y = rng.uniform(0, depth)
-        x = rng.uniform(-100, width)
-        length = rng.uniform(40, 260) * (0.3 + y / depth)
-        shade = rng.randint(-40, 20)
-        ripples.line(
-            (x, y, x + length, y),
-            fill=(150 + shade, 130 + shade, 150 + shade),
-            width=rng.randint(1, 3),
-        )
-    image.paste(water, (0, horizon))
-
-    # Film grain from the seeded generator: it makes the JPEG as large as a real photo's
-    # (1-2 MB) where a flat illustration would compress to a tenth of that.
-    grain = Image.frombytes("L", (width, height), rng.randbytes(width * height))
-    image = Image.blend(image, grain.convert("RGB"), 0.09)
-    buffer = io.BytesIO()
-    image.save(buffer, "JPEG", quality=92)
-    return buffer.getvalue()
+    A sunset over a mountain lake with film grain, drawn once with Pillow and shipped as a
+    static file, so the demo site needs no image library.
+    """
+    return (resources.files("pagelab.demo") / "static" / "hero.jpg").read_bytes()
 
 
 # --- HTTP ------------------------------------------------------------------------------
@@ -363,8 +273,6 @@ class _Handler(BaseHTTPRequestHandler):
         target = urlsplit(self.path)
         path = target.path
         if path in ("/", "/fast", "/heavy", "/shift"):
-            if path == "/heavy":
-                _warm_hero_image()
             self._send(HTTPStatus.OK, _render(path.strip("/") or "index"), _HTML, head=head)
         elif path == "/slow":
             self._slow(target.query, head=head)
@@ -489,8 +397,6 @@ class DemoServer:
         """Bind the port and serve in the background; raises if the port is in use."""
         if self._httpd is not None:
             raise RuntimeError("the demo server is already running")
-        if importlib.util.find_spec("PIL") is None:  # found without importing it (slow)
-            require("PIL", "demo")  # raises, naming `pip install 'pagelab[demo]'`
         self._recorder.stopping.clear()
         try:
             httpd = _HTTPServer((self._host, self._requested_port), self._recorder)

@@ -27,6 +27,7 @@ from pagelab.models import (
     TTFBResult,
     TTFBStatus,
     TTFBTimings,
+    validation_message,
 )
 
 from ._targets import IPAddress, TargetPolicy, resolve
@@ -303,8 +304,8 @@ def _check_url(url: str) -> None:
     try:
         _PAGE_URL.validate_python(url)
     except ValidationError as exc:
-        reason = exc.errors()[0]["msg"].removeprefix("Value error, ")
-        raise InvalidInputError(f"url: {reason} (got {url!r})") from None
+        reason = validation_message(exc, "url", limit=1)
+        raise InvalidInputError(f"{reason} (got {url!r})") from None
 
 
 def run_ttfb(

@@ -1,6 +1,8 @@
 """Reports as pandas DataFrames (the wide frame of runs and its tidy form), and one run's
-audits and network requests, and TTFB results."""
+audits and network requests, and TTFB results; the codec of runs (frame <-> records <->
+reports)."""
 
+from ._records import from_records, read_runs, to_records, to_reports
 from ._run import AUDIT_COLUMNS, AUDIT_GROUPS, REQUEST_COLUMNS, audits, requests
 from ._ttfb import TTFB_COLUMNS, ttfb_frame
 from ._wide import COLUMNS, UNITS, to_frame, to_long
@@ -13,8 +15,12 @@ __all__ = [
     "TTFB_COLUMNS",
     "UNITS",
     "audits",
+    "from_records",
+    "read_runs",
     "requests",
     "to_frame",
     "to_long",
+    "to_records",
+    "to_reports",
     "ttfb_frame",
 ]

@@ -25,8 +25,6 @@ from ._inputs import (
     check_paging,
     coerce_config,
     epoch_ms_or_none,
-    invalid_input,
-    validation_message,
 )
 from ._metrics import METRIC_NAMES, METRICS, Direction, Metric, Rating, metric
 from ._reference import CreditPool, Credits, ErrorBody, LocationInfo, TTFBLocation, TTFBRegion
@@ -45,6 +43,7 @@ from ._reports import (
 from ._requests import BatchTestRequest, LighthouseTestRequest, TTFBTestRequest
 from ._ttfb import TTFBData, TTFBError, TTFBLocationResult, TTFBResult, TTFBTimings
 from ._types import MAX_STRING_LENGTH, PageUrl, Timestamp, from_epoch, to_epoch_ms
+from ._validation import invalid_input, validation_message
 
 __all__ = [
     "DEVICE_ALIASES",

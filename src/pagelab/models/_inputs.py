@@ -7,12 +7,12 @@ gets it:
   read as seconds below 1e11 and as milliseconds above (see :func:`from_epoch`);
 - a config is a :class:`LighthouseConfig`, a mapping of its JSON shape, or None;
 - a pydantic ``ValidationError`` becomes one line naming each bad field, raised as
-  :class:`~pagelab.InvalidInputError`.
+  :class:`~pagelab.InvalidInputError` (the one translator: :mod:`._validation`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +22,7 @@ from pagelab._exceptions import InvalidInputError
 
 from ._config import LighthouseConfig
 from ._types import from_epoch, to_epoch_ms
+from ._validation import invalid_input
 
 __all__ = [
     "ConfigInput",
@@ -30,8 +31,6 @@ __all__ = [
     "check_paging",
     "coerce_config",
     "epoch_ms_or_none",
-    "invalid_input",
-    "validation_message",
 ]
 
 #: A config as a model, a mapping of the JSON shape, or None for the defaults.
@@ -40,51 +39,6 @@ ConfigInput = LighthouseConfig | Mapping[str, Any] | None
 TimeInput = datetime | int | float | None
 #: Called with the current report each time a test's or a batch item's status changes.
 ProgressCallback = Callable[[Any], None]
-
-_REQUEST_PARTS = ("body", "query", "path", "header")
-
-
-def _field_path(loc: Sequence[int | str], prefix: str) -> str:
-    # ("body", "config", "whitelist", 5) -> "config.whitelist[5]"
-    parts = list(loc[1:] if loc and loc[0] in _REQUEST_PARTS else loc)
-    text = prefix
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
-def validation_message(
-    errors: ValidationError | Sequence[Any], prefix: str = "", *, limit: int | None = 3
-) -> str:
-    """One line naming each invalid field, e.g. ``config.whitelist[5]: String should…``.
-
-    ``errors`` is a :class:`ValidationError` or its ``errors()`` list; ``prefix`` names the
-    argument the model was built from; at most ``limit`` fields are named.
-    """
-    items = errors.errors() if isinstance(errors, ValidationError) else list(errors)
-    shown = items if limit is None else items[:limit]
-    messages: list[str] = []
-    for error in shown:
-        kind = error.get("type", "")
-        if kind == "json_invalid":
-            messages.append(f"body is not valid JSON ({error.get('ctx', {}).get('error', '')})")
-            continue
-        field = _field_path(error.get("loc", ()), prefix)
-        text = str(error.get("msg", "invalid")).removeprefix("Value error, ")
-        if not field:
-            object_expected = kind in ("missing", "model_type", "dict_type")
-            messages.append("body: send a JSON object" if object_expected else f"body: {text}")
-            continue
-        messages.append(f"{field}: {text}")
-    if len(items) > len(shown):
-        messages.append(f"and {len(items) - len(shown)} more")
-    return "; ".join(messages)
-
-
-def invalid_input(exc: ValidationError, prefix: str = "") -> InvalidInputError:
-    """The :class:`InvalidInputError` for a failed validation, naming every bad field."""
-    return InvalidInputError(validation_message(exc, prefix, limit=None))
-
 
 def coerce_config(config: ConfigInput) -> LighthouseConfig:
     """A validated config (the defaults for None); bad fields raise InvalidInputError."""

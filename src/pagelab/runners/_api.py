@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import builtins
+import collections
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
 import httpx
 from pydantic import ValidationError
 
-from pagelab._exceptions import APINotFoundError, NotFoundError
+from pagelab._exceptions import APIError, APINotFoundError, NotFoundError, TimeoutError
 from pagelab.client import Client, RetryPolicy
 from pagelab.models import (
     BatchReport,
@@ -29,10 +32,57 @@ from pagelab.models import (
     invalid_input,
 )
 
+from ._base import MatrixCell, ReportSink
 from ._batch import plan_batch
 from ._resources import ResourceReader
 
-__all__ = ["ApiRunner"]
+__all__ = ["MAX_IN_FLIGHT", "ApiRunner"]
+
+#: Tests :meth:`ApiRunner.run_matrix` keeps submitted but unfinished at once (a batch larger
+#: than this is still submitted whole, alone). Enough to keep a server's queue busy without
+#: flooding it, or anyone else's credits, ahead of an interrupt.
+MAX_IN_FLIGHT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """What one request submits: one test, or a spec batch varying one dimension."""
+
+    run: int
+    cells: tuple[MatrixCell, ...]
+    batch_type: BatchType | None
+
+
+def _units(cells: Sequence[MatrixCell], run: int) -> list[_Unit]:
+    """One round's requests: per config, a batch over the dimension with the most values
+    (one batch per combination of the others), or single tests when nothing varies."""
+    units: list[_Unit] = []
+    by_config: dict[str, list[MatrixCell]] = {}
+    for cell in cells:
+        by_config.setdefault(cell.config.model_dump_json(), []).append(cell)
+    for group in by_config.values():
+        values: dict[BatchType, list[object]] = {
+            BatchType.MULTIPLE_URLS: list(dict.fromkeys(c.url for c in group)),
+            BatchType.MULTIPLE_DEVICES: list(dict.fromkeys(c.device for c in group)),
+            BatchType.MULTIPLE_LOCATIONS: list(dict.fromkeys(c.location for c in group)),
+        }
+        # Ties go to URLs, then devices (dict order).
+        batch_type = max(values, key=lambda kind: len(values[kind]))
+        if len(values[batch_type]) == 1:
+            units.extend(_Unit(run, (cell,), None) for cell in group)
+            continue
+        others: dict[tuple[object, ...], list[MatrixCell]] = {}
+        for cell in group:
+            key = tuple(
+                value for kind, value in (
+                    (BatchType.MULTIPLE_URLS, cell.url),
+                    (BatchType.MULTIPLE_DEVICES, cell.device),
+                    (BatchType.MULTIPLE_LOCATIONS, cell.location),
+                ) if kind is not batch_type
+            )
+            others.setdefault(key, []).append(cell)
+        units.extend(_Unit(run, tuple(part), batch_type) for part in others.values())
+    return units
 
 
 class ApiRunner(ResourceReader):
@@ -103,6 +153,71 @@ class ApiRunner(ResourceReader):
             created, timeout=self.wait_timeout, poll_interval=self.poll_interval,
             progress=progress,
         )
+
+    def run_matrix(
+        self, cells: Sequence[MatrixCell], runs: int, on_report: ReportSink
+    ) -> None:
+        """Submit ahead (at most :data:`MAX_IN_FLIGHT` tests unfinished, as spec batches
+        where one fits) and poll the oldest unfinished test first."""
+        queue = collections.deque(unit for run in range(runs) for unit in _units(cells, run))
+        index = {id(cell): i for i, cell in enumerate(cells)}
+        pending: dict[str, tuple[int, int]] = {}  # test id -> (run, cell index), oldest first
+        last_progress = time.monotonic()
+        while queue or pending:
+            while queue and (not pending or len(pending) + len(queue[0].cells) <= MAX_IN_FLIGHT):
+                unit = queue.popleft()
+                for test_id, cell in self._submit(unit):
+                    pending[test_id] = (unit.run, index[id(cell)])
+            # A server's queue is first in, first out: only the oldest test is worth asking
+            # about until it is final, so a poll costs one request, not one per test.
+            finished = False
+            for test_id in list(pending):
+                report = self.client.get_test(test_id)
+                if not report.status.is_final:
+                    break
+                on_report(report, *pending.pop(test_id))
+                finished = True
+            if finished:
+                last_progress = time.monotonic()
+                continue
+            waited = time.monotonic() - last_progress
+            if self.wait_timeout is not None and waited > self.wait_timeout:
+                raise TimeoutError(
+                    f"no test finished for {waited:.0f} s (the runner's wait_timeout); "
+                    f"{len(pending)} still unfinished on the server"
+                )
+            time.sleep(self.poll_interval)
+
+    def _submit(self, unit: _Unit) -> builtins.list[tuple[str, MatrixCell]]:
+        """Create the unit's tests on the server: (test id, cell) in submission order."""
+        first = unit.cells[0]
+        if unit.batch_type is None:
+            created = self.client.create_test(
+                first.url, first.device.value, first.location.value, first.config
+            )
+            if created.id is None:
+                raise APIError(201, "unexpected_response",
+                               "the server created a test without an id")
+            return [(created.id, first)]
+        batch = self.client.create_batch(
+            list(dict.fromkeys(c.url for c in unit.cells)),
+            list(dict.fromkeys(c.device.value for c in unit.cells)),
+            list(dict.fromkeys(c.location.value for c in unit.cells)),
+            unit.batch_type,
+            first.config,
+        )
+        by_target = {(c.url, c.device, c.location): c for c in unit.cells}
+        submitted: builtins.list[tuple[str, MatrixCell]] = []
+        for item in batch.reports:
+            cell = by_target.pop((item.url, item.device, item.location), None)
+            if cell is None or item.id is None:
+                raise APIError(201, "unexpected_response",
+                               f"batch {batch.id}: an item the request did not ask for, or no id")
+            submitted.append((item.id, cell))
+        if by_target:
+            raise APIError(201, "unexpected_response",
+                           f"batch {batch.id}: the server dropped {len(by_target)} of the tests")
+        return submitted
 
     def ttfb(self, url: str, region: str) -> TTFBResult:
         return self.client.create_ttfb_test(url, region)

@@ -7,7 +7,8 @@ The input vocabulary (config, time bounds, progress callbacks, validation messag
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
@@ -15,6 +16,9 @@ from pagelab.models import (
     BatchReport,
     BatchType,
     ConfigInput,
+    Device,
+    LighthouseConfig,
+    Location,
     LocationInfo,
     ProgressCallback,
     TestReport,
@@ -25,7 +29,22 @@ from pagelab.models import (
 
 from ._resources import ReportRef
 
-__all__ = ["Runner"]
+__all__ = ["MatrixCell", "ReportSink", "Runner"]
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixCell:
+    """One cell of a matrix to run: a URL on a device from a location, with its config."""
+
+    url: str
+    device: Device
+    location: Location
+    config: LighthouseConfig
+
+
+#: Called by :meth:`Runner.run_matrix` with each final report, its run (0-based repetition)
+#: and its cell's position in the list of cells.
+ReportSink = Callable[[TestReport, int, int], None]
 
 
 @runtime_checkable
@@ -40,6 +59,9 @@ class Runner(Protocol):
     helpers ``lhr``, ``screenshot``, ``filmstrip`` and ``video``; each takes a
     :class:`TestReport`, a :class:`BatchItem` or a test id, and a resource the test does not
     have raises :class:`~pagelab.NotFoundError` naming it (``video`` returns None instead).
+
+    ``run_matrix`` runs every cell ``runs`` times for :func:`pagelab.measure`, each runner in
+    its own way (the local engine one test at a time, the API submitting ahead and polling).
     """
 
     def lighthouse(
@@ -62,6 +84,13 @@ class Runner(Protocol):
         *,
         progress: ProgressCallback | None = None,
     ) -> BatchReport: ...
+
+    def run_matrix(
+        self, cells: Sequence[MatrixCell], runs: int, on_report: ReportSink
+    ) -> None:
+        """Run every cell ``runs`` times, run 0 of every cell first, and hand each final
+        report to ``on_report`` as it arrives (the order reports finish in)."""
+        ...
 
     def ttfb(self, url: str, region: str) -> TTFBResult: ...
 

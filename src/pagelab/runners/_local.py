@@ -47,6 +47,7 @@ from pagelab.store import (
     transaction,
 )
 
+from ._base import MatrixCell, ReportSink
 from ._batch import plan_batch
 from ._execute import execute_test
 from ._resources import ResourceReader
@@ -149,6 +150,18 @@ class LocalRunner(ResourceReader):
                     raise
                 self._notify_batch(progress, batch_id)
         return self._batch(batch_id)
+
+    def run_matrix(
+        self, cells: Sequence[MatrixCell], runs: int, on_report: ReportSink
+    ) -> None:
+        """One test at a time: the engine's machine-wide lock serialises runs anyway, so
+        nothing is gained by queueing ahead."""
+        for run in range(runs):
+            for index, cell in enumerate(cells):
+                report = self.lighthouse(
+                    cell.url, cell.device.value, cell.location.value, cell.config
+                )
+                on_report(report, run, index)
 
     def ttfb(self, url: str, region: str) -> TTFBResult:
         """Probe ``url`` once per location of ``region`` (all from this machine)."""

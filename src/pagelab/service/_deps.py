@@ -12,9 +12,10 @@ from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ValidationError
 
 from pagelab._exceptions import InvalidInputError
+from pagelab.models import validation_message
 from pagelab.store import Account, find_account_by_key
 
-from ._errors import ApiProblem, validation_message
+from ._errors import ApiProblem
 from ._server import MAX_BODY_BYTES
 from ._state import ReportKind, Services
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -11,14 +11,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pagelab.models import ErrorBody
+from pagelab.models import ErrorBody, validation_message
 
 __all__ = [
     "ERROR_CODES",
     "ApiProblem",
     "error_responses",
     "install_error_handlers",
-    "validation_message",
 ]
 
 logger = logging.getLogger("pagelab.service")
@@ -63,35 +62,6 @@ def _error_response(
 ) -> JSONResponse:
     body = ErrorBody(code=ERROR_CODES[status][0], message=message)
     return JSONResponse(body.model_dump(), status_code=status, headers=dict(headers or {}))
-
-
-def _field_path(loc: Sequence[int | str]) -> str:
-    # ("body", "config", "whitelist", 5) -> "config.whitelist[5]"
-    parts = list(loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc)
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
-def validation_message(errors: Sequence[Any]) -> str:
-    """One line naming each invalid field (at most three), from pydantic's error list."""
-    messages: list[str] = []
-    for error in errors[:3]:
-        kind = error.get("type", "")
-        if kind == "json_invalid":
-            messages.append(f"body is not valid JSON ({error.get('ctx', {}).get('error', '')})")
-            continue
-        field = _field_path(error.get("loc", ()))
-        text = str(error.get("msg", "invalid")).removeprefix("Value error, ")
-        if not field:
-            object_expected = kind in ("missing", "model_type", "dict_type")
-            messages.append("body: send a JSON object" if object_expected else f"body: {text}")
-            continue
-        messages.append(f"{field}: {text}")
-    if len(errors) > 3:
-        messages.append(f"and {len(errors) - 3} more")
-    return "; ".join(messages)
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -1,0 +1,86 @@
+"""Reading a runner's past tests, filtered, for trends (:func:`pagelab.stats.history`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pagelab._exceptions import InvalidInputError
+from pagelab.models import DEVICE_ALIASES, Device, Location, TestReport, TimeInput
+
+from ._base import Runner
+
+__all__ = ["read_history"]
+
+#: Tests asked for per ``runner.list`` page (the API's maximum).
+_PER_PAGE = 100
+
+
+def _wanted(value: str | Iterable[str] | None, what: str,
+            valid: Iterable[str] | None = None) -> set[str] | None:
+    """The accepted values of one filter (None: any)."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else list(value)
+    out: set[str] = set()
+    for item in items:
+        if not isinstance(item, str):
+            raise InvalidInputError(f"{what}: expected a string or a list of them, got {item!r}")
+        out.add(item)
+    if valid is not None:
+        choices = list(valid)
+        unknown = sorted(out - set(choices))
+        if unknown:
+            raise InvalidInputError(f"{what}: unknown {unknown[0]!r}; valid: {', '.join(choices)}")
+    return out
+
+
+def read_history(
+    runner: Runner,
+    *,
+    since: TimeInput = None,
+    until: TimeInput = None,
+    url: str | Iterable[str] | None = None,
+    device: str | Iterable[str] | None = None,
+    location: str | Iterable[str] | None = None,
+    limit: int = 1000,
+) -> list[TestReport]:
+    """The newest ``limit`` past tests that pass the filters, oldest first.
+
+    Pages through ``runner.list`` (100 a page, newest first; ``since`` / ``until`` are
+    inclusive ``created_at`` bounds, a datetime or epoch seconds / milliseconds) until
+    ``limit`` tests pass the filters (``url`` exact, ``device``, ``location``; each a value or
+    a list) or no test is left. Equal timestamps keep their creation order.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidInputError(f"limit: expected a positive integer, got {limit!r}")
+    urls = _wanted(url, "url")
+    devices = _wanted(
+        [DEVICE_ALIASES.get(d, d) for d in ([device] if isinstance(device, str) else device)]
+        if device is not None else None,
+        "device", [d.value for d in Device],
+    )
+    locations = _wanted(location, "location", [loc.value for loc in Location])
+    found: list[TestReport] = []
+    seen: set[str] = set()
+    page = 1
+    while len(found) < limit:
+        batch = runner.list(page, per_page=_PER_PAGE, created_at_gte=since,
+                            created_at_lte=until)
+        for report in batch:
+            # A test created while paging shifts the pages by one: skip what was seen.
+            if report.id is not None:
+                if report.id in seen:
+                    continue
+                seen.add(report.id)
+            if (
+                (urls is None or report.url in urls)
+                and (devices is None or report.device.value in devices)
+                and (locations is None or report.location.value in locations)
+            ):
+                found.append(report)
+                if len(found) >= limit:
+                    break
+        if len(batch) < _PER_PAGE:
+            break
+        page += 1
+    return found[::-1]
