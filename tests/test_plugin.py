@@ -8,6 +8,7 @@ tests/test_plugin_engine.py.
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -76,6 +77,21 @@ def test_terminal_summary_table(pytester: pytest.Pytester) -> None:
         r"5 checks: 3 passed, 1 failed, 1 warned",
     ])
 
+
+def test_help_lists_and_parses_every_option(pytester: pytest.Pytester) -> None:
+    # pytest loads the plugin in every session: its --help must never break anyone's.
+    from pytest_pagelab._state import SETTINGS
+
+    result = pytester.runpytest("--help")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    listed = set(re.findall(r"--pagelab-[a-z-]+", result.stdout.str()))
+    flags = {f"--pagelab-{name.replace('_', '-')}": name for name in SETTINGS}
+    assert listed == set(flags)
+    result.stdout.fnmatch_lines(["*largest_contentful_paint:10%,performance_score:5*"])
+    for flag, name in flags.items():
+        config = pytester.parseconfig(f"{flag}=value%,x")
+        parsed = config.getoption(f"pagelab_{name}")
+        assert parsed == (["value%,x"] if name == "budgets" else "value%,x"), flag
 
 def test_unknown_and_unmeasured_metrics_are_usage_errors(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""

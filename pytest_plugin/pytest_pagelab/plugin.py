@@ -40,16 +40,23 @@ _MARKER_HELP = (
 )
 
 
+def _option_help(text: str) -> str:
+    # argparse %-formats every option's help (for %(default)s): a literal % (as in
+    # "largest_contentful_paint:10%") must be doubled or `pytest --help` crashes in every
+    # project of the environment. SETTINGS stays plain text; only here is it escaped.
+    return text.replace("%", "%%")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("pagelab", "performance budgets (pagelab)")
     for name, text in SETTINGS.items():
         flag = f"--pagelab-{name.replace('_', '-')}"
         if name == "budgets":
             group.addoption(flag, dest=f"pagelab_{name}", action="append", default=None,
-                            metavar="PATH", help=text)
+                            metavar="PATH", help=_option_help(text))
         else:
             group.addoption(flag, dest=f"pagelab_{name}", default=None,
-                            metavar=name.split("_")[-1].upper(), help=text)
+                            metavar=name.split("_")[-1].upper(), help=_option_help(text))
         if name == "budgets":
             parser.addini(f"pagelab_{name}", text, type="linelist", default=[])
         elif name != "api_key":
