@@ -326,3 +326,26 @@ def test_plugin_loads_pagelab_only_on_use() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_plugin_imports_flow_one_way() -> None:
+    # Every import between the plugin's modules, those inside functions too, points one way.
+    import ast
+    import graphlib
+
+    import pytest_pagelab
+
+    package = Path(pytest_pagelab.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        imported: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level == 1 and node.module:
+                    imported.add(node.module)
+                elif node.level == 1:
+                    imported.update(alias.name for alias in node.names)
+                elif (node.module or "").startswith("pytest_pagelab."):
+                    imported.add(str(node.module).removeprefix("pytest_pagelab."))
+        graph[path.stem] = imported - {path.stem}
+    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError on a circle

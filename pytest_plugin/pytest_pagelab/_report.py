@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ._outcome import check_status
 from ._state import PagelabState
 
 __all__ = ["summary_lines"]
@@ -16,13 +17,12 @@ def _row(check: Mapping[str, Any]) -> tuple[str, ...]:
     from pagelab.budgets import format_value
 
     metric = str(check["metric"])
-    status = "pass" if check["passed"] else ("warn" if check["level"] == "warn" else "FAIL")
     return (
         f"{check['device']}/{check['location']} {check['url']}",
         metric,
         f"{check['operator']} {format_value(metric, check['expected'])}",
         format_value(metric, check["actual"]),
-        status,
+        check_status(check),
     )
 
 

@@ -20,19 +20,13 @@ import pytest
 if TYPE_CHECKING:
     from pagelab import Results
 
-from ._state import (
-    SETTINGS,
-    STATE_KEY,
-    BudgetWarning,
-    EngineFailure,
-    PagelabState,
-    RecordedOutcome,
-)
+from ._errors import BudgetWarning, EngineFailure
+from ._outcome import OUTCOME_KEY, RecordedOutcome, record_outcome
+from ._state import SETTINGS, STATE_KEY, PagelabState
 from .items import BudgetFileCollector, collect_explicit_files, is_budget_file
 
-__all__ = ["BudgetWarning", "Perf", "perf", "record_outcome"]
+__all__ = ["BudgetWarning", "Perf", "perf"]
 
-_OUTCOME_KEY = pytest.StashKey[RecordedOutcome]()
 _MARKER_HELP = (
     "budget(**limits): performance budget checked by perf.measure(), e.g. "
     "budget(largest_contentful_paint=2500, cumulative_layout_shift=0.1, performance_score=90); "
@@ -159,9 +153,9 @@ class Perf:
         marker = self._item.get_closest_marker("budget")
         checks = _marker_checks(marker, self._item.nodeid) if marker is not None else []
         frame = state.measure(urls, devices, locations, config, count)
-        outcome = self._item.stash.setdefault(_OUTCOME_KEY, RecordedOutcome())
+        outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
         failures = state.check(frame, checks, outcome, aggregation=state.aggregation())
-        _add_properties(self._item, outcome)
+        record_outcome(self._item, outcome)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
         from pagelab import Results
@@ -175,28 +169,6 @@ def perf(request: pytest.FixtureRequest) -> Perf:
     return Perf(request.node, _state(request.config))
 
 
-def _add_properties(item: pytest.Item, outcome: RecordedOutcome) -> None:
-    # JUnit XML <property> elements: one per check, the figures in the value.
-    seen = {name for name, _ in item.user_properties}
-    for check in outcome.checks:
-        name = f"pagelab {check['metric']} {check['device']}/{check['location']} {check['url']}"
-        if name in seen:
-            continue
-        item.user_properties.append((name, f"{_status(check)}: {check['message']}"))
-
-
-def record_outcome(item: pytest.Item, outcome: RecordedOutcome) -> None:
-    """Attach a budget item's outcome, as :meth:`Perf.measure` does for a test."""
-    item.stash[_OUTCOME_KEY] = outcome
-    _add_properties(item, outcome)
-
-
-def _status(check: Mapping[str, Any]) -> str:
-    if check["passed"]:
-        return "pass"
-    return "warn" if check["level"] == "warn" else "FAIL"
-
-
 # -- reports ------------------------------------------------------------------------------
 
 
@@ -206,7 +178,7 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if call.when == "call":
-        outcome = item.stash.get(_OUTCOME_KEY, None)
+        outcome = item.stash.get(OUTCOME_KEY, None)
         if outcome is not None:
             # A JSON string survives xdist's report serialisation as it is.
             report.pagelab = outcome.dumps()  # type: ignore[attr-defined]
