@@ -23,6 +23,9 @@ def test_check_exit_status_and_table(tmp_path: Path, capsys: pytest.CaptureFixtu
     budgets.write_text(budgets.read_text().replace("2500}", "{limit: 2500, level: warn}}"))
     assert main(["check", str(budgets), "--runs-file", RUNS]) == 0
     assert "2 checks: 1 passed, 0 failed, 1 warned" in capsys.readouterr().out
+    budgets.write_text(budgets.read_text().replace("{url: /fast}, ", ""))
+    assert main(["check", str(budgets), "--runs-file", RUNS]) == 0
+    assert "1 check: 0 passed, 0 failed, 1 warned" in capsys.readouterr().out
 
 
 def test_check_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -74,8 +74,9 @@ def test_terminal_summary_table(pytester: pytest.Pytester) -> None:
         r"mobile/us http://demo.test/heavy\s+largest_contentful_paint\s+<= 2500 ms\s+7741 ms"
         r"\s+FAIL",
         r"mobile/us http://demo.test/heavy\s+total_blocking_time\s+<= 500 ms\s+1064 ms\s+warn",
-        r"5 checks: 3 passed, 1 failed, 1 warned",
+        r"5 budget checks: 3 passed, 1 failed, 1 warned",
     ])
+    assert "baseline comparison" not in result.stdout.str()
 
 
 def test_help_lists_and_parses_every_option(pytester: pytest.Pytester) -> None:
@@ -188,6 +189,15 @@ def test_baseline_save_then_regression(pytester: pytest.Pytester) -> None:
     limits = "--pagelab-compare-fail=largest_contentful_paint:10%,performance_score:5"
     result = pytester.runpytest(REPLAY, "--pagelab-compare=baseline.json", limits)
     result.assert_outcomes(passed=1)
+    # No budget: the summary has only the comparison, under its own heading and count.
+    result.stdout.re_match_lines([
+        r"=+ pagelab budgets =+",
+        r"baseline comparison \(baseline\.json\)",
+        r"check\s+metric\s+allowed\s+actual\s+status",
+        r"mobile/us http://demo.test/fast\s+largest_contentful_paint\s+<= 737 ms\s+670 ms\s+pass",
+        r"2 regression checks: 2 passed, 0 failed, 0 warned",
+    ])
+    assert "budget checks" not in result.stdout.str()
 
     # A baseline from an earlier, faster build: LCP 20% lower than these runs.
     cell["metrics"]["largest_contentful_paint"] /= 1.2
@@ -245,7 +255,9 @@ def test_settings_from_ini_and_command_line_wins(pytester: pytest.Pytester) -> N
             perf.measure("http://demo.test/fast")
     """)
     pytester.runpytest().assert_outcomes(failed=1)  # max of the runs: 756 ms
-    pytester.runpytest("--pagelab-aggregation=min").assert_outcomes(passed=1)
+    result = pytester.runpytest("--pagelab-aggregation=min")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["1 budget check: 1 passed, 0 failed, 0 warned"])
     result = pytester.runpytest("--pagelab-aggregation=p99")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--pagelab-aggregation: unknown 'p99'; valid: median, *"])
@@ -296,7 +308,8 @@ def test_xdist_two_workers_merge_results(pytester: pytest.Pytester) -> None:
         "budgets.yaml::http://demo.test/heavy[mobile-us]"}
     assert len(data["runs"]) == 15
     assert len(json.loads((pytester.path / "baseline.json").read_text())["cells"]) == 2
-    result.stdout.fnmatch_lines(["*pagelab budgets*", "9 checks: 6 passed, 1 failed, 2 warned"])
+    result.stdout.fnmatch_lines(["*pagelab budgets*",
+                                 "9 budget checks: 6 passed, 1 failed, 2 warned"])
 
 
 def test_disabled_with_no_pagelab(pytester: pytest.Pytester) -> None:

@@ -241,16 +241,20 @@ class PagelabState:
                 counted = ", ".join(f"{c} x{codes.count(c)}" if codes.count(c) > 1 else c
                                     for c in sorted(set(codes)))
                 failures.append(f"page failed to load: {device}/{location} {url}: {counted}")
-        results: list[BudgetResult] = evaluate(checks, frame, aggregation=aggregation)
+        # (kind, result): "budget" for the test's own limits, "baseline" for a regression
+        # check against --pagelab-compare; the summary shows them apart.
+        results: list[tuple[str, BudgetResult]] = [
+            ("budget", r) for r in evaluate(checks, frame, aggregation=aggregation)]
         baseline = self.baseline()
         if baseline is not None:
             comparison = compare_baseline(baseline, frame, self.regression_limits())
-            results.extend(comparison.results)
+            results.extend(("baseline", r) for r in comparison.results)
             outcome.warnings.extend(comparison.warnings)
         if only_cell is not None:
-            results = [r for r in results if (r.url, r.device, r.location) == only_cell]
-        for result in results:
-            outcome.checks.append(result.to_dict())
+            results = [(kind, r) for kind, r in results
+                       if (r.url, r.device, r.location) == only_cell]
+        for kind, result in results:
+            outcome.checks.append({**result.to_dict(), "kind": kind})
             if not result.passed:
                 if result.level == "error":
                     failures.append(result.message)

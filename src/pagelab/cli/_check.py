@@ -58,7 +58,14 @@ def _check(args: argparse.Namespace) -> int:
 
     import pagelab
     from pagelab._exceptions import InvalidInputError
-    from pagelab.budgets import evaluate, format_value, load_budgets, load_runs, run_failures
+    from pagelab.budgets import (
+        evaluate,
+        format_tally,
+        format_value,
+        load_budgets,
+        load_runs,
+        run_failures,
+    )
 
     budget_file = load_budgets(args.budgets)
     if args.runs is not None and not 1 <= args.runs <= 100:
@@ -99,6 +106,5 @@ def _check(args: argparse.Namespace) -> int:
     for r in results:
         if not r.passed:
             print(f"{'error' if r.level == 'error' else 'warning'}: {r.message}")
-    print(f"{len(results)} checks: {sum(r.passed for r in results)} passed, {len(misses)} "
-          f"failed, {sum(not r.passed and r.level == 'warn' for r in results)} warned")
+    print(format_tally([r.status for r in results]))
     return 1 if misses or failed_pages else 0
