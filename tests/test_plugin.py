@@ -94,6 +94,29 @@ def test_help_lists_and_parses_every_option(pytester: pytest.Pytester) -> None:
         parsed = config.getoption(f"pagelab_{name}")
         assert parsed == (["value%,x"] if name == "budgets" else "value%,x"), flag
 
+def test_perf_measure_takes_pagelab_measure_names(pytester: pytest.Pytester) -> None:
+    # The fixture speaks pagelab.measure's words; the old singular ones still work, warned.
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.budget(largest_contentful_paint=2500)
+        def test_new_names(perf):
+            results = perf.measure(urls=["http://demo.test/fast"], devices=["mobile"],
+                                   locations="us", runs=2)
+            assert set(results.frame["device"]) == {"mobile"}
+
+        def test_old_names(perf):
+            with pytest.deprecated_call(match="device= is deprecated; use devices="):
+                results = perf.measure(url="http://demo.test/fast", device="mobile",
+                                       location="us")
+            assert set(results.frame["url"]) == {"http://demo.test/fast"}
+
+        def test_both_is_an_error(perf):
+            with pytest.raises(TypeError, match="give devices= or device=, not both"):
+                perf.measure("http://demo.test/fast", devices="mobile", device="mobile")
+    """)
+    pytester.runpytest(REPLAY).assert_outcomes(passed=3)
+
 def test_unknown_and_unmeasured_metrics_are_usage_errors(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""
         import pytest

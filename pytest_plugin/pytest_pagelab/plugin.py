@@ -10,6 +10,7 @@ only the controller writes the results file and the baseline, so nothing is clob
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Generator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -123,6 +124,17 @@ def _as_list(value: str | Sequence[str], what: str) -> list[str]:
     return items
 
 
+def _renamed(new_name: str, new: Any, old_name: str, old: Any, default: Any) -> Any:
+    """``new`` if given, else the deprecated ``old`` (warned), else ``default``."""
+    if old is None:
+        return default if new is None else new
+    if new is not None:
+        raise TypeError(f"perf.measure: give {new_name}= or {old_name}=, not both")
+    warnings.warn(f"perf.measure: {old_name}= is deprecated; use {new_name}= (the name "
+                  f"pagelab.measure uses)", DeprecationWarning, stacklevel=3)
+    return old
+
+
 class Perf:
     """The ``perf`` fixture: measure pages and check the test's ``budget`` marker."""
 
@@ -132,27 +144,40 @@ class Perf:
 
     def measure(
         self,
-        url: str | Sequence[str],
-        device: str | Sequence[str] = "mobile",
-        location: str | Sequence[str] = "us",
+        urls: str | Sequence[str] | None = None,
+        devices: str | Sequence[str] | None = None,
+        locations: str | Sequence[str] | None = None,
         config: Mapping[str, Any] | None = None,
         runs: int | None = None,
+        *,
+        url: str | Sequence[str] | None = None,
+        device: str | Sequence[str] | None = None,
+        location: str | Sequence[str] | None = None,
     ) -> Results:
-        """Measure ``url`` ``runs`` times (default ``--pagelab-runs``, 3) on every device x
+        """Measure ``urls`` ``runs`` times (default ``--pagelab-runs``, 3) on every device x
         location, check the test's ``@pytest.mark.budget`` on each cell's aggregate (and the
         baseline, with ``--pagelab-compare``), and return the :class:`pagelab.Results`.
+
+        The names are :func:`pagelab.measure`'s: ``devices`` (default mobile) and
+        ``locations`` (default us) take one id or a list. ``url=``, ``device=`` and
+        ``location=`` are their deprecated spellings.
 
         A missed error-level budget or a page that fails to load fails the test with one
         line per miss; a missed warn-level budget is a :class:`BudgetWarning`.
         """
+        urls = _renamed("urls", urls, "url", url, None)
+        if urls is None:
+            raise TypeError("perf.measure: missing the page URL(s) to measure (urls)")
+        devices = _renamed("devices", devices, "device", device, "mobile")
+        locations = _renamed("locations", locations, "location", location, "us")
         state = self._state
-        urls = _as_list(url, "url")
-        devices = _as_list(device, "device")
-        locations = _as_list(location, "location")
+        url_list = _as_list(urls, "urls")
+        device_list = _as_list(devices, "devices")
+        location_list = _as_list(locations, "locations")
         count = state.runs(runs)
         marker = self._item.get_closest_marker("budget")
         checks = _marker_checks(marker, self._item.nodeid) if marker is not None else []
-        frame = state.measure(urls, devices, locations, config, count)
+        frame = state.measure(url_list, device_list, location_list, config, count)
         outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
         failures = state.check(frame, checks, outcome, aggregation=state.aggregation())
         record_outcome(self._item, outcome)
@@ -165,7 +190,7 @@ class Perf:
 
 @pytest.fixture
 def perf(request: pytest.FixtureRequest) -> Perf:
-    """Measure pages and check the ``budget`` marker: ``perf.measure(url, device=...)``."""
+    """Measure pages and check the ``budget`` marker: ``perf.measure(url, devices=...)``."""
     return Perf(request.node, _state(request.config))
 
 

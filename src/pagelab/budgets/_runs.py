@@ -1,5 +1,5 @@
 """Saved runs: the wide frame as JSON records and back, so budgets can be re-checked later
-(``pytest --pagelab-replay``, ``pagelab check --runs-file``) without measuring again."""
+(``pytest --pagelab-replay``, ``pagelab check --replay``) without measuring again."""
 
 from __future__ import annotations
 

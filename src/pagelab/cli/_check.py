@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from ._options import add_aggregation, add_progress, add_renamed
+
 __all__ = ["register"]
 
 
@@ -20,13 +22,14 @@ def register(subparsers: Any) -> None:
     check.add_argument("budgets", metavar="BUDGETS", help="budget file (.yaml, .yml, .json)")
     check.add_argument("--runs", type=int, metavar="N",
                        help="runs per page, device and location (default: the file's, else 3)")
-    check.add_argument("--aggregation", metavar="NAME",
-                       help="median (default), mean, p75, p90, min, max, representative")
+    add_aggregation(check, None)
     check.add_argument("--base-url", metavar="URL",
                        help="base URL for relative page URLs (overrides the file's base_url)")
-    check.add_argument("--runs-file", metavar="PATH",
+    check.add_argument("--replay", metavar="PATH",
                        help="check runs saved earlier (results JSON or wide-frame CSV) "
                        "instead of measuring")
+    add_renamed(check, "--runs-file", "--replay", "replay")
+    add_progress(check)
     check.set_defaults(handler=_check)
 
 
@@ -72,8 +75,8 @@ def _check(args: argparse.Namespace) -> int:
         raise InvalidInputError(f"--runs: must be from 1 to 100, got {args.runs}")
     aggregation = args.aggregation or budget_file.aggregation or "median"
     base_url = args.base_url or budget_file.base_url
-    if args.runs_file:
-        frame = load_runs(args.runs_file)
+    if args.replay:
+        frame = load_runs(args.replay)
     else:
         pages = _pages(budget_file, base_url)
         if not pages:
