@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import contextlib
 from typing import Any
 
 from ._options import add_aggregation, add_progress, add_renamed
@@ -61,6 +61,7 @@ def _check(args: argparse.Namespace) -> int:
 
     import pagelab
     from pagelab._exceptions import InvalidInputError
+    from pagelab._progress import ProgressBar
     from pagelab.budgets import (
         evaluate,
         format_tally,
@@ -83,13 +84,20 @@ def _check(args: argparse.Namespace) -> int:
             raise InvalidInputError(
                 f"{args.budgets}: no page to measure (paths with '*' only match measured pages)"
             )
+        planned = [(url, devices, locations, config,
+                    args.runs or page_runs or budget_file.runs or 3)
+                   for url, devices, locations, config, page_runs in pages]
         frames = []
-        with pagelab.connect() as runner:
-            for url, devices, locations, config, page_runs in pages:
-                runs = args.runs or page_runs or budget_file.runs or 3
+        with contextlib.ExitStack() as stack:
+            runner = stack.enter_context(pagelab.connect())
+            # One bar on stderr for the whole file (it also says when it waits for the engine).
+            bar = stack.enter_context(ProgressBar(
+                sum(len(d) * len(loc) * runs for _, d, loc, _, runs in planned)
+            )) if args.progress else None
+            for url, devices, locations, config, runs in planned:
                 measured = pagelab.measure([url], devices=devices, locations=locations,
                                            runs=runs, config=config, runner=runner,
-                                           progress=sys.stderr.isatty())
+                                           progress=bar.add if bar is not None else False)
                 frames.append(measured.frame)
         frame = pd.concat(frames, ignore_index=True)
     results = evaluate(budget_file, frame, aggregation=aggregation, base_url=base_url)
