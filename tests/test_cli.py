@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
-from pagelab.cli import main
+from pagelab.cli import build_parser, main
 
 
 def _pagelab(*args: str) -> subprocess.CompletedProcess[str]:
@@ -19,10 +21,14 @@ def _pagelab(*args: str) -> subprocess.CompletedProcess[str]:
     ("args", "message"),
     [
         (["run"], "required: url"),
-        (["run", "not-a-url"], "url: "),
-        (["run", "ftp://a.test/"], "url: "),
-        (["run", "http://127.0.0.1:9/", "--device", "nokia3310"], "device: "),
-        (["run", "http://127.0.0.1:9/", "--location", "mars"], "location: "),
+        (["run", "not-a-url"], "urls[0]: must be an absolute"),
+        (["run", "ftp://a.test/"], "urls[0]: must be an absolute"),
+        (["run", "http://127.0.0.1:9/", "--devices", "nokia3310"], "devices[0]: unknown"),
+        (["run", "http://127.0.0.1:9/", "--locations", "us,mars"], "locations[1]: unknown"),
+        (["run", "http://127.0.0.1:9/", "--dev", "mobile"], "unrecognized arguments: --dev"),
+        (["batch", "http://127.0.0.1:9/", "--loc", "us"],
+         "unrecognized arguments: --loc"),
+        (["check", "budgets.yaml", "--aggreg", "mean"], "unrecognized arguments: --aggreg"),
         (["run", "http://127.0.0.1:9/", "--config", "{bad"], "--config: not valid JSON"),
         (["run", "http://127.0.0.1:9/", "--config", "[1]"], "--config: must be a JSON object"),
         (["run", "http://127.0.0.1:9/", "--config", '{"connection": "6g"}'],
@@ -58,3 +64,43 @@ def test_doctor_reports_a_ready_engine() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "lighthouse   13.5.0 (pinned 13.5.0)" in result.stdout
     assert result.stdout.strip().endswith("ready")
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield from _subparsers(sub)
+
+
+def test_every_command_has_help_and_no_abbreviations(capsys: pytest.CaptureFixture[str]) -> None:
+    parsers = list(_subparsers(build_parser()))
+    assert len(parsers) > 10
+    for parser in parsers:
+        assert parser.allow_abbrev is False, parser.prog
+        parser.format_help()  # %-formatting of every help string: a stray % would raise
+
+
+def test_shared_options_are_spelled_alike() -> None:
+    # One vocabulary: the same option means the same thing in every command that has it.
+    commands = {p.prog.split()[-1]: p for p in _subparsers(build_parser())}
+    flags = {name: {o for a in commands[name]._actions for o in a.option_strings
+                    if a.help != argparse.SUPPRESS} for name in ("run", "batch", "check")}
+    assert {"--devices", "--locations", "--connections", "--no-progress"} <= flags["run"]
+    assert {"--devices", "--locations", "--connections", "--runs", "--aggregation",
+            "--no-progress"} <= flags["batch"]
+    assert {"--runs", "--aggregation", "--replay", "--no-progress"} <= flags["check"]
+
+
+def test_old_spellings_still_work_with_a_note() -> None:
+    result = _pagelab("batch", "http://127.0.0.1:9/", "--agg", "mode")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "pagelab: --agg is deprecated; use --aggregation",
+        "pagelab: error: --aggregation: unknown 'mode'; use one of median, mean, p75, p90, "
+        "min, max, representative",
+    ]
+    result = _pagelab("run", "http://127.0.0.1:9/", "--device", "nokia3310")
+    assert result.stderr.splitlines()[0] == "pagelab: --device is deprecated; use --devices"
+    assert "devices[0]: unknown 'nokia3310'" in result.stderr

@@ -40,7 +40,7 @@ def _pagelab(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[st
         (["http://a.test/", "--connections", "4g,9g"], "connections[1]: unknown '9g'"),
         (["http://a.test/", "--runs", "0"], "--runs: must be at least 1"),
         (["http://a.test/", "--runs", "x"], "invalid int value"),
-        (["http://a.test/", "--agg", "mode"], "--agg: unknown 'mode'"),
+        (["http://a.test/", "--aggregation", "mode"], "--aggregation: unknown 'mode'"),
         (["http://a.test/", "--config", "{bad"], "--config: not valid JSON"),
         (["http://a.test/", "--out", "results.txt"], "unknown suffix '.txt'"),
         (["http://a.test/", "--out", "/no/such/dir/r.csv"], "does not exist"),

@@ -1,4 +1,4 @@
-"""``pagelab check`` on recorded real runs (``--runs-file``): the table and the exit status."""
+"""``pagelab check`` on recorded real runs (``--replay``): the table and the exit status."""
 
 from __future__ import annotations
 
@@ -15,20 +15,23 @@ def test_check_exit_status_and_table(tmp_path: Path, capsys: pytest.CaptureFixtu
     budgets = tmp_path / "budgets.yaml"
     budgets.write_text("base_url: http://demo.test\nbudgets: {largest_contentful_paint: 2500}\n"
                        "pages: [{url: /fast}, {url: /heavy}]\n")
-    assert main(["check", str(budgets), "--runs-file", RUNS]) == 1
+    assert main(["check", str(budgets), "--replay", RUNS]) == 1
     out = capsys.readouterr().out
     assert "mobile/us http://demo.test/heavy  largest_contentful_paint  <= 2500 ms  7741 ms  FAIL" \
         in out
     assert "error: largest_contentful_paint 7741 ms > 2500 ms (median of 5:" in out
     budgets.write_text(budgets.read_text().replace("2500}", "{limit: 2500, level: warn}}"))
-    assert main(["check", str(budgets), "--runs-file", RUNS]) == 0
+    assert main(["check", str(budgets), "--replay", RUNS]) == 0
     assert "2 checks: 1 passed, 0 failed, 1 warned" in capsys.readouterr().out
+    budgets.write_text(budgets.read_text().replace("{url: /fast}, ", ""))
+    assert main(["check", str(budgets), "--replay", RUNS]) == 0
+    assert "1 check: 0 passed, 0 failed, 1 warned" in capsys.readouterr().out
 
 
 def test_check_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     budgets = tmp_path / "budgets.yaml"
     budgets.write_text("budgets: {lcp_ms: 1}\npages: [{url: /fast}]\n")
-    assert main(["check", str(budgets), "--runs-file", RUNS]) == 2
+    assert main(["check", str(budgets), "--replay", RUNS]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "unknown metric 'lcp_ms'" in err

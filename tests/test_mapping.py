@@ -69,6 +69,20 @@ def test_runtime_error_becomes_a_failed_report() -> None:
     assert summary.lighthouse_version == "13.5.0"
 
 
+def test_a_failed_load_names_the_network_error_beside_lighthouses_code() -> None:
+    # The LHR of a refused connection says only CHROME_INTERSTITIAL_ERROR; the driver reads
+    # the network error from the DevTools log and it leads the message.
+    lhr = _lhr("failed-connection-refused")
+    summary = summarize_lhr(lhr, network_error="net::ERR_CONNECTION_REFUSED")
+    assert summary.error is not None
+    assert summary.error.code == "CHROME_INTERSTITIAL_ERROR"
+    assert summary.error.message == ("net::ERR_CONNECTION_REFUSED: connection refused. "
+                                     + lhr["runtimeError"]["message"])
+    unknown = summarize_lhr(lhr, network_error="net::ERR_QUIC_PROTOCOL_ERROR")
+    assert unknown.error is not None
+    assert unknown.error.message.startswith("net::ERR_QUIC_PROTOCOL_ERROR: quic protocol error. ")
+
+
 def test_errored_audit_gives_null_metric_not_a_crash() -> None:
     lhr = _lhr("success-shift-mobile")
     lhr["audits"]["largest-contentful-paint"] = {"score": None, "errorMessage": "NO_LCP"}

@@ -8,6 +8,7 @@ tests/test_plugin_engine.py.
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -73,9 +74,48 @@ def test_terminal_summary_table(pytester: pytest.Pytester) -> None:
         r"mobile/us http://demo.test/heavy\s+largest_contentful_paint\s+<= 2500 ms\s+7741 ms"
         r"\s+FAIL",
         r"mobile/us http://demo.test/heavy\s+total_blocking_time\s+<= 500 ms\s+1064 ms\s+warn",
-        r"5 checks: 3 passed, 1 failed, 1 warned",
+        r"5 budget checks: 3 passed, 1 failed, 1 warned",
     ])
+    assert "baseline comparison" not in result.stdout.str()
 
+
+def test_help_lists_and_parses_every_option(pytester: pytest.Pytester) -> None:
+    # pytest loads the plugin in every session: its --help must never break anyone's.
+    from pytest_pagelab._state import SETTINGS
+
+    result = pytester.runpytest("--help")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    listed = set(re.findall(r"--pagelab-[a-z-]+", result.stdout.str()))
+    flags = {f"--pagelab-{name.replace('_', '-')}": name for name in SETTINGS}
+    assert listed == set(flags)
+    result.stdout.fnmatch_lines(["*largest_contentful_paint:10%,performance_score:5*"])
+    for flag, name in flags.items():
+        config = pytester.parseconfig(f"{flag}=value%,x")
+        parsed = config.getoption(f"pagelab_{name}")
+        assert parsed == (["value%,x"] if name == "budgets" else "value%,x"), flag
+
+def test_perf_measure_takes_pagelab_measure_names(pytester: pytest.Pytester) -> None:
+    # The fixture speaks pagelab.measure's words; the old singular ones still work, warned.
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.budget(largest_contentful_paint=2500)
+        def test_new_names(perf):
+            results = perf.measure(urls=["http://demo.test/fast"], devices=["mobile"],
+                                   locations="us", runs=2)
+            assert set(results.frame["device"]) == {"mobile"}
+
+        def test_old_names(perf):
+            with pytest.deprecated_call(match="device= is deprecated; use devices="):
+                results = perf.measure(url="http://demo.test/fast", device="mobile",
+                                       location="us")
+            assert set(results.frame["url"]) == {"http://demo.test/fast"}
+
+        def test_both_is_an_error(perf):
+            with pytest.raises(TypeError, match="give devices= or device=, not both"):
+                perf.measure("http://demo.test/fast", devices="mobile", device="mobile")
+    """)
+    pytester.runpytest(REPLAY).assert_outcomes(passed=3)
 
 def test_unknown_and_unmeasured_metrics_are_usage_errors(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""
@@ -172,6 +212,15 @@ def test_baseline_save_then_regression(pytester: pytest.Pytester) -> None:
     limits = "--pagelab-compare-fail=largest_contentful_paint:10%,performance_score:5"
     result = pytester.runpytest(REPLAY, "--pagelab-compare=baseline.json", limits)
     result.assert_outcomes(passed=1)
+    # No budget: the summary has only the comparison, under its own heading and count.
+    result.stdout.re_match_lines([
+        r"=+ pagelab budgets =+",
+        r"baseline comparison \(baseline\.json\)",
+        r"check\s+metric\s+allowed\s+actual\s+status",
+        r"mobile/us http://demo.test/fast\s+largest_contentful_paint\s+<= 737 ms\s+670 ms\s+pass",
+        r"2 regression checks: 2 passed, 0 failed, 0 warned",
+    ])
+    assert "budget checks" not in result.stdout.str()
 
     # A baseline from an earlier, faster build: LCP 20% lower than these runs.
     cell["metrics"]["largest_contentful_paint"] /= 1.2
@@ -229,7 +278,9 @@ def test_settings_from_ini_and_command_line_wins(pytester: pytest.Pytester) -> N
             perf.measure("http://demo.test/fast")
     """)
     pytester.runpytest().assert_outcomes(failed=1)  # max of the runs: 756 ms
-    pytester.runpytest("--pagelab-aggregation=min").assert_outcomes(passed=1)
+    result = pytester.runpytest("--pagelab-aggregation=min")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["1 budget check: 1 passed, 0 failed, 0 warned"])
     result = pytester.runpytest("--pagelab-aggregation=p99")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--pagelab-aggregation: unknown 'p99'; valid: median, *"])
@@ -280,7 +331,8 @@ def test_xdist_two_workers_merge_results(pytester: pytest.Pytester) -> None:
         "budgets.yaml::http://demo.test/heavy[mobile-us]"}
     assert len(data["runs"]) == 15
     assert len(json.loads((pytester.path / "baseline.json").read_text())["cells"]) == 2
-    result.stdout.fnmatch_lines(["*pagelab budgets*", "9 checks: 6 passed, 1 failed, 2 warned"])
+    result.stdout.fnmatch_lines(["*pagelab budgets*",
+                                 "9 budget checks: 6 passed, 1 failed, 2 warned"])
 
 
 def test_disabled_with_no_pagelab(pytester: pytest.Pytester) -> None:
@@ -310,3 +362,26 @@ def test_plugin_loads_pagelab_only_on_use() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_plugin_imports_flow_one_way() -> None:
+    # Every import between the plugin's modules, those inside functions too, points one way.
+    import ast
+    import graphlib
+
+    import pytest_pagelab
+
+    package = Path(pytest_pagelab.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        imported: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level == 1 and node.module:
+                    imported.add(node.module)
+                elif node.level == 1:
+                    imported.update(alias.name for alias in node.names)
+                elif (node.module or "").startswith("pytest_pagelab."):
+                    imported.add(str(node.module).removeprefix("pytest_pagelab."))
+        graph[path.stem] = imported - {path.stem}
+    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError on a circle

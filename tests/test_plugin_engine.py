@@ -42,7 +42,7 @@ def test_real_engine_budgets(
 
         @pytest.mark.budget(**BUDGET)
         def test_fast(perf):
-            results = perf.measure("{site}/fast", device="desktop")
+            results = perf.measure("{site}/fast", devices="desktop")
             assert len(results.frame) == 1
 
         @pytest.mark.budget(**BUDGET)
@@ -51,7 +51,7 @@ def test_real_engine_budgets(
 
         @pytest.mark.budget(**BUDGET)
         def test_refused(perf):
-            perf.measure("http://127.0.0.1:9/", device="desktop")
+            perf.measure("http://127.0.0.1:9/", devices="desktop")
     """)
     result = pytester.runpytest("--pagelab-runs=1", "--pagelab-results=results.json")
     result.assert_outcomes(passed=1, failed=2)

@@ -3,6 +3,6 @@
 The hooks live in :mod:`pytest_pagelab.plugin`; see ``docs/pytest-plugin.md``.
 """
 
-from ._state import BudgetWarning, EngineFailure
+from ._errors import BudgetWarning, EngineFailure
 
 __all__ = ["BudgetWarning", "EngineFailure"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._errors import EngineFailure
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -40,8 +42,6 @@ def measure_cells(
     """``runs`` runs of every URL x device x location; a run the engine failed (crash,
     timeout) is measured once more, and a second engine failure raises ``EngineFailure``."""
     import pandas as pd
-
-    from ._state import EngineFailure
 
     frame = _run_matrix(runner, urls, devices, locations, config, runs)
     failed = frame.index[frame["engine_failure"].fillna(False).astype(bool)]

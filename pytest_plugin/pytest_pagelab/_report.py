@@ -1,44 +1,58 @@
-"""The terminal summary: one table row per budgeted check, then warnings and errors."""
+"""The terminal summary: a table of the budget checks, one of the regression checks against
+a baseline, then warnings and errors."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from ._outcome import check_status
 from ._state import PagelabState
 
 __all__ = ["summary_lines"]
 
 _HEADERS = ("check", "metric", "budget", "actual", "status")
+_BASELINE_HEADERS = ("check", "metric", "allowed", "actual", "status")
 
 
 def _row(check: Mapping[str, Any]) -> tuple[str, ...]:
     from pagelab.budgets import format_value
 
     metric = str(check["metric"])
-    status = "pass" if check["passed"] else ("warn" if check["level"] == "warn" else "FAIL")
     return (
         f"{check['device']}/{check['location']} {check['url']}",
         metric,
         f"{check['operator']} {format_value(metric, check['expected'])}",
         format_value(metric, check["actual"]),
-        status,
+        check_status(check),
     )
 
 
+def _table(headers: tuple[str, ...], checks: list[dict[str, Any]], noun: str) -> list[str]:
+    from pagelab.budgets import format_tally
+
+    rows = [_row(check) for check in checks]
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+             for row in [headers, *rows]]
+    lines.append(format_tally([row[-1] for row in rows], noun))
+    return lines
+
+
 def summary_lines(state: PagelabState) -> list[str]:
-    """The table of every budgeted check (metric, budget, actual, status), the baseline
-    warnings, the engine errors and where the results went."""
-    rows = [_row(check) for check in state.checks]
+    """The table of every budgeted check (metric, budget, actual, status), then the table of
+    the regression checks against the baseline, the baseline warnings, the engine errors
+    and where the results went."""
+    budget = [c for c in state.checks if c.get("kind", "budget") == "budget"]
+    regression = [c for c in state.checks if c.get("kind") == "baseline"]
     lines: list[str] = []
-    if rows:
-        widths = [max(len(r[i]) for r in [_HEADERS, *rows]) for i in range(len(_HEADERS))]
-        for row in [_HEADERS, *rows]:
-            lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-                         .rstrip())
-        counts = {s: sum(r[4] == s for r in rows) for s in ("pass", "warn", "FAIL")}
-        lines.append(f"{len(rows)} checks: {counts['pass']} passed, {counts['FAIL']} failed, "
-                     f"{counts['warn']} warned")
+    if budget:
+        lines.extend(_table(_HEADERS, budget, "budget check"))
+    if regression:
+        if lines:
+            lines.append("")
+        lines.append(f"baseline comparison ({state.setting('compare')})")
+        lines.extend(_table(_BASELINE_HEADERS, regression, "regression check"))
     for warning in state.warnings:
         lines.append(f"baseline warning: {warning}")
     for error in state.errors:

@@ -6,18 +6,17 @@ every session, and a suite that never measures pays nothing for it.
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-# pytest.fail.Exception, importable for a subclass that mypy understands.
-from _pytest.outcomes import Failed
+from ._errors import BudgetWarning, EngineFailure
+from ._measure import measure_cells
+from ._outcome import RecordedOutcome
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,15 +24,7 @@ if TYPE_CHECKING:
     from pagelab import Runner
     from pagelab.budgets import Baseline, BudgetResult, Check, RegressionLimit
 
-__all__ = [
-    "DEFAULTS",
-    "SETTINGS",
-    "STATE_KEY",
-    "BudgetWarning",
-    "EngineFailure",
-    "PagelabState",
-    "RecordedOutcome",
-]
+__all__ = ["DEFAULTS", "SETTINGS", "STATE_KEY", "PagelabState"]
 
 #: Setting -> help; each is ``--pagelab-<name>`` on the command line and ``pagelab_<name>``
 #: in the ini file (the command line wins). ``api_key`` has no ini form: keep keys out of
@@ -60,30 +51,6 @@ DEFAULTS: dict[str, str] = {"runner": "local", "runs": "3", "aggregation": "medi
 _NO_INI = {"api_key"}
 
 STATE_KEY = pytest.StashKey["PagelabState"]()
-
-
-class BudgetWarning(UserWarning):
-    """A warn-level budget was missed (or a baseline does not quite fit)."""
-
-
-class EngineFailure(Failed):
-    """The engine crashed or timed out twice on one run: the page is not to blame, so the
-    test is reported as an error, not as a missed budget (shown without a traceback)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, pytrace=False)
-
-
-@dataclass
-class RecordedOutcome:
-    """What one test measured and checked, carried to the controller on the report."""
-
-    checks: list[dict[str, Any]] = field(default_factory=list)
-    runs: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def dumps(self) -> str:
-        return json.dumps({"checks": self.checks, "runs": self.runs, "warnings": self.warnings})
 
 
 class PagelabState:
@@ -250,8 +217,6 @@ class PagelabState:
                     f"{row['error_code']} (recorded in {self.setting('replay')})"
                 )
             return chosen
-        from ._measure import measure_cells
-
         return measure_cells(self.runner(), urls, devices, locations, config, runs)
 
     # -- checking ---------------------------------------------------------------------
@@ -276,16 +241,20 @@ class PagelabState:
                 counted = ", ".join(f"{c} x{codes.count(c)}" if codes.count(c) > 1 else c
                                     for c in sorted(set(codes)))
                 failures.append(f"page failed to load: {device}/{location} {url}: {counted}")
-        results: list[BudgetResult] = evaluate(checks, frame, aggregation=aggregation)
+        # (kind, result): "budget" for the test's own limits, "baseline" for a regression
+        # check against --pagelab-compare; the summary shows them apart.
+        results: list[tuple[str, BudgetResult]] = [
+            ("budget", r) for r in evaluate(checks, frame, aggregation=aggregation)]
         baseline = self.baseline()
         if baseline is not None:
             comparison = compare_baseline(baseline, frame, self.regression_limits())
-            results.extend(comparison.results)
+            results.extend(("baseline", r) for r in comparison.results)
             outcome.warnings.extend(comparison.warnings)
         if only_cell is not None:
-            results = [r for r in results if (r.url, r.device, r.location) == only_cell]
-        for result in results:
-            outcome.checks.append(result.to_dict())
+            results = [(kind, r) for kind, r in results
+                       if (r.url, r.device, r.location) == only_cell]
+        for kind, result in results:
+            outcome.checks.append({**result.to_dict(), "kind": kind})
             if not result.passed:
                 if result.level == "error":
                     failures.append(result.message)

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._state import STATE_KEY, EngineFailure, PagelabState, RecordedOutcome
+from ._errors import EngineFailure
+from ._outcome import RecordedOutcome, record_outcome
+from ._state import STATE_KEY, PagelabState
 
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
@@ -162,8 +164,6 @@ class BudgetItem(pytest.Item):
         self.file_aggregation = aggregation
 
     def runtest(self) -> None:
-        from .plugin import record_outcome
-
         state: PagelabState = self.config.stash[STATE_KEY]
         cell = self.cell
         url, device, location = cell

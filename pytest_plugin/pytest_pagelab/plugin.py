@@ -10,6 +10,7 @@ only the controller writes the results file and the baseline, so nothing is clob
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Generator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,24 +21,25 @@ import pytest
 if TYPE_CHECKING:
     from pagelab import Results
 
-from ._state import (
-    SETTINGS,
-    STATE_KEY,
-    BudgetWarning,
-    EngineFailure,
-    PagelabState,
-    RecordedOutcome,
-)
+from ._errors import BudgetWarning, EngineFailure
+from ._outcome import OUTCOME_KEY, RecordedOutcome, record_outcome
+from ._state import SETTINGS, STATE_KEY, PagelabState
 from .items import BudgetFileCollector, collect_explicit_files, is_budget_file
 
-__all__ = ["BudgetWarning", "Perf", "perf", "record_outcome"]
+__all__ = ["BudgetWarning", "Perf", "perf"]
 
-_OUTCOME_KEY = pytest.StashKey[RecordedOutcome]()
 _MARKER_HELP = (
     "budget(**limits): performance budget checked by perf.measure(), e.g. "
     "budget(largest_contentful_paint=2500, cumulative_layout_shift=0.1, performance_score=90); "
     "times and CLS are maximums, scores minimums; a limit may be {limit, level, aggregation}"
 )
+
+
+def _option_help(text: str) -> str:
+    # argparse %-formats every option's help (for %(default)s): a literal % (as in
+    # "largest_contentful_paint:10%") must be doubled or `pytest --help` crashes in every
+    # project of the environment. SETTINGS stays plain text; only here is it escaped.
+    return text.replace("%", "%%")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,10 +48,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         flag = f"--pagelab-{name.replace('_', '-')}"
         if name == "budgets":
             group.addoption(flag, dest=f"pagelab_{name}", action="append", default=None,
-                            metavar="PATH", help=text)
+                            metavar="PATH", help=_option_help(text))
         else:
             group.addoption(flag, dest=f"pagelab_{name}", default=None,
-                            metavar=name.split("_")[-1].upper(), help=text)
+                            metavar=name.split("_")[-1].upper(), help=_option_help(text))
         if name == "budgets":
             parser.addini(f"pagelab_{name}", text, type="linelist", default=[])
         elif name != "api_key":
@@ -122,6 +124,17 @@ def _as_list(value: str | Sequence[str], what: str) -> list[str]:
     return items
 
 
+def _renamed(new_name: str, new: Any, old_name: str, old: Any, default: Any) -> Any:
+    """``new`` if given, else the deprecated ``old`` (warned), else ``default``."""
+    if old is None:
+        return default if new is None else new
+    if new is not None:
+        raise TypeError(f"perf.measure: give {new_name}= or {old_name}=, not both")
+    warnings.warn(f"perf.measure: {old_name}= is deprecated; use {new_name}= (the name "
+                  f"pagelab.measure uses)", DeprecationWarning, stacklevel=3)
+    return old
+
+
 class Perf:
     """The ``perf`` fixture: measure pages and check the test's ``budget`` marker."""
 
@@ -131,30 +144,43 @@ class Perf:
 
     def measure(
         self,
-        url: str | Sequence[str],
-        device: str | Sequence[str] = "mobile",
-        location: str | Sequence[str] = "us",
+        urls: str | Sequence[str] | None = None,
+        devices: str | Sequence[str] | None = None,
+        locations: str | Sequence[str] | None = None,
         config: Mapping[str, Any] | None = None,
         runs: int | None = None,
+        *,
+        url: str | Sequence[str] | None = None,
+        device: str | Sequence[str] | None = None,
+        location: str | Sequence[str] | None = None,
     ) -> Results:
-        """Measure ``url`` ``runs`` times (default ``--pagelab-runs``, 3) on every device x
+        """Measure ``urls`` ``runs`` times (default ``--pagelab-runs``, 3) on every device x
         location, check the test's ``@pytest.mark.budget`` on each cell's aggregate (and the
         baseline, with ``--pagelab-compare``), and return the :class:`pagelab.Results`.
+
+        The names are :func:`pagelab.measure`'s: ``devices`` (default mobile) and
+        ``locations`` (default us) take one id or a list. ``url=``, ``device=`` and
+        ``location=`` are their deprecated spellings.
 
         A missed error-level budget or a page that fails to load fails the test with one
         line per miss; a missed warn-level budget is a :class:`BudgetWarning`.
         """
+        urls = _renamed("urls", urls, "url", url, None)
+        if urls is None:
+            raise TypeError("perf.measure: missing the page URL(s) to measure (urls)")
+        devices = _renamed("devices", devices, "device", device, "mobile")
+        locations = _renamed("locations", locations, "location", location, "us")
         state = self._state
-        urls = _as_list(url, "url")
-        devices = _as_list(device, "device")
-        locations = _as_list(location, "location")
+        url_list = _as_list(urls, "urls")
+        device_list = _as_list(devices, "devices")
+        location_list = _as_list(locations, "locations")
         count = state.runs(runs)
         marker = self._item.get_closest_marker("budget")
         checks = _marker_checks(marker, self._item.nodeid) if marker is not None else []
-        frame = state.measure(urls, devices, locations, config, count)
-        outcome = self._item.stash.setdefault(_OUTCOME_KEY, RecordedOutcome())
+        frame = state.measure(url_list, device_list, location_list, config, count)
+        outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
         failures = state.check(frame, checks, outcome, aggregation=state.aggregation())
-        _add_properties(self._item, outcome)
+        record_outcome(self._item, outcome)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
         from pagelab import Results
@@ -164,30 +190,8 @@ class Perf:
 
 @pytest.fixture
 def perf(request: pytest.FixtureRequest) -> Perf:
-    """Measure pages and check the ``budget`` marker: ``perf.measure(url, device=...)``."""
+    """Measure pages and check the ``budget`` marker: ``perf.measure(url, devices=...)``."""
     return Perf(request.node, _state(request.config))
-
-
-def _add_properties(item: pytest.Item, outcome: RecordedOutcome) -> None:
-    # JUnit XML <property> elements: one per check, the figures in the value.
-    seen = {name for name, _ in item.user_properties}
-    for check in outcome.checks:
-        name = f"pagelab {check['metric']} {check['device']}/{check['location']} {check['url']}"
-        if name in seen:
-            continue
-        item.user_properties.append((name, f"{_status(check)}: {check['message']}"))
-
-
-def record_outcome(item: pytest.Item, outcome: RecordedOutcome) -> None:
-    """Attach a budget item's outcome, as :meth:`Perf.measure` does for a test."""
-    item.stash[_OUTCOME_KEY] = outcome
-    _add_properties(item, outcome)
-
-
-def _status(check: Mapping[str, Any]) -> str:
-    if check["passed"]:
-        return "pass"
-    return "warn" if check["level"] == "warn" else "FAIL"
 
 
 # -- reports ------------------------------------------------------------------------------
@@ -199,7 +203,7 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if call.when == "call":
-        outcome = item.stash.get(_OUTCOME_KEY, None)
+        outcome = item.stash.get(OUTCOME_KEY, None)
         if outcome is not None:
             # A JSON string survives xdist's report serialisation as it is.
             report.pagelab = outcome.dumps()  # type: ignore[attr-defined]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import TypeAdapter, ValidationError
 
 from pagelab._exceptions import InvalidInputError, PagelabError
+from pagelab._progress import ProgressBar
 from pagelab.models import (
     ConfigInput,
     Connection,
@@ -120,13 +121,11 @@ class _Collector:
         self.failed = 0
         self.total = total
         self._callback: ProgressCallback | None = None
-        self._bar: Any = None
+        self._bar: ProgressBar | None = None
         if callable(progress):
             self._callback = progress
         elif progress:
-            from tqdm.auto import tqdm  # a widget in notebooks, a bar on stderr elsewhere
-
-            self._bar = tqdm(total=total, desc="pagelab", unit="run", dynamic_ncols=True)
+            self._bar = ProgressBar(total)
 
     def add(self, report: TestReport, run: int, cell: int) -> None:
         # Kept before anyone is told: an interrupt raised by the callback keeps this run.
@@ -135,10 +134,7 @@ class _Collector:
         if report.status.value == "failed":
             self.failed += 1
         if self._bar is not None:
-            self._bar.set_postfix_str(
-                f"failed={self.failed}" if self.failed else "", refresh=False
-            )
-            self._bar.update(1)
+            self._bar.add(report)
         if self._callback is not None:
             self._callback(report)
 

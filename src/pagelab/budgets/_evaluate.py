@@ -27,6 +27,7 @@ __all__ = [
     "aggregate_cells",
     "cell_label",
     "evaluate",
+    "format_tally",
     "format_value",
     "resolve_checks",
     "run_failures",
@@ -84,6 +85,16 @@ def format_value(metric: str, value: float | None) -> str:
         return "\u2013"
     text = format(value, m.spec.replace(",", ""))
     return f"{text} ms" if m.unit == "ms" else text
+
+
+def format_tally(statuses: Sequence[str], noun: str = "check") -> str:
+    """``2 checks: 1 passed, 0 failed, 1 warned`` for :attr:`BudgetResult.status` values
+    (``1 check: ...`` for one)."""
+    counts = {status: sum(s.lower() == status for s in statuses)
+              for status in ("pass", "fail", "warn")}
+    total = len(statuses)
+    return (f"{total} {noun}{'' if total == 1 else 's'}: {counts['pass']} passed, "
+            f"{counts['fail']} failed, {counts['warn']} warned")
 
 
 def cell_label(device: str, location: str, url: str) -> str:

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import METRICS, Connection, Device, Location
+from pagelab.models import METRICS
 
+from ._options import add_aggregation, add_matrix, add_progress, ids
 from ._run import parse_config
 
 if TYPE_CHECKING:
@@ -50,35 +51,18 @@ def register(subparsers: Any) -> None:
         "metrics. Uses the API service when PAGELAB_API_URL is set, else the local engine.",
     )
     batch.add_argument("urls", nargs="+", metavar="URL", help="absolute http(s) URLs")
-    batch.add_argument("--devices", default="mobile", metavar="IDS",
-                       help=f"comma-separated device ids (default mobile; of {', '.join(Device)})")
-    batch.add_argument("--locations", default="us", metavar="IDS",
-                       help="comma-separated location ids (default us; of "
-                       f"{', '.join(Location)})")
-    batch.add_argument("--connections", metavar="IDS",
-                       help="comma-separated connection ids (default: each device's own; of "
-                       f"{', '.join(Connection)})")
+    add_matrix(batch)
     batch.add_argument("--runs", type=int, default=5, metavar="N",
                        help="runs per cell (default 5)")
-    batch.add_argument("--agg", default="median", metavar="AGG",
-                       help="aggregation per cell: median (default), mean, p75, p90, min, max, "
-                       "representative")
+    add_aggregation(batch, "median")
     batch.add_argument("--config", metavar="JSON",
                        help='config object for every run, e.g. \'{"throttling_method": '
                        '"applied"}\'')
     batch.add_argument("--out", action="append", default=[], type=Path, metavar="PATH",
                        help="also write the runs to PATH, by suffix: "
                        f"{', '.join(_OUT_FORMATS)} (repeatable)")
-    batch.add_argument("--no-progress", dest="progress", action="store_false",
-                       help="no progress bar on stderr")
+    add_progress(batch)
     batch.set_defaults(handler=_batch)
-
-
-def _ids(text: str, option: str) -> list[str]:
-    ids = [part.strip() for part in text.split(",") if part.strip()]
-    if not ids:
-        raise InvalidInputError(f"{option}: give at least one id")
-    return ids
 
 
 def _check_outputs(paths: list[Path]) -> None:
@@ -158,18 +142,17 @@ def _batch(args: argparse.Namespace) -> int:
     from pagelab.stats import AGGREGATIONS
 
     # Every argument is checked before the first run: a typo costs a second, not a matrix.
-    if args.agg not in AGGREGATIONS:
-        raise InvalidInputError(f"--agg: unknown {args.agg!r}; use one of "
+    if args.aggregation not in AGGREGATIONS:
+        raise InvalidInputError(f"--aggregation: unknown {args.aggregation!r}; use one of "
                                 f"{', '.join(AGGREGATIONS)}")
     if args.runs < 1:
         raise InvalidInputError(f"--runs: must be at least 1, got {args.runs}")
     _check_outputs(args.out)
     results = pagelab.measure(
         args.urls,
-        devices=_ids(args.devices, "--devices"),
-        locations=_ids(args.locations, "--locations"),
-        connections=None if args.connections is None else _ids(args.connections,
-                                                               "--connections"),
+        devices=ids(args.devices, "--devices"),
+        locations=ids(args.locations, "--locations"),
+        connections=ids(args.connections, "--connections"),
         runs=args.runs,
         config=parse_config(args.config),
         progress=args.progress,
@@ -178,7 +161,7 @@ def _batch(args: argparse.Namespace) -> int:
     if total == 0:
         print("pagelab: interrupted before any run finished", file=sys.stderr)
         return 130
-    print(_format(summary_table(results, args.agg)))
+    print(_format(summary_table(results, args.aggregation)))
     for path in args.out:
         results.export(path)
         print(f"pagelab: wrote {path}", file=sys.stderr)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import contextlib
 from typing import Any
+
+from ._options import add_aggregation, add_progress, add_renamed
 
 __all__ = ["register"]
 
@@ -20,13 +22,14 @@ def register(subparsers: Any) -> None:
     check.add_argument("budgets", metavar="BUDGETS", help="budget file (.yaml, .yml, .json)")
     check.add_argument("--runs", type=int, metavar="N",
                        help="runs per page, device and location (default: the file's, else 3)")
-    check.add_argument("--aggregation", metavar="NAME",
-                       help="median (default), mean, p75, p90, min, max, representative")
+    add_aggregation(check, None)
     check.add_argument("--base-url", metavar="URL",
                        help="base URL for relative page URLs (overrides the file's base_url)")
-    check.add_argument("--runs-file", metavar="PATH",
+    check.add_argument("--replay", metavar="PATH",
                        help="check runs saved earlier (results JSON or wide-frame CSV) "
                        "instead of measuring")
+    add_renamed(check, "--runs-file", "--replay", "replay")
+    add_progress(check)
     check.set_defaults(handler=_check)
 
 
@@ -58,28 +61,43 @@ def _check(args: argparse.Namespace) -> int:
 
     import pagelab
     from pagelab._exceptions import InvalidInputError
-    from pagelab.budgets import evaluate, format_value, load_budgets, load_runs, run_failures
+    from pagelab._progress import ProgressBar
+    from pagelab.budgets import (
+        evaluate,
+        format_tally,
+        format_value,
+        load_budgets,
+        load_runs,
+        run_failures,
+    )
 
     budget_file = load_budgets(args.budgets)
     if args.runs is not None and not 1 <= args.runs <= 100:
         raise InvalidInputError(f"--runs: must be from 1 to 100, got {args.runs}")
     aggregation = args.aggregation or budget_file.aggregation or "median"
     base_url = args.base_url or budget_file.base_url
-    if args.runs_file:
-        frame = load_runs(args.runs_file)
+    if args.replay:
+        frame = load_runs(args.replay)
     else:
         pages = _pages(budget_file, base_url)
         if not pages:
             raise InvalidInputError(
                 f"{args.budgets}: no page to measure (paths with '*' only match measured pages)"
             )
+        planned = [(url, devices, locations, config,
+                    args.runs or page_runs or budget_file.runs or 3)
+                   for url, devices, locations, config, page_runs in pages]
         frames = []
-        with pagelab.connect() as runner:
-            for url, devices, locations, config, page_runs in pages:
-                runs = args.runs or page_runs or budget_file.runs or 3
+        with contextlib.ExitStack() as stack:
+            runner = stack.enter_context(pagelab.connect())
+            # One bar on stderr for the whole file (it also says when it waits for the engine).
+            bar = stack.enter_context(ProgressBar(
+                sum(len(d) * len(loc) * runs for _, d, loc, _, runs in planned)
+            )) if args.progress else None
+            for url, devices, locations, config, runs in planned:
                 measured = pagelab.measure([url], devices=devices, locations=locations,
                                            runs=runs, config=config, runner=runner,
-                                           progress=sys.stderr.isatty())
+                                           progress=bar.add if bar is not None else False)
                 frames.append(measured.frame)
         frame = pd.concat(frames, ignore_index=True)
     results = evaluate(budget_file, frame, aggregation=aggregation, base_url=base_url)
@@ -99,6 +117,5 @@ def _check(args: argparse.Namespace) -> int:
     for r in results:
         if not r.passed:
             print(f"{'error' if r.level == 'error' else 'warning'}: {r.message}")
-    print(f"{len(results)} checks: {sum(r.passed for r in results)} passed, {len(misses)} "
-          f"failed, {sum(not r.passed and r.level == 'warn' for r in results)} warned")
+    print(format_tally([r.status for r in results]))
     return 1 if misses or failed_pages else 0

@@ -46,7 +46,7 @@ def register(subparsers: Any) -> None:
         "stored as hashes: a key is printed once, when it is created.",
     )
     keys.set_defaults(handler=lambda args: (keys.print_help(), 2)[1])
-    data_dir = argparse.ArgumentParser(add_help=False)
+    data_dir = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     data_dir.add_argument("--data-dir", type=Path, metavar="DIR",
                           help="store directory (default $PAGELAB_DATA_DIR or the user data dir)")
     actions = keys.add_subparsers(dest="keys_command", metavar="ACTION")

@@ -10,6 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from pagelab._exceptions import PagelabError
 
@@ -35,6 +36,12 @@ class CommandError(PagelabError):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # No abbreviations: `--agg` must not silently mean `--aggregation` in one command
+        # and be refused in another; every option is spelled out, the same everywhere.
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         # One line, no usage dump: bad arguments are a typo to fix, not a manual to read.
         self.exit(2, f"pagelab: error: {message} (see '{self.prog} --help')\n")

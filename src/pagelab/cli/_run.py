@@ -7,21 +7,27 @@ import json
 from typing import Any
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import METRICS, Device, Location, TestReport
+from pagelab.models import METRICS, TestReport
+
+from ._options import add_matrix, add_progress, add_renamed, ids
 
 __all__ = ["format_report", "register"]
 
 
 def register(subparsers: Any) -> None:
-    run = subparsers.add_parser("run", help="run one Lighthouse test and print its report")
+    run = subparsers.add_parser(
+        "run", help="run one Lighthouse test per device x location and print the reports",
+        description="One Lighthouse test of URL on every device x location x connection "
+        "given (one by default). With --json, one report is a JSON object, several a list.",
+    )
     run.add_argument("url", help="absolute http(s) URL of the page")
-    run.add_argument("--device", default="mobile", metavar="ID",
-                     help=f"device id (default mobile; one of {', '.join(Device)})")
-    run.add_argument("--location", default="us", metavar="ID",
-                     help=f"location id (default us; one of {', '.join(Location)})")
+    add_matrix(run)
+    add_renamed(run, "--device", "--devices", "devices")
+    add_renamed(run, "--location", "--locations", "locations")
     run.add_argument("--config", metavar="JSON",
-                     help='config object, e.g. \'{"connection": "4g"}\'')
-    run.add_argument("--json", action="store_true", help="print the report as JSON")
+                     help='config object, e.g. \'{"throttling_method": "applied"}\'')
+    run.add_argument("--json", action="store_true", help="print the report(s) as JSON")
+    add_progress(run)
     run.set_defaults(handler=_run)
 
 
@@ -56,13 +62,21 @@ def format_report(report: TestReport) -> str:
 def _run(args: argparse.Namespace) -> int:
     import pagelab
 
-    config = parse_config(args.config)
-    runner = pagelab.connect()
-    try:
-        report = runner.lighthouse(args.url, args.device, args.location, config)
-    finally:
-        close = getattr(runner, "close", None)
-        if close is not None:
-            close()
-    print(report.model_dump_json(indent=2) if args.json else format_report(report))
-    return 0
+    results = pagelab.measure(
+        args.url,
+        devices=ids(args.devices, "--devices"),
+        locations=ids(args.locations, "--locations"),
+        connections=ids(args.connections, "--connections"),
+        runs=1,
+        config=parse_config(args.config),
+        progress=args.progress,
+    )
+    reports = results.reports
+    if args.json:
+        if len(reports) == 1:
+            print(reports[0].model_dump_json(indent=2))
+        else:
+            print(json.dumps([r.model_dump(mode="json") for r in reports], indent=2))
+    else:
+        print("\n\n".join(format_report(report) for report in reports))
+    return 130 if results.interrupted else 0

@@ -14,7 +14,7 @@ from ._install import (
 )
 from ._lazy import LazyEngine
 from ._load import MachineLoad, machine_load
-from ._lock import engine_lock
+from ._lock import EngineWait, engine_lock, engine_waits
 from ._mapping import LHR_AUDITS, LhrSummary, filmstrip, final_screenshot, summarize_lhr
 from ._sandbox import BROWSER_USER, BrowserSandbox
 from ._settings import LighthouseRunSpec, build_run_spec
@@ -35,6 +35,7 @@ __all__ = [
     "BrowserSandbox",
     "Engine",
     "EngineInstall",
+    "EngineWait",
     "LazyEngine",
     "LhrSummary",
     "LighthouseRunSpec",
@@ -46,6 +47,7 @@ __all__ = [
     "chromium_version",
     "engine_install",
     "engine_lock",
+    "engine_waits",
     "ensure_browser_user",
     "filmstrip",
     "final_screenshot",

@@ -34,7 +34,7 @@ from pagelab.models import (
 
 from ._install import EngineInstall, chromium_version, engine_install, find_chromium
 from ._load import MachineLoad, machine_load
-from ._lock import engine_lock
+from ._lock import engine_lock, hold_engine
 from ._mapping import filmstrip, final_screenshot, summarize_lhr
 from ._process import ChildProcess
 from ._sandbox import (
@@ -399,7 +399,7 @@ class Engine:
         policy = target_policy or self.target_policy
         self._binary()
         self._engine_install()
-        with self._mutex, self._lock:
+        with self._mutex, hold_engine(self._lock):
             if on_start is not None:
                 on_start()
             return self._run_locked(url, device, config, timeout or self.run_timeout, policy)
@@ -505,7 +505,10 @@ class Engine:
     ) -> RunResult:
         lhr_bytes = (out / "lhr.json").read_bytes()
         lhr = json.loads(lhr_bytes)
-        summary = summarize_lhr(lhr, chrome_version=chrome)
+        network_error = reply.get("main_document_error")
+        summary = summarize_lhr(lhr, chrome_version=chrome,
+                                network_error=network_error if isinstance(network_error, str)
+                                else None)
         artifacts: dict[str, bytes] = {
             "lighthouse-json": lhr_bytes,
             "html-report": (out / "report.html").read_bytes(),

@@ -1,14 +1,73 @@
-"""The engine lock: no two Lighthouse runs overlap on one machine, whoever starts them."""
+"""The engine lock: no two Lighthouse runs overlap on one machine, whoever starts them.
+
+A process waiting for it says so: the holder writes its PID beside the lock when it takes
+it, and every wait is reported to the listeners registered with :func:`engine_waits` (the
+progress bars), about once a second, as "waiting for the engine held by PID N since 12 s".
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import filelock
 
 from pagelab._paths import cache_dir
 
-__all__ = ["engine_lock"]
+__all__ = ["EngineWait", "engine_lock", "engine_waits", "hold_engine", "lock_holder"]
+
+#: Seconds between two reports of a wait (and two tries of the lock).
+WAIT_REPORT_INTERVAL = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class EngineWait:
+    """A run waiting for the engine another process (or thread) holds.
+
+    ``pid``: the holder's process id, None when unknown; ``waited``: seconds waited so far;
+    ``acquired``: True once, when the wait is over and the run starts.
+    """
+
+    pid: int | None
+    waited: float
+    acquired: bool = False
+
+    def __str__(self) -> str:
+        if self.acquired:
+            return f"got the engine after {self.waited:.0f} s"
+        holder = f"PID {self.pid}" if self.pid is not None else "another process"
+        return f"waiting for the engine held by {holder} since {self.waited:.0f} s"
+
+
+EngineWaitListener = Callable[[EngineWait], None]
+
+_listeners: list[EngineWaitListener] = []
+_listeners_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def engine_waits(listener: EngineWaitListener) -> Iterator[None]:
+    """Call ``listener`` with an :class:`EngineWait` while a run of this process waits for
+    the engine (from the waiting thread), and once more when it gets it."""
+    with _listeners_lock:
+        _listeners.append(listener)
+    try:
+        yield
+    finally:
+        with _listeners_lock:
+            _listeners.remove(listener)
+
+
+def _notify(wait: EngineWait) -> None:
+    with _listeners_lock:
+        listeners = list(_listeners)
+    for listener in listeners:
+        listener(wait)
 
 
 def engine_lock(path: Path | None = None) -> filelock.FileLock:
@@ -23,3 +82,50 @@ def engine_lock(path: Path | None = None) -> filelock.FileLock:
     # Thread-local (the default): two threads of one process each take their own flock and
     # so exclude each other, as two processes do.
     return filelock.FileLock(str(lock_path))
+
+
+def _holder_path(lock: filelock.BaseFileLock) -> Path:
+    # Beside the lock, not in it: filelock opens the lock file with O_TRUNC, so every
+    # waiter would erase a PID written there.
+    return Path(f"{lock.lock_file}.holder")
+
+
+def _write_holder(lock: filelock.BaseFileLock) -> None:
+    path = _holder_path(lock)
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}")
+    try:
+        temporary.write_text(f"{os.getpid()}\n", encoding="ascii")
+        os.replace(temporary, path)  # atomic: a reader sees the old PID or the new one
+    except OSError:
+        temporary.unlink(missing_ok=True)  # the PID is a courtesy; the lock still holds
+
+
+def lock_holder(lock: filelock.BaseFileLock) -> int | None:
+    """The PID that took ``lock`` last (None when unknown)."""
+    try:
+        return int(_holder_path(lock).read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def hold_engine(lock: filelock.BaseFileLock) -> Iterator[None]:
+    """Hold ``lock`` for one run; while another holds it, report the wait to the
+    :func:`engine_waits` listeners every :data:`WAIT_REPORT_INTERVAL` seconds."""
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        started = time.monotonic()
+        while True:
+            _notify(EngineWait(lock_holder(lock), time.monotonic() - started))
+            try:
+                lock.acquire(timeout=WAIT_REPORT_INTERVAL)
+                break
+            except filelock.Timeout:
+                continue
+        _notify(EngineWait(os.getpid(), time.monotonic() - started, acquired=True))
+    try:
+        _write_holder(lock)
+        yield
+    finally:
+        lock.release()

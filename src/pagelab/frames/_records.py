@@ -4,7 +4,7 @@ and back to reports.
 :func:`~pagelab.frames.to_frame` turns reports into the wide frame; :func:`to_reports` turns
 a wide frame back into reports (``Results.from_frame``); :func:`to_records` and
 :func:`from_records` carry the frame through JSON (the pytest plugin's results file, budgets
-re-checked with ``pytest --pagelab-replay`` or ``pagelab check --runs-file``);
+re-checked with ``pytest --pagelab-replay`` or ``pagelab check --replay``);
 :func:`read_runs` reads such a file, or a CSV of the wide frame, back into the frame.
 Round trips are exact (``tests/test_frames.py``).
 """

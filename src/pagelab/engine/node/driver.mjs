@@ -9,7 +9,7 @@
 //              "frames_dir": null | path,
 //              "targets": null | {"allow_private", "allowed": [cidr], "refused": [cidr]}}
 //   stdout <- {"type": "result", "id", "ok": true, "blocked": [{"url", "reason"}],
-//              "frames": [{"file", "ms"}]}
+//              "frames": [{"file", "ms"}], "main_document_error": null | "net::ERR_..."}
 //          |  {"type": "result", "id", "ok": false, "error": {"code", "message", "lighthouse"}}
 // Python owns Chromium (it starts, restarts and kills it); this process only connects to it.
 // Each run gets a fresh browser context, so no cookie, cache or storage survives a run.
@@ -296,6 +296,25 @@ async function writeFrames(artifacts, lhr, dir) {
   return frames;
 }
 
+// The main document's network error (net::ERR_CONNECTION_REFUSED...), from the DevTools log
+// Lighthouse keeps when the page failed to load: the LHR names only Lighthouse's own code
+// (a refused connection is CHROME_INTERSTITIAL_ERROR), not what the network said.
+function mainDocumentError(artifacts) {
+  const log = artifacts?.DevtoolsLogError || artifacts?.DevtoolsLog || [];
+  const documents = new Set();
+  let mainFrame = null;
+  for (const {method, params} of log) {
+    if (method === 'Network.requestWillBeSent' && params?.type === 'Document') {
+      mainFrame ??= params.frameId;
+      if (params.frameId === mainFrame) documents.add(params.requestId);
+    } else if (method === 'Network.loadingFailed' && documents.has(params?.requestId) &&
+      params.errorText && !params.canceled) {
+      return String(params.errorText);
+    }
+  }
+  return null;
+}
+
 async function runOne(request) {
   const started = performance.now();
   const browser = await browserAt(request.browser_url);
@@ -335,7 +354,9 @@ async function runOne(request) {
       : [];
     const timings = {setup_ms: lighthouseStarted - started, lighthouse_ms: lighthouseMs,
       output_ms: performance.now() - lighthouseStarted - lighthouseMs};
-    return {blocked: control ? control.blocked : [], frames, timings};
+    const networkError = lhr.runtimeError ? mainDocumentError(result.artifacts) : null;
+    return {blocked: control ? control.blocked : [], frames, timings,
+      main_document_error: networkError};
   } finally {
     await context.close().catch(() => {});
   }

@@ -1,0 +1,48 @@
+"""What one test measured and checked: kept on the item, shown as JUnit properties and sent
+to the controller on the test's report."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+__all__ = ["OUTCOME_KEY", "RecordedOutcome", "check_status", "record_outcome"]
+
+
+@dataclass
+class RecordedOutcome:
+    """What one test measured and checked, carried to the controller on the report."""
+
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def dumps(self) -> str:
+        return json.dumps({"checks": self.checks, "runs": self.runs, "warnings": self.warnings})
+
+
+OUTCOME_KEY = pytest.StashKey[RecordedOutcome]()
+
+
+def check_status(check: Mapping[str, Any]) -> str:
+    """``pass``, ``warn`` or ``FAIL`` for a check record."""
+    if check["passed"]:
+        return "pass"
+    return "warn" if check["level"] == "warn" else "FAIL"
+
+
+def record_outcome(item: pytest.Item, outcome: RecordedOutcome) -> None:
+    """Keep ``outcome`` on ``item`` and add its checks as JUnit XML properties."""
+    item.stash[OUTCOME_KEY] = outcome
+    # One <property> per check, the figures in the value.
+    seen = {name for name, _ in item.user_properties}
+    for check in outcome.checks:
+        name = f"pagelab {check['metric']} {check['device']}/{check['location']} {check['url']}"
+        if name in seen:
+            continue
+        seen.add(name)
+        item.user_properties.append((name, f"{check_status(check)}: {check['message']}"))

@@ -1,0 +1,86 @@
+"""Options shared by several subcommands, defined once so every command spells them alike.
+
+The words are those of :func:`pagelab.measure`, the budget files and the pytest plugin
+(docs/decisions.md, "One vocabulary"): ``--devices``, ``--locations``, ``--connections``,
+``--runs``, ``--aggregation``, ``--replay``, ``--no-progress``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any, overload
+
+from pagelab._exceptions import InvalidInputError
+from pagelab.models import Connection, Device, Location
+
+__all__ = [
+    "add_aggregation",
+    "add_matrix",
+    "add_progress",
+    "add_renamed",
+    "ids",
+]
+
+_AGGREGATIONS = "median (default), mean, p75, p90, min, max, representative"
+
+
+class _Renamed(argparse.Action):
+    """An old option name that still works, with a note on stderr naming the new one."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str,
+                 **kwargs: Any) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"pagelab: {option_string} is deprecated; use {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_renamed(parser: argparse.ArgumentParser, old: str, new: str, dest: str) -> None:
+    """Accept ``old`` as a hidden, deprecated spelling of ``new`` (same ``dest``)."""
+    parser.add_argument(old, dest=dest, action=_Renamed, new=new, help=argparse.SUPPRESS)
+
+
+def add_matrix(parser: argparse.ArgumentParser) -> None:
+    """``--devices``, ``--locations`` and ``--connections``: comma-separated ids."""
+    parser.add_argument("--devices", default="mobile", metavar="IDS",
+                        help=f"comma-separated device ids (default mobile; of {', '.join(Device)})")
+    parser.add_argument("--locations", default="us", metavar="IDS",
+                        help=f"comma-separated location ids (default us; of {', '.join(Location)})")
+    parser.add_argument("--connections", metavar="IDS",
+                        help="comma-separated connection ids (default: each device's own; of "
+                        f"{', '.join(Connection)})")
+
+
+def add_aggregation(parser: argparse.ArgumentParser, default: str | None) -> None:
+    """``--aggregation NAME`` (``--agg``, its old spelling in ``batch``, still works)."""
+    parser.add_argument("--aggregation", default=default, metavar="NAME",
+                        help=f"how the runs of a cell are aggregated: {_AGGREGATIONS}")
+    add_renamed(parser, "--agg", "--aggregation", "aggregation")
+
+
+def add_progress(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-progress", dest="progress", action="store_false",
+                        help="no progress bar on stderr")
+
+
+@overload
+def ids(text: str, option: str) -> list[str]: ...
+@overload
+def ids(text: None, option: str) -> None: ...
+@overload
+def ids(text: str | None, option: str) -> list[str] | None: ...
+
+
+def ids(text: str | None, option: str) -> list[str] | None:
+    """The ids of a comma-separated option (None when the option was not given)."""
+    if text is None:
+        return None
+    found = [part.strip() for part in text.split(",") if part.strip()]
+    if not found:
+        raise InvalidInputError(f"{option}: give at least one id")
+    return found
