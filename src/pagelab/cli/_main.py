@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._batch",
     "pagelab.cli._ttfb",
     "pagelab.cli._demo",
+    "pagelab.cli._examples",
     "pagelab.cli._serve",
     "pagelab.cli._worker",
     "pagelab.cli._workers",
