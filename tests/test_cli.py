@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +59,15 @@ def test_doctor_reports_a_ready_engine() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "lighthouse   13.5.0 (pinned 13.5.0)" in result.stdout
     assert result.stdout.strip().endswith("ready")
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    # `pagelab ... | head`: the reader is gone before pagelab writes; no traceback.
+    with subprocess.Popen([sys.executable, "-m", "pagelab", "examples", str(tmp_path)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        assert process.wait(timeout=120) == 141
+    assert stderr == ""
+    assert (tmp_path / "quickstart.ipynb").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -68,6 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("pagelab: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader left (`pagelab run --json | head`): stop quietly, as cat does, and point
+        # stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except PagelabError as exc:
         print(f"pagelab: error: {exc}", file=sys.stderr)
         return 2
