@@ -65,7 +65,8 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     # `pagelab ... | head`: the reader is gone before pagelab writes; no traceback.
     with subprocess.Popen([sys.executable, "-m", "pagelab", "examples", str(tmp_path)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
-        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout is not None
+        assert process.stderr is not None
         process.stdout.close()
         stderr = process.stderr.read().decode()
         assert process.wait(timeout=120) == 141
