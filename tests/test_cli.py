@@ -6,6 +6,7 @@ import argparse
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +105,16 @@ def test_old_spellings_still_work_with_a_note() -> None:
     result = _pagelab("run", "http://127.0.0.1:9/", "--device", "nokia3310")
     assert result.stderr.splitlines()[0] == "pagelab: --device is deprecated; use --devices"
     assert "devices[0]: unknown 'nokia3310'" in result.stderr
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    # `pagelab ... | head`: the reader is gone before pagelab writes; no traceback.
+    with subprocess.Popen([sys.executable, "-m", "pagelab", "examples", str(tmp_path)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        assert process.wait(timeout=120) == 141
+    assert stderr == ""
+    assert (tmp_path / "quickstart.ipynb").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -24,6 +25,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._batch",
     "pagelab.cli._ttfb",
     "pagelab.cli._demo",
+    "pagelab.cli._examples",
     "pagelab.cli._serve",
     "pagelab.cli._worker",
     "pagelab.cli._workers",
@@ -74,6 +76,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("pagelab: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader left (`pagelab run --json | head`): stop quietly, as cat does, and point
+        # stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except PagelabError as exc:
         print(f"pagelab: error: {exc}", file=sys.stderr)
         return 2
