@@ -1,5 +1,5 @@
 """The ``pagelab`` command line."""
 
-from ._main import CommandError, build_parser, main
+from ._main import main
 
-__all__ = ["CommandError", "build_parser", "main"]
+__all__ = ["main"]

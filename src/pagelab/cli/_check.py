@@ -58,7 +58,8 @@ def _check(args: argparse.Namespace) -> int:
 
     import pagelab
     from pagelab._exceptions import InvalidInputError
-    from pagelab.budgets import evaluate, format_value, load_budgets, load_runs, run_failures
+    from pagelab.budgets import evaluate, format_value, load_budgets, run_failures
+    from pagelab.frames import read_runs
 
     budget_file = load_budgets(args.budgets)
     if args.runs is not None and not 1 <= args.runs <= 100:
@@ -66,7 +67,7 @@ def _check(args: argparse.Namespace) -> int:
     aggregation = args.aggregation or budget_file.aggregation or "median"
     base_url = args.base_url or budget_file.base_url
     if args.runs_file:
-        frame = load_runs(args.runs_file)
+        frame = read_runs(args.runs_file)
     else:
         pages = _pages(budget_file, base_url)
         if not pages:
