@@ -8,7 +8,7 @@ hiding one there only hides a circle from Python, not from the reader.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -27,6 +27,7 @@ FLOORS: dict[str, int] = {
     "pagelab._exceptions": 0,
     "pagelab._paths": 0,
     "pagelab._bootstrap": 0,
+    "pagelab._public": 0,
     "pagelab._extras": 1,
     "pagelab.models": 2,
     "pagelab.catalog": 3,
@@ -54,13 +55,14 @@ FACES = frozenset({"pagelab.widgets", "pagelab.cli", "pytest_pagelab"})
 #: The rooms a request passes through before any frame exists: they never load pandas,
 #: so ``import pagelab``, ``pagelab serve`` and a fleet worker stay light.
 WITHOUT_PANDAS = frozenset({
-    "pagelab", "pagelab._exceptions", "pagelab._paths", "pagelab._bootstrap",
+    "pagelab", "pagelab._exceptions", "pagelab._paths", "pagelab._public",
     "pagelab._extras", "pagelab.models", "pagelab.catalog", "pagelab.demo", "pagelab.store",
     "pagelab.engine", "pagelab.client", "pagelab.fleet", "pagelab.runners",
     "pagelab.service",
 })
-#: What the models (the ground floor) may import of ours: the exceptions only.
-MODELS_MAY_IMPORT = frozenset({"pagelab._exceptions"})
+#: What the models (the ground floor) may import of ours: the exceptions, and the helper
+#: that names their public home.
+MODELS_MAY_IMPORT = frozenset({"pagelab._exceptions", "pagelab._public"})
 
 
 @cache
@@ -93,7 +95,11 @@ def imported_names(module: str) -> Iterator[tuple[str, int]]:
     """Every dotted name ``module`` imports, with its line (relative imports resolved)."""
     path = modules()[module]
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    return names_in(path.read_text(encoding="utf-8"), package)
+
+
+def names_in(source: str, package: list[str]) -> Iterator[tuple[str, int]]:
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, node.lineno
@@ -122,9 +128,8 @@ def edges() -> dict[str, dict[str, int]]:
     return graph
 
 
-def cycles() -> list[list[str]]:
+def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
     """The strongly connected components of more than one module (Tarjan)."""
-    graph = edges()
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -170,14 +175,35 @@ def _describe(component: list[str]) -> str:
 def test_the_walk_sees_every_kind_of_import() -> None:
     # The graph must include imports inside functions and under TYPE_CHECKING, or it
     # would miss exactly the imports that hide a circle.
-    graph = edges()
-    assert "pagelab.frames" in graph["pagelab.budgets"]  # only under TYPE_CHECKING
-    assert "pagelab.plots" in graph["pagelab.export"]  # only inside functions
-    assert "pagelab.models" in graph["pagelab.catalog"]  # relative: from ..models import
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import pagelab.store\n"
+        "from ..models import Device\n"
+        "from . import _twin\n"
+        "if TYPE_CHECKING:\n"
+        "    from pagelab.frames import to_frame\n"
+        "def later():\n"
+        "    from pagelab import plots\n"
+    )
+    names = {name for name, _ in names_in(source, ["pagelab", "engine"])}
+    assert names >= {
+        "pagelab.store", "pagelab.models.Device", "pagelab.engine._twin",
+        "pagelab.frames.to_frame", "pagelab.plots",
+    }
+    # ... and resolves each to the module it names or lives in.
+    assert _owner("pagelab.models.Device") == "pagelab.models"
+    assert _owner("pagelab.plots") == "pagelab.plots"
+    assert "pagelab.budgets" in edges()["pagelab"]  # the root's TYPE_CHECKING import
+
+
+def test_the_cycle_finder_names_each_circle() -> None:
+    graph = {"a": ["b"], "b": ["c"], "c": ["a", "d"], "d": [], "e": ["f"], "f": ["e"]}
+    assert cycles(graph) == [["a", "b", "c"], ["e", "f"]]
+    assert cycles({"a": ["b"], "b": []}) == []
 
 
 def test_no_import_cycles() -> None:
-    found = cycles()
+    found = cycles(edges())
     assert not found, "import cycles:\n" + "\n".join(_describe(c) for c in found)
 
 

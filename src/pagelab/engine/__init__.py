@@ -1,16 +1,17 @@
 """The local engine: real Lighthouse in Debian's Chromium, and the TTFB probe.
 
 Public: :class:`Engine` (and the :class:`RunResult` it returns) and the target policy that
-keeps it off private networks (:class:`TargetPolicy`, ``REFUSED_NETWORKS``,
-:func:`ensure_browser_user`); see docs/engine.md and docs/security.md. The rest is for the
-other pagelab packages (runners, service, fleet, CLI) and may change.
+keeps it off private networks (:class:`TargetPolicy`, the :class:`TargetRefusedError` it
+raises, ``REFUSED_NETWORKS``, :func:`ensure_browser_user`); see docs/engine.md and
+docs/security.md. The rest is for the other pagelab packages (runners, service, fleet,
+CLI) and may change.
 """
 
 from pagelab._public import publish
 
 from ._engine import Engine, RunResult
 from ._install import ensure_browser_user
-from ._targets import REFUSED_NETWORKS, TargetPolicy
+from ._targets import REFUSED_NETWORKS, TargetPolicy, TargetRefusedError
 
 # isort: split
 # For the other pagelab packages only (not public API, not in __all__).
@@ -35,6 +36,7 @@ __all__ = [
     "Engine",
     "RunResult",
     "TargetPolicy",
+    "TargetRefusedError",
     "ensure_browser_user",
 ]
 
