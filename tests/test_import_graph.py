@@ -8,6 +8,8 @@ hiding one there only hides a circle from Python, not from the reader.
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
@@ -284,3 +286,31 @@ def test_no_module_imports_another_rooms_private_module() -> None:
         and any(part.startswith("_") for part in target.split(".")[2:])
     ]
     assert not private, private
+
+
+def test_the_architecture_page_names_what_exists() -> None:
+    # docs/architecture.md is kept true: every module and file it names exists, and every
+    # room (and its floor) is on it.
+    page = (ROOTS[0].parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    repo = ROOTS[0].parents[1]
+    named = set(re.findall(r"`((?:pagelab|pytest_pagelab)(?:\.\w+)*)", page))
+    missing = []
+    for name in named:
+        owner = _owner(name)
+        if owner is None:
+            missing.append(name)
+            continue
+        rest = name[len(owner):].lstrip(".")
+        if rest and not hasattr(importlib.import_module(owner), rest.split(".")[0]):
+            missing.append(name)
+    missing += [
+        path for path in re.findall(r"`((?:src|tests|pytest_plugin|docs)/[\w/.]+)`", page)
+        if not (repo / path).exists()
+    ]
+    assert not missing, missing
+    placed = {
+        room.strip(" `"): int(floor)
+        for floor, rooms in re.findall(r"^\| (\d+) \| ([^|]+) \|", page, re.MULTILINE)
+        for room in rooms.split(",")
+    }
+    assert placed == FLOORS
