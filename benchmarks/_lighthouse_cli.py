@@ -19,7 +19,8 @@ __all__ = ["cli_run"]
 
 def cli_run(url: str, chromium: Path, flags: tuple[str, ...], out: Path) -> dict[str, Any]:
     """One bare CLI run of ``url`` on the mobile defaults; its LHR."""
-    from pagelab.engine import engine_install, engine_lock
+    from pagelab.engine import engine_install
+    from pagelab.engine._lock import engine_lock
 
     install = engine_install()
     cli = install.root / "node_modules" / "lighthouse" / "cli" / "index.js"

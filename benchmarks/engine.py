@@ -37,7 +37,7 @@ _METRICS = ("FCP", "LCP")
 
 def _summary(lhr: dict[str, Any]) -> dict[str, float]:
     """The compared values of one LHR, read through the engine's own mapping."""
-    from pagelab.engine import summarize_lhr
+    from pagelab.engine._mapping import summarize_lhr
     from pagelab.models import metric
 
     metrics = summarize_lhr(lhr).metrics
@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     from _lighthouse_cli import cli_run
 
     from pagelab.demo import PAGES, DemoServer
-    from pagelab.engine import CHROMIUM_FLAGS, Engine, find_chromium, pinned_lighthouse_version
+    from pagelab.engine import Engine, find_chromium, pinned_lighthouse_version
+    from pagelab.engine._engine import CHROMIUM_FLAGS
 
     chromium = find_chromium()
     if chromium is None:

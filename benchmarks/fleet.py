@@ -61,7 +61,7 @@ class _StandInEngine:
 
 
 def _worker_main(broker: str, name: str) -> None:
-    from pagelab.fleet import FleetWorker
+    from pagelab.fleet._worker import FleetWorker
 
     worker = FleetWorker(broker, SECRET, name=name, locations=["de"])
     stand_in = _StandInEngine()

@@ -141,7 +141,7 @@ class Corpus:
 def build_corpus(n: int, seed: int = 7) -> Corpus:
     """``n`` rows of realistic reports: about 9 in 10 single tests, the rest batch items
     (batches of 2-6); about 1 in 6 failed (a page error or an engine failure)."""
-    from pagelab.engine import summarize_lhr
+    from pagelab.engine._mapping import summarize_lhr
     from pagelab.models import (
         BatchItem,
         BatchReport,

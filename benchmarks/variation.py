@@ -49,7 +49,7 @@ def _cpu_times() -> tuple[int, int]:
 
 def _row(lhr: dict[str, Any], load: float, busy: float, seconds: float) -> dict[str, Any]:
     """The compared metrics and the diagnostics of one LHR."""
-    from pagelab.engine import summarize_lhr
+    from pagelab.engine._mapping import summarize_lhr
     from pagelab.models import metric
 
     metrics = summarize_lhr(lhr).metrics
@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     from _lighthouse_cli import cli_run
 
     from pagelab.demo import PAGES, DemoServer
-    from pagelab.engine import CHROMIUM_FLAGS, Engine, find_chromium, pinned_lighthouse_version
+    from pagelab.engine import Engine, find_chromium, pinned_lighthouse_version
+    from pagelab.engine._engine import CHROMIUM_FLAGS
 
     chromium = find_chromium()
     if chromium is None:

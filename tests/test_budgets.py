@@ -8,7 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pagelab import InvalidInputError, budgets, stats
+from pagelab import InvalidInputError, budgets, frames, stats
+from pagelab.budgets._baseline import BASELINE_FORMAT, BaselineCell
+from pagelab.budgets._models import PRESETS
 from pagelab.models import METRICS
 
 RUNS = Path(__file__).parent / "data" / "runs-demo.csv"
@@ -18,7 +20,7 @@ HEAVY = "http://demo.test/heavy"
 
 @pytest.fixture(scope="module")
 def frame() -> pd.DataFrame:
-    return budgets.load_runs(RUNS)
+    return frames.read_runs(RUNS)
 
 
 def test_aggregations_are_the_stats_ones() -> None:
@@ -26,10 +28,10 @@ def test_aggregations_are_the_stats_ones() -> None:
 
 
 def test_presets_read_the_registry() -> None:
-    assert budgets.PRESETS["good"]["largest_contentful_paint"] == METRICS[
+    assert PRESETS["good"]["largest_contentful_paint"] == METRICS[
         "largest_contentful_paint"].good
-    assert budgets.PRESETS["not-poor"]["performance_score"] == METRICS["performance_score"].poor
-    assert "first_meaningful_paint" not in budgets.PRESETS["good"]
+    assert PRESETS["not-poor"]["performance_score"] == METRICS["performance_score"].poor
+    assert "first_meaningful_paint" not in PRESETS["good"]
 
 
 def test_evaluate_mapping_on_every_cell(frame: pd.DataFrame) -> None:
@@ -164,7 +166,7 @@ def test_baseline_save_and_regression(frame: pd.DataFrame, tmp_path: Path) -> No
     path = tmp_path / "baseline.json"
     saved = budgets.save_baseline(frame, path)
     data = json.loads(path.read_text())
-    assert data["format"] == budgets.BASELINE_FORMAT
+    assert data["format"] == BASELINE_FORMAT
     assert len(data["cells"]) == 2
     assert data["cells"][0]["lighthouse_version"] == "13.5.0"
     assert data["cells"][0]["device_profile"]["id"] == "mobile"
@@ -190,7 +192,7 @@ def test_baseline_save_and_regression(frame: pd.DataFrame, tmp_path: Path) -> No
 def test_baseline_mismatch_warnings(frame: pd.DataFrame) -> None:
     baseline = budgets.make_baseline(frame)
     other = budgets.Baseline(baseline.aggregation, [
-        budgets.BaselineCell(c.url, c.device, c.location, c.runs, c.metrics, "12.0.0",
+        BaselineCell(c.url, c.device, c.location, c.runs, c.metrics, "12.0.0",
                              {**(c.device_profile or {}), "cpu_slowdown": 1})
         for c in baseline.cells[:1]
     ])
@@ -211,6 +213,6 @@ def test_regression_limit_errors() -> None:
 
 def test_runs_round_trip(frame: pd.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "results.json"
-    path.write_text(json.dumps({"runs": budgets.runs_to_records(frame)}))
-    again = budgets.load_runs(path)
+    path.write_text(json.dumps({"runs": frames.to_records(frame)}))
+    again = frames.read_runs(path)
     pd.testing.assert_frame_equal(again, frame)

@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS, TTFB_REGIONS, ttfb_region
-from pagelab.engine import build_run_spec
+from pagelab.engine._settings import build_run_spec
 from pagelab.models import Connection, Device, LighthouseConfig, Location
 from pagelab.runners import LocalRunner
 

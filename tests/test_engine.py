@@ -21,9 +21,11 @@ import pytest
 
 from pagelab import LocalRunner, TestReport
 from pagelab.demo import DemoServer
-from pagelab.engine import ENGINE_CRASHED, TIMEOUT, Engine, pinned_lighthouse_version
+from pagelab.engine import ENGINE_CRASHED, Engine, pinned_lighthouse_version
 from pagelab.frames import to_frame
-from pagelab.store import Store, run_timing
+from pagelab.models import TIMEOUT
+from pagelab.store import Store
+from pagelab.store._records import run_timing
 
 pytestmark = pytest.mark.engine
 

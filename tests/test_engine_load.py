@@ -1,4 +1,4 @@
-"""The machine-load reading a report's environment carries (pagelab.engine.machine_load)."""
+"""The machine-load reading a report's environment carries (pagelab.engine._load.machine_load)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pagelab.engine import _load, machine_load
+from pagelab.engine import _load
+from pagelab.engine._load import machine_load
 
 
 def test_machine_load_reads_the_kernel_figures() -> None:

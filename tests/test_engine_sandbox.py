@@ -19,8 +19,8 @@ import psutil
 import pytest
 
 from pagelab.demo import DemoServer
-from pagelab.engine import BROWSER_USER, Engine, TargetPolicy, find_chromium, parse_networks
-from pagelab.engine._sandbox import kernel_blocks_sandbox
+from pagelab.engine import Engine, TargetPolicy, find_chromium, parse_networks
+from pagelab.engine._sandbox import BROWSER_USER, kernel_blocks_sandbox
 from pagelab.models import LighthouseConfig
 
 pytestmark = pytest.mark.engine

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pagelab.engine import LHR_AUDITS, filmstrip, final_screenshot, summarize_lhr
+from pagelab.engine._mapping import LHR_AUDITS, filmstrip, final_screenshot, summarize_lhr
 
 DATA = Path(__file__).parent / "data"
 

@@ -16,7 +16,7 @@ from pagelab._measure import _cells
 from pagelab.models import BatchType
 from pagelab.runners._api import _units
 from pagelab.runners._local import INTERRUPTED
-from pagelab.store import run_timing
+from pagelab.store._records import run_timing
 from recorded_runs import load_runs
 
 LCP, TBT = "largest_contentful_paint", "total_blocking_time"

@@ -22,6 +22,8 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.engine._ttfb import run_ttfb
 from pagelab.frames import TTFB_COLUMNS, ttfb_frame
 from pagelab.models import METRICS, TTFBResult
+from pagelab.plots._common import RATING_FILL
+from pagelab.plots._ttfb import TTFB_PHASES
 from pagelab.stats import compare
 from recorded_runs import artifact, load_runs, matrix_frame
 
@@ -160,7 +162,7 @@ def test_comparison_of_real_compare_output() -> None:
     # The LCP point sits at its relative difference, red (worse), with its interval.
     worse_x = [
         float(line.get_xdata()[0]) for line in ax.get_lines()
-        if line.get_marker() == "o" and to_hex(line.get_color()) == plots.RATING_FILL["poor"]
+        if line.get_marker() == "o" and to_hex(line.get_color()) == RATING_FILL["poor"]
     ]
     assert any(abs(x - lcp["rel_diff"]) < 1e-9 for x in worse_x)
     assert "no relative difference" in texts(ax)  # CLS: a's median is 0
@@ -204,9 +206,9 @@ def test_ttfb_stacks_the_phases(ttfb_result: TTFBResult) -> None:
     ax = plots.ttfb(ttfb_result)
     n = len(ttfb_result.result)
     bars = [p for p in ax.patches if (p.get_gid() or "").startswith("ttfb:")]
-    assert len(bars) == n * len(plots.TTFB_PHASES)
+    assert len(bars) == n * len(TTFB_PHASES)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend == [label for label, _ in plots.TTFB_PHASES.values()]
+    assert legend == [label for label, _ in TTFB_PHASES.values()]
     assert "Frankfurt (de-central)" in tick_labels(ax)
     # Server processing (the 120 ms the page waits) is the widest segment of each bar.
     server = [b for b in bars if to_hex(b.get_facecolor()) == "#e8710a"]
@@ -261,9 +263,9 @@ def test_heatmap_cells_coloured_by_rating(frame: pd.DataFrame) -> None:
     cells = {p.get_gid(): to_hex(p.get_facecolor()) for p in ax.patches
              if isinstance(p, Rectangle) and (p.get_gid() or "").startswith("cell:")}
     assert len(cells) == 4 * 2  # four URLs x two devices
-    assert cells["cell:/fast|mobile"] == plots.RATING_FILL["good"]  # 670 ms
-    assert cells["cell:/heavy|mobile"] == plots.RATING_FILL["poor"]  # 7,741 ms
-    assert cells["cell:/heavy|desktop"] == plots.RATING_FILL["good"]  # 1,637 ms
+    assert cells["cell:/fast|mobile"] == RATING_FILL["good"]  # 670 ms
+    assert cells["cell:/heavy|mobile"] == RATING_FILL["poor"]  # 7,741 ms
+    assert cells["cell:/heavy|desktop"] == RATING_FILL["good"]  # 1,637 ms
     assert cells["cell:/fast|desktop"] == "#f1f3f4"  # no runs: grey, not a zero
     assert cells["cell:/|mobile"] == "#f1f3f4"
     shown = texts(ax)
@@ -277,6 +279,6 @@ def test_heatmap_cells_coloured_by_rating(frame: pd.DataFrame) -> None:
 def test_heatmap_needs_improvement_and_no_thresholds(frame: pd.DataFrame) -> None:
     ax = plots.heatmap(frame, "speed_index", columns="device", agg="max")
     colours = {to_hex(p.get_facecolor()) for p in ax.patches if isinstance(p, Rectangle)}
-    assert plots.RATING_FILL["needs-improvement"] in colours  # heavy on mobile, max 4,0xx
+    assert RATING_FILL["needs-improvement"] in colours  # heavy on mobile, max 4,0xx
     with pytest.raises(InvalidInputError, match="agg"):
         plots.heatmap(frame, "LCP", agg="mode")

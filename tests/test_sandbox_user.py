@@ -21,9 +21,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pagelab.engine import BROWSER_USER, find_chromium
+from pagelab.engine import find_chromium
 from pagelab.engine._process import ChildProcess
 from pagelab.engine._sandbox import (
+    BROWSER_USER,
     BrowserSandbox,
     browser_env,
     chown_tree,

@@ -458,7 +458,7 @@ def test_deep_pages_found_from_the_counts_equal_the_plain_query(
 
 def test_migration_counts_the_tests_already_stored(tmp_path: Path) -> None:
     """A store of schema 2 gains the counts of the tests it holds when it is opened."""
-    from pagelab.store import MIGRATIONS
+    from pagelab.store._db import MIGRATIONS
 
     tmp_path.mkdir(exist_ok=True)
     raw = sqlite3.connect(tmp_path / "pagelab.sqlite3")

@@ -156,10 +156,10 @@ class PagelabState:
             return None
         if self._replay is None:
             from pagelab import InvalidInputError
-            from pagelab.budgets import load_runs
+            from pagelab.frames import read_runs
 
             try:
-                self._replay = load_runs(path)
+                self._replay = read_runs(path)
             except InvalidInputError as exc:
                 raise pytest.UsageError(f"--pagelab-replay: {exc}") from exc
         return self._replay
@@ -232,9 +232,10 @@ class PagelabState:
     ) -> list[str]:
         """Evaluate ``checks`` (and the baseline) on ``frame``; record everything in
         ``outcome``; warn for warn-level misses; return the failure lines."""
-        from pagelab.budgets import compare_baseline, evaluate, run_failures, runs_to_records
+        from pagelab.budgets import compare_baseline, evaluate, run_failures
+        from pagelab.frames import to_records
 
-        outcome.runs.extend(runs_to_records(frame))
+        outcome.runs.extend(to_records(frame))
         failures: list[str] = []
         for (url, device, location), codes in run_failures(frame).items():
             if only_cell is None or (url, device, location) == only_cell:

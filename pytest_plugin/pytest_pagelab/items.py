@@ -23,13 +23,8 @@ if TYPE_CHECKING:
 
     from pagelab.budgets import BudgetFile, Check
 
-__all__ = [
-    "DEFAULT_PATTERNS",
-    "BudgetFileCollector",
-    "BudgetItem",
-    "collect_explicit_files",
-    "is_budget_file",
-]
+# The collection of budget files, used by the plugin's hooks: nothing here is public.
+__all__: list[str] = []
 
 #: File names collected as budget files unless the ini sets ``pagelab_budget_files``.
 DEFAULT_PATTERNS = (

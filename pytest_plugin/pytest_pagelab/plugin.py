@@ -21,12 +21,13 @@ import pytest
 if TYPE_CHECKING:
     from pagelab import Results
 
-from ._errors import BudgetWarning, EngineFailure
+from ._errors import EngineFailure
 from ._outcome import OUTCOME_KEY, RecordedOutcome, record_outcome
 from ._state import SETTINGS, STATE_KEY, PagelabState
 from .items import BudgetFileCollector, collect_explicit_files, is_budget_file
 
-__all__ = ["BudgetWarning", "Perf", "perf"]
+#: The fixture ``perf`` is registered with pytest; its type is public for annotations.
+__all__ = ["Perf"]
 
 _MARKER_HELP = (
     "budget(**limits): performance budget checked by perf.measure(), e.g. "
@@ -261,7 +262,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     import pandas as pd
 
     from pagelab import __version__
-    from pagelab.budgets import frame_from_records, save_baseline
+    from pagelab.budgets import save_baseline
+    from pagelab.frames import from_records
 
     runs = _unique_runs(state.run_records)
     if results_path:
@@ -278,7 +280,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     if baseline_path:
-        frame = frame_from_records(runs) if runs else pd.DataFrame()
+        frame = from_records(runs) if runs else pd.DataFrame()
         if not frame.empty:
             save_baseline(frame, baseline_path, aggregation=state.aggregation())
 

@@ -16,6 +16,7 @@ stays light.
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from ._exceptions import (
@@ -31,11 +32,12 @@ from ._exceptions import (
     NotFoundError,
     PagelabError,
     RateLimitedError,
+    RequestTimeoutError,
     ServerError,
     StoreError,
-    TimeoutError,
     TransportError,
 )
+from ._public import publish
 from .client import AsyncClient, Client, RetryPolicy
 from .models import (
     METRICS,
@@ -97,6 +99,7 @@ __all__ = [
     "NotFoundError",
     "PagelabError",
     "RateLimitedError",
+    "RequestTimeoutError",
     "Results",
     "RetryPolicy",
     "Runner",
@@ -106,7 +109,6 @@ __all__ = [
     "TestReport",
     "TestStatus",
     "ThrottlingMethod",
-    "TimeoutError",
     "TransportError",
     "__version__",
     "budgets",
@@ -124,6 +126,12 @@ __all__ = [
 # are paid for only by code that uses them.
 _LAZY_MODULES = frozenset({"budgets", "export", "frames", "plots", "stats", "widgets"})
 _LAZY_NAMES: dict[str, str] = {"Results": "._measure", "measure": "._measure"}
+#: Old names that still work, with a DeprecationWarning: old name -> (new name, why).
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "TimeoutError": ("RequestTimeoutError", "it shadowed the builtin TimeoutError"),
+}
+
+publish(__name__, globals(), __all__)
 
 
 def __getattr__(name: str) -> Any:
@@ -131,6 +139,14 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f".{name}", __name__)
     if name in _LAZY_NAMES:
         return getattr(importlib.import_module(_LAZY_NAMES[name], __name__), name)
+    if name in _DEPRECATED:
+        new, why = _DEPRECATED[name]
+        warnings.warn(
+            f"pagelab.{name} is deprecated ({why}); use pagelab.{new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

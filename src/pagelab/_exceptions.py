@@ -8,7 +8,7 @@
     ├── StoreError                            the local store cannot be read or written
     ├── MissingDependencyError (also ImportError)  an optional extra is not installed
     ├── TransportError                        the API server could not be reached
-    │   └── TimeoutError                      waiting for a test or a request took too long
+    │   └── RequestTimeoutError               a request, or waiting for a test, took too long
     └── APIError                              the API server answered with an error body
         ├── BadRequestError           400 invalid_request (also InvalidInputError)
         ├── AuthenticationError       401 unauthorized
@@ -36,9 +36,9 @@ __all__ = [
     "NotFoundError",
     "PagelabError",
     "RateLimitedError",
+    "RequestTimeoutError",
     "ServerError",
     "StoreError",
-    "TimeoutError",
     "TransportError",
 ]
 
@@ -78,8 +78,10 @@ class TransportError(PagelabError):
     """The API server could not be reached."""
 
 
-class TimeoutError(TransportError):
-    """A request, or waiting for a test to finish, took longer than allowed."""
+class RequestTimeoutError(TransportError):
+    """A request to the API server, or waiting for a test or batch on it to finish, took
+    longer than allowed. (``pagelab.TimeoutError``, which shadowed the builtin, is a
+    deprecated alias.)"""
 
 
 class APIError(PagelabError):
@@ -90,6 +92,11 @@ class APIError(PagelabError):
         self.status_code = status_code
         self.code = code
         self.message = message
+
+    def __reduce__(self) -> tuple[type[APIError], tuple[int, str, str], dict[str, object]]:
+        # Exceptions pickle as ``cls(*self.args)``; ours take three arguments, not the
+        # formatted message. (Errors cross processes: concurrent.futures, multiprocessing.)
+        return type(self), (self.status_code, self.code, self.message), self.__dict__
 
 
 class BadRequestError(APIError, InvalidInputError):

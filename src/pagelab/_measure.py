@@ -19,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from pagelab._exceptions import InvalidInputError, PagelabError
 from pagelab._progress import ProgressBar
+from pagelab._public import publish
 from pagelab.models import (
     ConfigInput,
     Connection,
@@ -365,3 +366,7 @@ class Results:
             return head
         table: str = self.summary().to_html(index=False, na_rep="-", float_format="{:,.1f}".format)
         return head + table
+
+
+# The root re-exports both (lazily): shown and pickled as pagelab.Results.
+publish("pagelab", globals(), __all__)

@@ -39,8 +39,7 @@ import pandas as pd
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
-from pagelab.models import METRIC_NAMES, METRICS, Metric
-from pagelab.models._display import RATING_COLOURS
+from pagelab.models import METRIC_NAMES, METRICS, RATING_COLOURS, Metric
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -364,7 +363,7 @@ def _summary_html(frame: pd.DataFrame, names: list[str]) -> str:
 def default_comparison(frame: pd.DataFrame) -> tuple[str, object, object] | None:
     """The comparison a report shows unless told: the first two values (in the column's
     order) of the first cell column (URL, device, location, connection) with two or more."""
-    from pagelab.plots._common import successful
+    from pagelab.plots import successful
 
     ok = frame[successful(frame)]
     for column in _CELL:
@@ -440,7 +439,7 @@ def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> str:
 def _plots_html(frame: pd.DataFrame, names: list[str], compared: pd.DataFrame | None,
                 sides: tuple[object, object] | None) -> str:
     from pagelab import plots
-    from pagelab.plots._common import group_columns
+    from pagelab.plots import group_columns
 
     keys = group_columns(frame, None)
     groups = frame.groupby(keys, observed=True, dropna=False).ngroups if keys else 1

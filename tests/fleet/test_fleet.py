@@ -19,7 +19,9 @@ from fleet_env import (
     wait_for,
 )
 
-from pagelab.fleet import RESULTS_QUEUE, FleetKeys, fleet_app, results_queue
+from pagelab.fleet import FleetKeys
+from pagelab.fleet._app import fleet_app, results_queue
+from pagelab.fleet._protocol import RESULTS_QUEUE
 
 pytest.importorskip("celery")
 

@@ -227,7 +227,9 @@ def test_a_redis_restart_with_tests_queued(restart_fleet: Fleet, demo_url: str) 
 
 def _redeliver(fleet: Fleet, test_id: str, demo_url: str) -> None:
     """The task of ``test_id`` once more on ``pagelab.loc.de``, signed as the server does."""
-    from pagelab.fleet import RUN_LIGHTHOUSE_TASK, FleetKeys, fleet_app
+    from pagelab.fleet import FleetKeys
+    from pagelab.fleet._app import fleet_app
+    from pagelab.fleet._protocol import RUN_LIGHTHOUSE_TASK
     from pagelab.models import LighthouseConfig
 
     wait_for(lambda: fleet.redis.client().exists(f"pagelab:done:{test_id}"), 10,

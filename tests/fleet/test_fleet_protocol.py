@@ -7,15 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from pagelab import InvalidInputError
-from pagelab.fleet import (
-    FleetKeys,
-    FleetSettings,
-    ForgedMessageError,
-    canonical_json,
-    location_queue,
-    resolve_secret,
-    ttfb_queue,
-)
+from pagelab.fleet import FleetKeys, FleetSettings, ForgedMessageError, resolve_secret
+from pagelab.fleet._protocol import canonical_json, location_queue, ttfb_queue
 
 SECRET = "protocol-test-secret-0123"
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from live_server import StartServer
 
-from pagelab.store import MIGRATIONS, SCHEMA_VERSION
+from pagelab.store import SCHEMA_VERSION
+from pagelab.store._db import MIGRATIONS
 
 
 def _version_1_store(data_dir: Path) -> None:

@@ -175,7 +175,7 @@ def test_wait_times_out(client: Client) -> None:
     created = client.create_test("https://a.test/")
     seen: list[TestReport] = []
     started = time.monotonic()
-    with pytest.raises(errors.TimeoutError, match="last status: idle"):
+    with pytest.raises(errors.RequestTimeoutError, match="last status: idle"):
         client.wait_test(created, timeout=0.3, poll_interval=0.05, progress=seen.append)
     assert 0.3 <= time.monotonic() - started < 2
     assert [report.status for report in seen] == [TestStatus.IDLE]
@@ -187,7 +187,7 @@ def test_transport_failures() -> None:
         closed.list_locations()
     with SilentServer() as silent:
         slow = Client(silent.url(), "k", timeout=0.3, retry=RetryPolicy(max_retries=0))
-        with slow, pytest.raises(errors.TimeoutError):
+        with slow, pytest.raises(errors.RequestTimeoutError):
             slow.get_credits()
 
 
@@ -224,7 +224,7 @@ def test_async_client(server: LiveServer) -> None:
             assert len(await client.list_locations()) == 15
             with pytest.raises(errors.APINotFoundError):
                 await client.get_resource(created.id or "", "video")
-            with pytest.raises(errors.TimeoutError):
+            with pytest.raises(errors.RequestTimeoutError):
                 await client.wait_test(created.id or "", timeout=0.2, poll_interval=0.05)
             with pytest.raises(errors.InsufficientCreditsError):
                 await client.create_batch(["https://a.test/"], [], ["us"], "multiple-devices")

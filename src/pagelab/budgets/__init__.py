@@ -9,105 +9,45 @@ budget.json (:func:`load_budgets`); :func:`evaluate` turns budgets and a wide fr
 into :class:`BudgetResult` records, shared by the pytest plugin, ``pagelab check`` and plots.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from pagelab._public import publish
 
 from ._baseline import (
-    BASELINE_FORMAT,
     Baseline,
-    BaselineCell,
     BaselineComparison,
-    RegressionLimit,
     compare_baseline,
     load_baseline,
     make_baseline,
-    parse_regression_limits,
     save_baseline,
 )
-from ._evaluate import (
-    CELL_COLUMNS,
-    BudgetResult,
-    BudgetsInput,
-    aggregate_cells,
-    cell_label,
-    evaluate,
-    format_tally,
-    format_value,
-    resolve_checks,
-    run_failures,
-)
-from ._load import BUDGET_SUFFIXES, from_budget_json, from_lhci, load_budgets, parse_budgets
-from ._models import (
-    AGGREGATION_NAMES,
-    PRESETS,
-    UNMEASURED_METRICS,
-    Aggregation,
-    BudgetFile,
-    Check,
-    Level,
-    MetricLimit,
-    PageBudget,
-    budget_metric,
-    checks_from_mapping,
-)
+from ._evaluate import BudgetResult, evaluate
+from ._load import load_budgets, parse_budgets
+from ._models import BudgetFile, Check, MetricLimit, PageBudget
 
-if TYPE_CHECKING:
-    from pagelab.frames import from_records as frame_from_records
-    from pagelab.frames import read_runs as load_runs
-    from pagelab.frames import to_records as runs_to_records
+# isort: split
+# For the pytest plugin and ``pagelab check`` only (not public API, not in __all__).
+from ._baseline import RegressionLimit as RegressionLimit
+from ._baseline import parse_regression_limits as parse_regression_limits
+from ._evaluate import format_tally as format_tally
+from ._evaluate import format_value as format_value
+from ._evaluate import run_failures as run_failures
+from ._models import AGGREGATION_NAMES as AGGREGATION_NAMES
+from ._models import checks_from_mapping as checks_from_mapping
 
 __all__ = [
-    "AGGREGATION_NAMES",
-    "BASELINE_FORMAT",
-    "BUDGET_SUFFIXES",
-    "CELL_COLUMNS",
-    "PRESETS",
-    "UNMEASURED_METRICS",
-    "Aggregation",
     "Baseline",
-    "BaselineCell",
     "BaselineComparison",
     "BudgetFile",
     "BudgetResult",
-    "BudgetsInput",
     "Check",
-    "Level",
     "MetricLimit",
     "PageBudget",
-    "RegressionLimit",
-    "aggregate_cells",
-    "budget_metric",
-    "cell_label",
-    "checks_from_mapping",
     "compare_baseline",
     "evaluate",
-    "format_tally",
-    "format_value",
-    "frame_from_records",
-    "from_budget_json",
-    "from_lhci",
     "load_baseline",
     "load_budgets",
-    "load_runs",
     "make_baseline",
     "parse_budgets",
-    "parse_regression_limits",
-    "resolve_checks",
-    "run_failures",
-    "runs_to_records",
     "save_baseline",
 ]
 
-# Saved runs are the frames codec's (pagelab.frames): these names stay for the plugin and
-# `pagelab check`, loaded on first use so importing budgets does not import pandas.
-_FROM_FRAMES = {
-    "frame_from_records": "from_records",
-    "load_runs": "read_runs",
-    "runs_to_records": "to_records",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _FROM_FRAMES:
-        return getattr(importlib.import_module("pagelab.frames"), _FROM_FRAMES[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+publish(__name__, globals(), __all__)

@@ -1,5 +1,9 @@
 """The ``pagelab`` command line."""
 
-from ._main import CommandError, build_parser, main
+from pagelab._public import publish
 
-__all__ = ["CommandError", "build_parser", "main"]
+from ._main import main
+
+__all__ = ["main"]
+
+publish(__name__, globals(), __all__)

@@ -62,14 +62,8 @@ def _check(args: argparse.Namespace) -> int:
     import pagelab
     from pagelab._exceptions import InvalidInputError
     from pagelab._progress import ProgressBar
-    from pagelab.budgets import (
-        evaluate,
-        format_tally,
-        format_value,
-        load_budgets,
-        load_runs,
-        run_failures,
-    )
+    from pagelab.budgets import evaluate, format_tally, format_value, load_budgets, run_failures
+    from pagelab.frames import read_runs
 
     budget_file = load_budgets(args.budgets)
     if args.runs is not None and not 1 <= args.runs <= 100:
@@ -77,7 +71,7 @@ def _check(args: argparse.Namespace) -> int:
     aggregation = args.aggregation or budget_file.aggregation or "median"
     base_url = args.base_url or budget_file.base_url
     if args.replay:
-        frame = load_runs(args.replay)
+        frame = read_runs(args.replay)
     else:
         pages = _pages(budget_file, base_url)
         if not pages:

@@ -1,19 +1,20 @@
 """Clients of the Web Performance Testing API (any server of it, ``pagelab serve`` included).
 
 :class:`Client` and :class:`AsyncClient` have the same methods; they share an I/O-free core
-and differ only in how they send requests and sleep.
+and differ only in how they send requests and sleep. Their argument types (``ConfigInput``,
+``TimeInput``, ``ProgressCallback``) live in :mod:`pagelab.models`.
 """
 
+from pagelab._public import publish
+
 from ._async import AsyncClient
-from ._core import DEFAULT_TIMEOUT, ConfigInput, ProgressCallback, RetryPolicy, TimeInput
+from ._core import RetryPolicy
 from ._sync import Client
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "AsyncClient",
     "Client",
-    "ConfigInput",
-    "ProgressCallback",
     "RetryPolicy",
-    "TimeInput",
 ]
+
+publish(__name__, globals(), __all__)

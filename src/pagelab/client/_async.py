@@ -175,8 +175,8 @@ class AsyncClient(BaseClient):
         poll_interval: float = 2.0,
         progress: ProgressCallback | None = None,
     ) -> TestReport:
-        """Poll until the test is ``success`` or ``failed``; :class:`~pagelab.TimeoutError`
-        after ``timeout`` seconds (None: no limit)."""
+        """Poll until the test is ``success`` or ``failed``;
+        :class:`~pagelab.RequestTimeoutError` after ``timeout`` seconds (None: no limit)."""
         waiter: Waiter[TestReport] = Waiter(
             report_id(test), timeout=timeout, poll_interval=poll_interval, progress=progress
         )

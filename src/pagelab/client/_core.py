@@ -232,11 +232,11 @@ class Waiter(Generic[ReportT]):
         return self._is_final(report)
 
     def next_sleep(self) -> float:
-        """Seconds to sleep before the next poll; raises TimeoutError past the deadline."""
+        """Seconds to sleep before the next poll; raises RequestTimeoutError past the deadline."""
         remaining = self._deadline - self._clock()
         if remaining <= 0:
             status = self.last.status.value if self.last is not None else "unknown"
-            raise errors.TimeoutError(
+            raise errors.RequestTimeoutError(
                 f"{self.id} is not final after the wait timeout (last status: {status})"
             )
         return min(self._poll_interval, remaining)
@@ -437,5 +437,5 @@ class BaseClient:
     def _transport_error(exc: httpx.HTTPError, call: Call[Any]) -> errors.TransportError:
         where = f"{call.method} {call.path}"
         if isinstance(exc, httpx.TimeoutException):
-            return errors.TimeoutError(f"{where}: timed out ({type(exc).__name__})")
+            return errors.RequestTimeoutError(f"{where}: timed out ({type(exc).__name__})")
         return errors.TransportError(f"{where}: {type(exc).__name__}: {exc}")

@@ -9,12 +9,19 @@ N ms. Every request and every beacon the pages send is recorded::
         print(site.beacons)
 """
 
-from ._site import PAGES, DemoServer, RecordedRequest, serve, serve_forever
+from pagelab._public import publish
+
+from ._site import PAGES, DemoServer, RecordedRequest, serve
+
+# isort: split
+# For ``pagelab demo`` only (not public API, not in __all__).
+from ._site import serve_forever as serve_forever
 
 __all__ = [
     "PAGES",
     "DemoServer",
     "RecordedRequest",
     "serve",
-    "serve_forever",
 ]
+
+publish(__name__, globals(), __all__)

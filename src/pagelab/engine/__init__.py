@@ -1,64 +1,45 @@
-"""The local engine: real Lighthouse in Debian's Chromium, and the TTFB probe."""
+"""The local engine: real Lighthouse in Debian's Chromium, and the TTFB probe.
 
-from ._engine import CHROMIUM_FLAGS, ENGINE_CRASHED, TIMEOUT, Engine, RunResult
-from ._install import (
-    APT_INSTALL_COMMAND,
-    EngineInstall,
-    chromium_version,
-    engine_install,
-    ensure_browser_user,
-    find_chromium,
-    install_chromium,
-    install_engine,
-    pinned_lighthouse_version,
-)
-from ._lazy import LazyEngine
-from ._load import MachineLoad, machine_load
-from ._lock import EngineWait, engine_lock, engine_waits
-from ._mapping import LHR_AUDITS, LhrSummary, filmstrip, final_screenshot, summarize_lhr
-from ._sandbox import BROWSER_USER, BrowserSandbox
-from ._settings import LighthouseRunSpec, build_run_spec
-from ._targets import REFUSED_NETWORKS, TargetPolicy, TargetRefusedError, parse_networks
-from ._ttfb import TTFB_ERROR_CODES, probe, run_ttfb
-from ._video import VIDEO_FPS, find_ffmpeg
+Public: :class:`Engine` (and the :class:`RunResult` it returns) and the target policy that
+keeps it off private networks (:class:`TargetPolicy`, the :class:`TargetRefusedError` it
+raises, ``REFUSED_NETWORKS``, :func:`ensure_browser_user`); see docs/engine.md and
+docs/security.md. The rest is for the other pagelab packages (runners, service, fleet,
+CLI) and may change.
+"""
+
+from pagelab._public import publish
+
+from ._engine import Engine, RunResult
+from ._install import ensure_browser_user
+from ._targets import REFUSED_NETWORKS, TargetPolicy, TargetRefusedError
+
+# isort: split
+# For the other pagelab packages only (not public API, not in __all__).
+from ._engine import ENGINE_CRASHED as ENGINE_CRASHED
+from ._install import APT_INSTALL_COMMAND as APT_INSTALL_COMMAND
+from ._install import chromium_version as chromium_version
+from ._install import engine_install as engine_install
+from ._install import find_chromium as find_chromium
+from ._install import install_chromium as install_chromium
+from ._install import install_engine as install_engine
+from ._install import pinned_lighthouse_version as pinned_lighthouse_version
+from ._lazy import LazyEngine as LazyEngine
+from ._lock import EngineWait as EngineWait
+from ._lock import engine_waits as engine_waits
+from ._sandbox import BrowserSandbox as BrowserSandbox
+from ._targets import parse_networks as parse_networks
+from ._ttfb import location_result as location_result
+from ._ttfb import probe as probe
+from ._ttfb import run_ttfb as run_ttfb
+from ._video import find_ffmpeg as find_ffmpeg
 
 __all__ = [
-    "APT_INSTALL_COMMAND",
-    "BROWSER_USER",
-    "CHROMIUM_FLAGS",
-    "ENGINE_CRASHED",
-    "LHR_AUDITS",
     "REFUSED_NETWORKS",
-    "TIMEOUT",
-    "TTFB_ERROR_CODES",
-    "VIDEO_FPS",
-    "BrowserSandbox",
     "Engine",
-    "EngineInstall",
-    "EngineWait",
-    "LazyEngine",
-    "LhrSummary",
-    "LighthouseRunSpec",
-    "MachineLoad",
     "RunResult",
     "TargetPolicy",
     "TargetRefusedError",
-    "build_run_spec",
-    "chromium_version",
-    "engine_install",
-    "engine_lock",
-    "engine_waits",
     "ensure_browser_user",
-    "filmstrip",
-    "final_screenshot",
-    "find_chromium",
-    "find_ffmpeg",
-    "install_chromium",
-    "install_engine",
-    "machine_load",
-    "parse_networks",
-    "pinned_lighthouse_version",
-    "probe",
-    "run_ttfb",
-    "summarize_lhr",
 ]
+
+publish(__name__, globals(), __all__)

@@ -6,55 +6,25 @@ them on its own engine and sends signed outcomes back. Celery and Redis are impo
 by the functions that use them (the ``fleet`` extra). See docs/scale-out.md.
 """
 
-from ._app import DEFAULT_VISIBILITY_TIMEOUT, check_broker_url, fleet_app, results_queue
-from ._dispatcher import NO_WORKER, WORKER_KEY_PREFIX, FleetDispatcher, target_policy_to_wire
-from ._ingest import IngestOutcome, ingest_message
-from ._install import REDIS_APT_COMMAND, find_redis_server, install_redis_server
-from ._protocol import (
-    BROKER_ENV,
-    FLEET_SECRET_ENV,
-    MIN_SECRET_LENGTH,
-    RESULTS_QUEUE,
-    RUN_LIGHTHOUSE_TASK,
-    TTFB_REPLY_PREFIX,
-    FleetKeys,
-    ForgedMessageError,
-    canonical_json,
-    location_queue,
-    resolve_secret,
-    ttfb_queue,
-)
-from ._settings import FleetSettings
-from ._worker import FleetWorker, policy_from_wire, run_worker
+from pagelab._public import publish
 
-__all__ = [
-    "BROKER_ENV",
-    "DEFAULT_VISIBILITY_TIMEOUT",
-    "FLEET_SECRET_ENV",
-    "MIN_SECRET_LENGTH",
-    "NO_WORKER",
-    "REDIS_APT_COMMAND",
-    "RESULTS_QUEUE",
-    "RUN_LIGHTHOUSE_TASK",
-    "TTFB_REPLY_PREFIX",
-    "WORKER_KEY_PREFIX",
-    "FleetDispatcher",
-    "FleetKeys",
-    "FleetSettings",
-    "FleetWorker",
-    "ForgedMessageError",
-    "IngestOutcome",
-    "canonical_json",
-    "check_broker_url",
-    "find_redis_server",
-    "fleet_app",
-    "ingest_message",
-    "install_redis_server",
-    "location_queue",
-    "policy_from_wire",
-    "resolve_secret",
-    "results_queue",
-    "run_worker",
-    "target_policy_to_wire",
-    "ttfb_queue",
-]
+from ._settings import FleetSettings
+
+# isort: split
+# For the service and the CLI only (not public API, not in __all__): the fleet is run
+# with ``pagelab serve --broker`` and ``pagelab worker``; only its settings are public
+# (``pagelab.service.Settings(fleet=FleetSettings(...))``).
+from ._app import DEFAULT_VISIBILITY_TIMEOUT as DEFAULT_VISIBILITY_TIMEOUT
+from ._app import check_broker_url as check_broker_url
+from ._dispatcher import WORKER_KEY_PREFIX as WORKER_KEY_PREFIX
+from ._dispatcher import FleetDispatcher as FleetDispatcher
+from ._install import install_redis_server as install_redis_server
+from ._protocol import BROKER_ENV as BROKER_ENV
+from ._protocol import FleetKeys as FleetKeys
+from ._protocol import ForgedMessageError as ForgedMessageError
+from ._protocol import resolve_secret as resolve_secret
+from ._worker import run_worker as run_worker
+
+__all__ = ["FleetSettings"]
+
+publish(__name__, globals(), __all__)

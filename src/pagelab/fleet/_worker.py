@@ -147,7 +147,7 @@ class FleetWorker:
 
     def _probe(self, body: dict[str, Any], url: str, timeout: float,
                policy: TargetPolicy) -> None:
-        from pagelab.engine._ttfb import probe
+        from pagelab.engine import probe
 
         try:
             data, error = probe(url, timeout=timeout, policy=policy)

@@ -2,14 +2,15 @@
 audits and network requests, and TTFB results; the codec of runs (frame <-> records <->
 reports)."""
 
+from pagelab._public import publish
+
 from ._records import from_records, read_runs, to_records, to_reports
-from ._run import AUDIT_COLUMNS, AUDIT_GROUPS, REQUEST_COLUMNS, audits, requests
+from ._run import AUDIT_COLUMNS, REQUEST_COLUMNS, audits, requests
 from ._ttfb import TTFB_COLUMNS, ttfb_frame
 from ._wide import COLUMNS, UNITS, to_frame, to_long
 
 __all__ = [
     "AUDIT_COLUMNS",
-    "AUDIT_GROUPS",
     "COLUMNS",
     "REQUEST_COLUMNS",
     "TTFB_COLUMNS",
@@ -24,3 +25,5 @@ __all__ = [
     "to_reports",
     "ttfb_frame",
 ]
+
+publish(__name__, globals(), __all__)

@@ -4,35 +4,24 @@ Unknown fields in incoming JSON are ignored; a wrong type or an out-of-range val
 :class:`pydantic.ValidationError` naming the field.
 """
 
-from ._config import MAX_BLACKLIST, MAX_WHITELIST, LighthouseConfig, url_pattern_matches
+from pagelab._public import publish
+
+from ._config import LighthouseConfig
 from ._enums import (
-    DEVICE_ALIASES,
     BatchStatus,
     BatchType,
     Connection,
     Device,
-    DeviceId,
     HttpVersion,
     Location,
     TestStatus,
     ThrottlingMethod,
     TTFBStatus,
 )
-from ._inputs import (
-    ConfigInput,
-    ProgressCallback,
-    TimeInput,
-    check_paging,
-    coerce_config,
-    epoch_ms_or_none,
-)
-from ._metrics import METRIC_NAMES, METRICS, Direction, Metric, Rating, metric
+from ._inputs import ConfigInput, ProgressCallback, TimeInput
+from ._metrics import METRICS, Direction, Metric, Rating, metric
 from ._reference import CreditPool, Credits, ErrorBody, LocationInfo, TTFBLocation, TTFBRegion
 from ._reports import (
-    ENGINE_CRASHED,
-    ENGINE_FAILURE_CODES,
-    ENGINE_UNAVAILABLE,
-    TIMEOUT,
     BatchItem,
     BatchReport,
     EngineEnvironment,
@@ -42,20 +31,32 @@ from ._reports import (
 )
 from ._requests import BatchTestRequest, LighthouseTestRequest, TTFBTestRequest
 from ._ttfb import TTFBData, TTFBError, TTFBLocationResult, TTFBResult, TTFBTimings
-from ._types import MAX_STRING_LENGTH, PageUrl, Timestamp, from_epoch, to_epoch_ms
-from ._validation import invalid_input, validation_message
+
+# isort: split
+# For the other pagelab packages only (not public API, not in __all__): the validation
+# helpers and wire details every floor above shares.
+from ._config import url_pattern_matches as url_pattern_matches
+from ._display import RATING_COLOURS as RATING_COLOURS
+from ._enums import DEVICE_ALIASES as DEVICE_ALIASES
+from ._enums import DeviceId as DeviceId
+from ._inputs import check_paging as check_paging
+from ._inputs import coerce_config as coerce_config
+from ._inputs import epoch_ms_or_none as epoch_ms_or_none
+from ._metrics import METRIC_NAMES as METRIC_NAMES
+from ._reports import ENGINE_CRASHED as ENGINE_CRASHED
+from ._reports import ENGINE_FAILURE_CODES as ENGINE_FAILURE_CODES
+from ._reports import ENGINE_UNAVAILABLE as ENGINE_UNAVAILABLE
+from ._reports import TIMEOUT as TIMEOUT
+from ._types import MAX_STRING_LENGTH as MAX_STRING_LENGTH
+from ._types import PAGE_URL_PATTERN as PAGE_URL_PATTERN
+from ._types import PageUrl as PageUrl
+from ._types import from_epoch as from_epoch
+from ._types import to_epoch_ms as to_epoch_ms
+from ._validation import invalid_input as invalid_input
+from ._validation import validation_message as validation_message
 
 __all__ = [
-    "DEVICE_ALIASES",
-    "ENGINE_CRASHED",
-    "ENGINE_FAILURE_CODES",
-    "ENGINE_UNAVAILABLE",
-    "MAX_BLACKLIST",
-    "MAX_STRING_LENGTH",
-    "MAX_WHITELIST",
     "METRICS",
-    "METRIC_NAMES",
-    "TIMEOUT",
     "BatchItem",
     "BatchReport",
     "BatchStatus",
@@ -66,7 +67,6 @@ __all__ = [
     "CreditPool",
     "Credits",
     "Device",
-    "DeviceId",
     "Direction",
     "EngineEnvironment",
     "ErrorBody",
@@ -78,7 +78,6 @@ __all__ = [
     "LocationInfo",
     "Metric",
     "Metrics",
-    "PageUrl",
     "ProgressCallback",
     "Rating",
     "TTFBData",
@@ -94,14 +93,7 @@ __all__ = [
     "TestStatus",
     "ThrottlingMethod",
     "TimeInput",
-    "Timestamp",
-    "check_paging",
-    "coerce_config",
-    "epoch_ms_or_none",
-    "from_epoch",
-    "invalid_input",
     "metric",
-    "to_epoch_ms",
-    "url_pattern_matches",
-    "validation_message",
 ]
+
+publish(__name__, globals(), __all__)

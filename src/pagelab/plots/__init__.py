@@ -1,15 +1,18 @@
 """Plots of runs: every function returns the matplotlib ``Axes`` and never switches the
 backend (``pip install 'pagelab[notebook]'``)."""
 
-from ._common import RATING_FILL
+from pagelab._public import publish
+
 from ._matrix import comparison, distribution, heatmap, metric_by_group, trend
-from ._run import RESOURCE_COLOURS, Video, filmstrip, video, waterfall
-from ._ttfb import TTFB_PHASES, ttfb
+from ._run import Video, filmstrip, video, waterfall
+from ._ttfb import ttfb
+
+# isort: split
+# For the HTML report (pagelab.export) only (not public API, not in __all__).
+from ._common import group_columns as group_columns
+from ._common import successful as successful
 
 __all__ = [
-    "RATING_FILL",
-    "RESOURCE_COLOURS",
-    "TTFB_PHASES",
     "Video",
     "comparison",
     "distribution",
@@ -21,3 +24,5 @@ __all__ = [
     "video",
     "waterfall",
 ]
+
+publish(__name__, globals(), __all__)

@@ -1,26 +1,28 @@
 """Runners: one interface over the local engine and the HTTP API."""
 
+from pagelab._public import publish
+
 from ._api import ApiRunner
 from ._base import MatrixCell, ReportSink, Runner
-from ._batch import MAX_BATCH_ITEMS, BatchPlan, plan_batch
 from ._connect import connect
-from ._execute import execute_test
 from ._history import read_history
 from ._local import LocalRunner
-from ._resources import RESOURCE_NAMES, ReportRef
+
+# isort: split
+# For the service only (not public API, not in __all__): how it plans a batch and runs a
+# queued test, the same way the local runner does.
+from ._batch import MAX_BATCH_ITEMS as MAX_BATCH_ITEMS
+from ._batch import plan_batch as plan_batch
+from ._execute import execute_test as execute_test
 
 __all__ = [
-    "MAX_BATCH_ITEMS",
-    "RESOURCE_NAMES",
     "ApiRunner",
-    "BatchPlan",
     "LocalRunner",
     "MatrixCell",
-    "ReportRef",
     "ReportSink",
     "Runner",
     "connect",
-    "execute_test",
-    "plan_batch",
     "read_history",
 ]
+
+publish(__name__, globals(), __all__)

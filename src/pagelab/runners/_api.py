@@ -13,7 +13,7 @@ from typing import Self
 import httpx
 from pydantic import ValidationError
 
-from pagelab._exceptions import APIError, APINotFoundError, NotFoundError, TimeoutError
+from pagelab._exceptions import APIError, APINotFoundError, NotFoundError, RequestTimeoutError
 from pagelab.client import Client, RetryPolicy
 from pagelab.models import (
     BatchReport,
@@ -182,7 +182,7 @@ class ApiRunner(ResourceReader):
                 continue
             waited = time.monotonic() - last_progress
             if self.wait_timeout is not None and waited > self.wait_timeout:
-                raise TimeoutError(
+                raise RequestTimeoutError(
                     f"no test finished for {waited:.0f} s (the runner's wait_timeout); "
                     f"{len(pending)} still unfinished on the server"
                 )

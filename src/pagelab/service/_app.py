@@ -12,8 +12,13 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from pagelab.catalog import TTFB_REGIONS
-from pagelab.models import BatchTestRequest, LighthouseTestRequest, TTFBTestRequest
-from pagelab.models._types import MAX_STRING_LENGTH, PAGE_URL_PATTERN
+from pagelab.models import (
+    MAX_STRING_LENGTH,
+    PAGE_URL_PATTERN,
+    BatchTestRequest,
+    LighthouseTestRequest,
+    TTFBTestRequest,
+)
 from pagelab.runners import MAX_BATCH_ITEMS
 
 from ._errors import install_error_handlers

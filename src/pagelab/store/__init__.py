@@ -1,129 +1,58 @@
-"""Persistent history: SQLite (WAL, transactional writes) plus artifact files."""
+"""Persistent history: SQLite (WAL, transactional writes) plus artifact files.
 
-from ._accounts import (
-    ACCOUNT_REVOKED,
-    KEY_PREFIX_LENGTH,
-    Account,
-    CreditKind,
-    account_credits,
-    batch_owner,
-    charge_credits,
-    create_account,
-    find_account,
-    find_account_by_key,
-    list_accounts,
-    next_refill,
-    record_test_charges,
-    refund_credits,
-    refund_engine_failures,
-    revoke_account,
-    test_owner,
-    top_up_account,
-)
-from ._artifacts import ARTIFACT_NAMES, ArtifactFiles, resource_string
-from ._db import MIGRATIONS, SCHEMA_VERSION, connect, migrate, transaction, truncate_wal
-from ._fleet import (
-    QueuedTest,
-    ensure_fleet_tables,
-    fail_waiting_tests,
-    forget_dispatches,
-    mark_dispatched,
-    start_dispatched_test,
-    undispatched_tests,
-)
-from ._pool import ConnectionPool
-from ._queue import next_queued_test, queue_counts, requeue_interrupted
-from ._records import (
-    LOCAL_ACCOUNT,
-    TestQuery,
-    batch_status,
-    create_batch,
-    create_test,
-    create_test_report,
-    delete_expired,
-    fail_unfinished_test,
-    finish_test,
-    get_batch,
-    get_test,
-    list_tests,
-    new_id,
-    now_ms,
-    run_config,
-    run_timing,
-    start_test,
-    test_target,
-)
-from ._secrets import (
-    LINK_SECRET_ENV,
-    LINK_SECRET_FILE,
-    link_secrets,
-    rotate_link_secret,
-    service_secret,
-)
-from ._store import DEFAULT_RETENTION, Store
+Machinery, not public API: the runners, the service, the fleet and the CLI keep their
+records here, through the functions below (each takes a connection); users reach the
+history through a runner (:func:`pagelab.stats.history`, ``runner.history()``). Nothing
+is in ``__all__``; the names below are for the other pagelab packages and may change.
+"""
 
-__all__ = [
-    "ACCOUNT_REVOKED",
-    "ARTIFACT_NAMES",
-    "DEFAULT_RETENTION",
-    "KEY_PREFIX_LENGTH",
-    "LINK_SECRET_ENV",
-    "LINK_SECRET_FILE",
-    "LOCAL_ACCOUNT",
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
-    "Account",
-    "ArtifactFiles",
-    "ConnectionPool",
-    "CreditKind",
-    "QueuedTest",
-    "Store",
-    "TestQuery",
-    "account_credits",
-    "batch_owner",
-    "batch_status",
-    "charge_credits",
-    "connect",
-    "create_account",
-    "create_batch",
-    "create_test",
-    "create_test_report",
-    "delete_expired",
-    "ensure_fleet_tables",
-    "fail_unfinished_test",
-    "fail_waiting_tests",
-    "find_account",
-    "find_account_by_key",
-    "finish_test",
-    "forget_dispatches",
-    "get_batch",
-    "get_test",
-    "link_secrets",
-    "list_accounts",
-    "list_tests",
-    "mark_dispatched",
-    "migrate",
-    "new_id",
-    "next_queued_test",
-    "next_refill",
-    "now_ms",
-    "queue_counts",
-    "record_test_charges",
-    "refund_credits",
-    "refund_engine_failures",
-    "requeue_interrupted",
-    "resource_string",
-    "revoke_account",
-    "rotate_link_secret",
-    "run_config",
-    "run_timing",
-    "service_secret",
-    "start_dispatched_test",
-    "start_test",
-    "test_owner",
-    "test_target",
-    "top_up_account",
-    "transaction",
-    "truncate_wal",
-    "undispatched_tests",
-]
+from ._accounts import KEY_PREFIX_LENGTH as KEY_PREFIX_LENGTH
+from ._accounts import Account as Account
+from ._accounts import account_credits as account_credits
+from ._accounts import batch_owner as batch_owner
+from ._accounts import charge_credits as charge_credits
+from ._accounts import create_account as create_account
+from ._accounts import find_account_by_key as find_account_by_key
+from ._accounts import list_accounts as list_accounts
+from ._accounts import next_refill as next_refill
+from ._accounts import record_test_charges as record_test_charges
+from ._accounts import refund_credits as refund_credits
+from ._accounts import refund_engine_failures as refund_engine_failures
+from ._accounts import revoke_account as revoke_account
+from ._accounts import test_owner as test_owner
+from ._accounts import top_up_account as top_up_account
+from ._artifacts import ARTIFACT_NAMES as ARTIFACT_NAMES
+from ._artifacts import resource_string as resource_string
+from ._db import SCHEMA_VERSION as SCHEMA_VERSION
+from ._db import transaction as transaction
+from ._db import truncate_wal as truncate_wal
+from ._fleet import ensure_fleet_tables as ensure_fleet_tables
+from ._fleet import fail_waiting_tests as fail_waiting_tests
+from ._fleet import forget_dispatches as forget_dispatches
+from ._fleet import mark_dispatched as mark_dispatched
+from ._fleet import start_dispatched_test as start_dispatched_test
+from ._fleet import undispatched_tests as undispatched_tests
+from ._pool import ConnectionPool as ConnectionPool
+from ._queue import next_queued_test as next_queued_test
+from ._queue import queue_counts as queue_counts
+from ._queue import requeue_interrupted as requeue_interrupted
+from ._records import TestQuery as TestQuery
+from ._records import create_batch as create_batch
+from ._records import create_test as create_test
+from ._records import create_test_report as create_test_report
+from ._records import delete_expired as delete_expired
+from ._records import fail_unfinished_test as fail_unfinished_test
+from ._records import finish_test as finish_test
+from ._records import get_batch as get_batch
+from ._records import get_test as get_test
+from ._records import list_tests as list_tests
+from ._records import run_config as run_config
+from ._records import start_test as start_test
+from ._records import test_target as test_target
+from ._secrets import LINK_SECRET_FILE as LINK_SECRET_FILE
+from ._secrets import link_secrets as link_secrets
+from ._secrets import rotate_link_secret as rotate_link_secret
+from ._store import DEFAULT_RETENTION as DEFAULT_RETENTION
+from ._store import Store as Store
+
+__all__: list[str] = []

@@ -9,8 +9,12 @@ and Stop is heard::
     comparison.results.summary()  # in a cell below, after the run
 """
 
+from pagelab._public import publish
+
 from ._batch import BatchComparison
 from ._trend import TrendExplorer
 from ._ttfb import TTFBExplorer
 
 __all__ = ["BatchComparison", "TTFBExplorer", "TrendExplorer"]
+
+publish(__name__, globals(), __all__)

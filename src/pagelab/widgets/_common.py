@@ -26,7 +26,7 @@ from pagelab._exceptions import (
     NotFoundError,
     PagelabError,
     RateLimitedError,
-    TimeoutError,
+    RequestTimeoutError,
     TransportError,
 )
 from pagelab._extras import require
@@ -65,7 +65,7 @@ def error_message(exc: BaseException) -> str:
         (InsufficientCreditsError, "The service refused the test: no credits left (402). {}"),
         (AuthenticationError, "The service refused the API key (401): {}"),
         (RateLimitedError, "The service is rate limiting this key (429): {}"),
-        (TimeoutError, "Timed out: {}"),
+        (RequestTimeoutError, "Timed out: {}"),
         (TransportError, "Could not reach the service: {}"),
         (InvalidInputError, "Invalid input: {}"),
         (NotFoundError, "Not found: {}"),

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.catalog import ttfb_region
-from pagelab.engine._ttfb import location_result, probe
+from pagelab.engine import location_result, probe
 from pagelab.models import TTFBError, TTFBResult, TTFBTestRequest
 from pagelab.store import charge_credits, refund_credits
 
