@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pagelab.cli import build_parser, main
+from pagelab.cli import main
+from pagelab.cli._main import build_parser
 
 
 def _pagelab(*args: str) -> subprocess.CompletedProcess[str]:

@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pagelab.engine import EngineWait, engine_lock, engine_waits
-from pagelab.engine._lock import hold_engine, lock_holder
+from pagelab.engine._lock import EngineWait, engine_lock, engine_waits, hold_engine, lock_holder
 
 HOLDER = """
 import sys
