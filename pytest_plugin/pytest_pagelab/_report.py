@@ -14,11 +14,12 @@ _HEADERS = ("check", "metric", "budget", "actual", "status")
 
 def _row(check: Mapping[str, Any]) -> tuple[str, ...]:
     from pagelab.budgets import format_value
+    from pagelab.frames import cell_label
 
     metric = str(check["metric"])
     status = "pass" if check["passed"] else ("warn" if check["level"] == "warn" else "FAIL")
     return (
-        f"{check['device']}/{check['location']} {check['url']}",
+        cell_label(check),
         metric,
         f"{check['operator']} {format_value(metric, check['expected'])}",
         format_value(metric, check["actual"]),

@@ -170,9 +170,11 @@ def perf(request: pytest.FixtureRequest) -> Perf:
 
 def _add_properties(item: pytest.Item, outcome: RecordedOutcome) -> None:
     # JUnit XML <property> elements: one per check, the figures in the value.
+    from pagelab.frames import cell_label
+
     seen = {name for name, _ in item.user_properties}
     for check in outcome.checks:
-        name = f"pagelab {check['metric']} {check['device']}/{check['location']} {check['url']}"
+        name = f"pagelab {check['metric']} {cell_label(check)}"
         if name in seen:
             continue
         item.user_properties.append((name, f"{_status(check)}: {check['message']}"))

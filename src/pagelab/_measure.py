@@ -498,7 +498,9 @@ class Results:
 
     def __repr__(self) -> str:
         reports = self.reports
-        cells = {(r.url, r.device, r.location, r.config.connection) for r in reports}
+        from pagelab.frames import cell_keys
+
+        cells = set(cell_keys(self.frame))
         failed = sum(r.status.value == "failed" for r in reports)
         note = ", interrupted" if self.interrupted else ""
         return f"<Results: {len(reports)} runs in {len(cells)} cells, {failed} failed{note}>"

@@ -39,6 +39,7 @@ import pandas as pd
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
+from pagelab.frames import CELL
 from pagelab.models import METRIC_NAMES, METRICS, Metric
 from pagelab.models._display import RATING_COLOURS
 
@@ -54,7 +55,6 @@ REPORT_PLOTS: tuple[str, ...] = (
     "largest_contentful_paint", "first_contentful_paint", "total_blocking_time",
     "cumulative_layout_shift", "speed_index", "performance_score",
 )
-_CELL = ("url", "device", "location", "connection")
 _LINK_SCHEMES = ("http://", "https://", "file://")
 _ISO_UTC = "%Y-%m-%dT%H:%M:%S.%fZ"
 #: Plot width (inches) and resolution in the HTML report: two plots side by side on a
@@ -323,7 +323,7 @@ def _summary_html(frame: pd.DataFrame, names: list[str]) -> str:
     from pagelab.stats import summarize
 
     summary = summarize(frame, metrics=names)
-    keys = [c for c in _CELL if c in summary.columns]
+    keys = [c for c in CELL if c in summary.columns]
     head = "".join(f'<th class="text">{_e(k)}</th>' for k in keys)
     head += '<th>runs</th><th>failed</th>'
     head += "".join(f"<th>{_e(METRICS[n].header)}</th>" for n in names)
@@ -367,7 +367,7 @@ def default_comparison(frame: pd.DataFrame) -> tuple[str, object, object] | None
     from pagelab.plots._common import successful
 
     ok = frame[successful(frame)]
-    for column in _CELL:
+    for column in CELL:
         if column not in ok.columns:
             continue
         values = ok[column].dropna()
@@ -478,7 +478,7 @@ def _failed_html(frame: pd.DataFrame) -> str:
     failed = frame[(frame["status"].astype("string") == "failed").fillna(False)]
     if failed.empty:
         return ""
-    columns = [c for c in ("id", *_CELL, "run", "error_code", "engine_failure", "created_at")
+    columns = [c for c in ("id", *CELL, "run", "error_code", "engine_failure", "created_at")
                if c in failed.columns]
     return (f"<h2>Failed runs ({len(failed)})</h2><p class=\"note\">Failed runs have no "
             f"metrics and enter no statistic; they are counted per cell above.</p>"

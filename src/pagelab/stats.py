@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.frames import to_frame
+from pagelab.frames import CELL, cell_columns, to_frame
 from pagelab.models import (
     DEVICE_ALIASES,
     METRIC_NAMES,
@@ -44,9 +44,6 @@ __all__ = [
     "representative_runs",
     "summarize",
 ]
-
-#: The default grouping: one cell per URL x device x location x connection.
-CELL: tuple[str, ...] = ("url", "device", "location", "connection")
 
 #: What :func:`summarize` can put in a metric column (``p75``/``p90``: linear percentiles;
 #: ``representative``: the metric values of the cell's representative run).
@@ -110,7 +107,7 @@ def _lookup_metric(item: object) -> Metric:
 def _by_columns(by: str | Sequence[str] | None, frame: pd.DataFrame) -> list[str]:
     """The grouping columns; the default is the :data:`CELL` columns holding any value."""
     if by is None:
-        return [c for c in CELL if c in frame.columns and bool(frame[c].notna().any())]
+        return cell_columns(frame)
     if isinstance(by, str):
         columns: list[Any] = [by]
     elif isinstance(by, Sequence):

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BatchComparison"]
 
-#: The columns that make a cell, in the order they are shown (``pagelab.stats.CELL``).
-_CELL = ("url", "device", "location", "connection")
 #: The hidden column naming a cell in one string, for :func:`pagelab.stats.compare`.
 _CELL_COLUMN = "cell"
 _EXPORT_FORMATS = (("CSV", ".csv"), ("Excel", ".xlsx"), ("HTML report", ".html"))
@@ -296,7 +294,9 @@ def _pandas() -> Any:
 
 def _varying(frame: pd.DataFrame) -> list[str]:
     """The cell columns whose values differ between runs; the URL when none does."""
-    varying = [c for c in _CELL if c in frame and frame[c].nunique(dropna=True) > 1]
+    from pagelab.frames import CELL
+
+    varying = [c for c in CELL if c in frame and frame[c].nunique(dropna=True) > 1]
     return varying or ["url"]
 
 
