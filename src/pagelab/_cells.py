@@ -48,7 +48,7 @@ def _is_missing(value: Any) -> bool:
         return True
 
 
-def cell_key(values: Mapping[str, Any]) -> CellKey:
+def cell_key(values: Mapping[Any, Any]) -> CellKey:
     """The :data:`CELL` values of one row (a mapping such as a record) as a
     :data:`CellKey`; a column the row lacks counts as missing."""
     return tuple(_text(values.get(c)) for c in CELL)
@@ -61,7 +61,7 @@ def cell_keys(frame: pd.DataFrame) -> list[CellKey]:
     return [tuple(_text(v) for v in row) for row in zip(*columns, strict=True)]
 
 
-def cell_label(key: CellKey | Mapping[str, Any]) -> str:
+def cell_label(key: CellKey | Mapping[Any, Any]) -> str:
     """``mobile/us https://example.com/``, with the connection when one was set
     (``mobile/us/3g https://example.com/``): how messages name a cell."""
     values = cell_key(key) if isinstance(key, Mapping) else key
