@@ -381,7 +381,9 @@ def default_comparison(frame: pd.DataFrame) -> tuple[str, object, object] | None
 
 
 def _comparison_html(compared: pd.DataFrame, by: object, a: object, b: object) -> str:
-    head = ("<th class=\"text\">metric</th><th>a median</th><th>b median</th><th>b \u2212 a</th>"
+    within = [c for c in compared.attrs.get("within", []) if c in compared.columns]
+    head = "".join(f'<th class="text">{_e(c)}</th>' for c in within)
+    head += ("<th class=\"text\">metric</th><th>a median</th><th>b median</th><th>b \u2212 a</th>"
             "<th>b vs a</th><th>95 % interval of b \u2212 a</th><th>p (Mann-Whitney)</th>"
             "<th>Cliff's \u03b4</th><th>runs a / b</th><th class=\"text\">verdict</th>")
     rows = []
@@ -393,22 +395,28 @@ def _comparison_html(compared: pd.DataFrame, by: object, a: object, b: object) -
         rel = float(row["rel_diff"])
         p = float(row["p_value"])
         effect = float(row["effect_size"])
-        cells = [
+        note = row.get("note")
+        verdict = f"{row['verdict']} ({note})" if isinstance(note, str) and note else (
+            str(row["verdict"]))
+        cells = [f'<td class="text">{_e(_cell_text(row[c]))}</td>' for c in within]
+        cells += [
             f'<td class="text">{_e(m.header)}</td>',
             f"<td>{_e(m.format(float(row['a_median']), unit=False))}</td>",
             f"<td>{_e(m.format(float(row['b_median']), unit=False))}</td>",
-            f"<td>{_e(m.format(float(row['diff']), unit=False))}</td>",
-            f"<td>{_e(f'{rel:+,.1f} %' if np.isfinite(rel) else chr(0x2013))}</td>",
+            f"<td>{_e(m.format_diff(float(row['diff']), unit=False))}</td>",
+            f"<td>{_e(m.format_rel_diff(rel))}</td>",
             f"<td>{_e(interval)}</td>",
             f"<td>{_e(f'{p:.3g}' if np.isfinite(p) else chr(0x2013))}</td>",
             f"<td>{_e(f'{effect:+.2f}' if np.isfinite(effect) else chr(0x2013))}</td>",
             f"<td>{int(row['n_a'])} / {int(row['n_b'])}</td>",
-            f'<td class="text">{_e(row["verdict"])}</td>',
+            f'<td class="text">{_e(verdict)}</td>',
         ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
+    compared_in = " \u00d7 ".join(within) or "pool of every run"
     return (
         f"<h2>Comparison: {_e(_side(b))} (b) vs {_e(_side(a))} (a) by {_e(_side(by))}</h2>"
-        "<p class=\"note\">Medians of the successful runs; the interval is a seeded percentile "
+        "<p class=\"note\">Medians of the successful runs, compared within each "
+        f"{_e(compared_in)}; the interval is a seeded percentile "
         "bootstrap of the difference of medians; a difference is significant when p &lt; 0.05 "
         "and the interval excludes 0.</p>"
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
@@ -516,7 +524,12 @@ def html_report(
     chosen = (by, a, b) if by is not None else default_comparison(frame)
     compared = None
     if chosen is not None and names:
-        compared = compare(frame, chosen[0], chosen[1], chosen[2], metrics=names)
+        try:
+            compared = compare(frame, chosen[0], chosen[1], chosen[2], metrics=names)
+        except InvalidInputError:
+            if by is not None:
+                raise
+            compared = None  # the default pair shares no cell: nothing to compare within
     status = frame["status"].astype("string")
     n_ok = int((status == "success").sum())
     n_failed = int((status == "failed").sum())
