@@ -45,6 +45,7 @@ from pagelab.models._display import RATING_COLOURS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["SUFFIXES", "export", "html_report"]
 
@@ -430,13 +431,19 @@ def _side(value: object) -> str:
     return str(value)
 
 
-def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> str:
-    """Draw on a fresh figure (not pyplot's: no global state, no backend switch) and return
-    an ``<img>`` holding it as a base64 PNG."""
+def _figure(draw: Callable[[Axes], object], size: tuple[float, float]) -> Figure:
+    """A fresh figure (not pyplot's: no global state, no backend switch) with ``draw`` done
+    on its axes; constrained layout keeps legends beside the axes and titles inside."""
     figure_module = require("matplotlib.figure", "notebook")
-    figure = figure_module.Figure(figsize=size, dpi=_DPI, layout="constrained")
-    ax = figure.subplots()
-    draw(ax)
+    figure: Figure = figure_module.Figure(figsize=size, dpi=_DPI, layout="constrained")
+    draw(figure.subplots())
+    return figure
+
+
+def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> str:
+    """:func:`_figure` as an ``<img>`` holding a base64 PNG."""
+    figure = _figure(draw, size)
+    ax = figure.axes[0]
     buffer = io.BytesIO()
     # No Software tag: it would put matplotlib's web address into the file.
     figure.savefig(buffer, format="png", metadata={"Software": None})

@@ -183,6 +183,21 @@ def distribution(
     return ax
 
 
+#: The most characters of one side's name in the comparison's title.
+_SIDE_CHARS = 36
+
+
+def _side_text(value: object) -> str:
+    """A side (``a`` / ``b``) as the title shows it: values joined by `` · ``, a URL without
+    its scheme, the middle of a long name elided."""
+    parts = value if isinstance(value, tuple | list) else (value,)
+    text = " \u00b7 ".join(str(p).split("://", 1)[-1] for p in parts)
+    if len(text) > _SIDE_CHARS:
+        keep = (_SIDE_CHARS - 1) // 2
+        text = f"{text[:keep]}\u2026{text[-keep:]}"
+    return plain(text)
+
+
 def _significant(row: Any) -> bool:
     """Whether ``compare`` called the difference significant: the verdict is worded as one
     (its text is the one authority, whatever ``confidence`` was)."""
@@ -255,7 +270,10 @@ def comparison(
     ax.set_ylim(-0.7, max(len(rows), 1) - 0.3)
     ax.margins(x=0.12)
     ax.set_xlabel("b's median relative to a's (%), with the 95 % bootstrap interval")
-    sides = f": {plain(b)} vs {plain(a)}" if a is not None and b is not None else ": b vs a"
+    sides = (f": {_side_text(b)} vs {_side_text(a)}" if a is not None and b is not None
+             else ": b vs a")
+    # wrap: the figure's width breaks the title at spaces; _side_text keeps each side short
+    # enough to fit one line (a URL has no space to break at).
     ax.set_title(f"Difference of medians{sides}", loc="left", fontsize="medium", wrap=True)
     ax.grid(axis="x", alpha=0.3)
     _legend(ax)
