@@ -82,13 +82,16 @@ def check_layout(figure: Figure) -> None:
             box = legend.get_window_extent(renderer)
             covered = [tuple(p) for p in points if box.contains(*p)]
             assert not covered, f"the legend covers {len(covered)} data points"
-            assert page.x0 <= box.x0 and box.x1 <= page.x1 + 0.5, "legend cut off"
-            assert page.y0 <= box.y0 and box.y1 <= page.y1 + 0.5, "legend cut off"
+            assert page.x0 <= box.x0, "legend cut off"
+            assert box.x1 <= page.x1 + 0.5, "legend cut off"
+            assert page.y0 <= box.y0, "legend cut off"
+            assert box.y1 <= page.y1 + 0.5, "legend cut off"
         for title in (ax.title, ax._left_title, ax._right_title):  # type: ignore[attr-defined]
             if not title.get_text():
                 continue
             box = title.get_window_extent(renderer)
-            assert page.x0 - 0.5 <= box.x0 and box.x1 <= page.x1 + 0.5, (
+            assert page.x0 - 0.5 <= box.x0, f"title cut off: {title.get_text()!r}"
+            assert box.x1 <= page.x1 + 0.5, (
                 f"title cut off: {title.get_text()!r} spans {box.x0:.0f}-{box.x1:.0f} of "
                 f"{page.x1:.0f} px")
             assert box.y1 <= page.y1 + 0.5, f"title cut off at the top: {title.get_text()!r}"

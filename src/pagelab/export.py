@@ -391,7 +391,7 @@ def _comparison_html(compared: pd.DataFrame, by: object, a: object, b: object) -
     for _, row in compared.iterrows():
         m = METRICS[str(row["metric"])]
         low, high = float(row["ci_low"]), float(row["ci_high"])
-        interval = (f"{m.format(low, unit=False)} to {m.format(high, unit=False)}"
+        interval = (f"{m.format_diff(low, unit=False)} to {m.format_diff(high, unit=False)}"
                     if np.isfinite(low) and np.isfinite(high) else "\u2013")
         rel = float(row["rel_diff"])
         p = float(row["p_value"])

@@ -362,7 +362,7 @@ def _comparison_html(comparison: pd.DataFrame) -> str:
         difference = m.format_diff(row["diff"])
         if not _missing(rel):
             difference += f" ({m.format_rel_diff(rel)})"
-        ci = (f"{m.format(row['ci_low'], unit=False)} to {m.format(row['ci_high'])}"
+        ci = (f"{m.format_diff(row['ci_low'], unit=False)} to {m.format_diff(row['ci_high'])}"
               if not _missing(row["ci_low"]) else "\u2013")
         p = "\u2013" if _missing(row["p_value"]) else f"{row['p_value']:.3f}"
         rows.append([
