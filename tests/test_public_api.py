@@ -20,6 +20,19 @@ def test_public_names_are_sorted_and_exist() -> None:
             assert hasattr(module, name), f"{module.__name__}.{name}"
 
 
+def test_one_definition_of_a_cell() -> None:
+    import pagelab.budgets
+
+    assert pagelab.frames.CELL == ("url", "device", "location", "connection")
+    # The other homes re-export the one definition, never a copy.
+    assert pagelab.stats.CELL is pagelab.frames.CELL
+    assert pagelab.budgets.CELL_COLUMNS is pagelab.frames.CELL
+    assert pagelab.budgets.cell_label is pagelab.frames.cell_label
+    assert {"CELL", "CellKey", "cell_columns", "cell_key", "cell_keys", "cell_label"} <= set(
+        pagelab.frames.__all__)
+    assert "MIN_RUNS" in pagelab.stats.__all__
+
+
 def test_top_level_api() -> None:
     assert set(pagelab.__all__) >= {
         "APIError", "BatchReport", "BatchType", "Device", "InvalidInputError",
