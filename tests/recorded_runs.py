@@ -2,6 +2,8 @@
 
 - ``tests/data/runs-demo.csv``: 15 real engine runs of the demo site (10 ``/fast``, 5
   ``/heavy``, mobile, us; ``tests/data/record_runs.py`` says how they were made).
+- ``tests/data/runs-demo-desktop.csv``: 10 more (5 ``/fast``, 5 ``/heavy``, desktop, us),
+  so together a real 2-URL x 2-device matrix (``matrix_2x2``).
 - ``tests/data/lhr-*.json``: three recorded real Lighthouse results (heavy on desktop, shift
   on mobile, and a run that failed because the connection was refused), turned into reports
   with the engine's own LHR mapping, so a matrix has a second device and a failed run.
@@ -24,6 +26,7 @@ from pagelab.models import TestReport
 
 DATA = Path(__file__).resolve().parent / "data"
 RUNS_CSV = DATA / "runs-demo.csv"
+DESKTOP_CSV = DATA / "runs-demo-desktop.csv"
 ORIGIN = "http://demo.test"
 #: Recorded LHR file -> the device it ran as.
 LHRS = {
@@ -34,9 +37,9 @@ LHRS = {
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 
-def load_runs() -> pd.DataFrame:
+def load_runs(path: Path = RUNS_CSV) -> pd.DataFrame:
     """The recorded wide frame with the wide frame's dtypes (CSV keeps only text)."""
-    frame = pd.read_csv(RUNS_CSV)
+    frame = pd.read_csv(path)
     frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True)
     # Columns added after the recording (the machine load) are missing: NA, as they would be.
     frame = frame.reindex(columns=list(COLUMNS))
@@ -61,6 +64,11 @@ def lhr_report(name: str) -> TestReport:
         created_at=datetime.fromisoformat(lhr["fetchTime"]),
         vantage="local",
     )
+
+
+def matrix_2x2() -> pd.DataFrame:
+    """25 real runs: /fast and /heavy on mobile (10 + 5) and on desktop (5 + 5), us."""
+    return pd.concat([load_runs(), load_runs(DESKTOP_CSV)], ignore_index=True).astype(COLUMNS)
 
 
 def matrix_frame() -> pd.DataFrame:

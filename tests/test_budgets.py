@@ -52,8 +52,9 @@ def test_evaluate_mapping_on_every_cell(frame: pd.DataFrame) -> None:
     assert not score.passed
     assert " < 90 " in score.message
     assert set(fast.to_dict()) == {
-        "url", "device", "location", "metric", "operator", "expected", "actual", "values",
-        "aggregation", "passed", "level", "report_url", "message"}
+        "url", "device", "location", "connection", "metric", "operator", "expected", "actual",
+        "values", "aggregation", "passed", "level", "report_url", "message"}
+    assert fast.connection is None  # the device's default
 
 
 def test_aggregation_choice(frame: pd.DataFrame) -> None:
@@ -202,6 +203,57 @@ def test_baseline_mismatch_warnings(frame: pd.DataFrame) -> None:
     assert "Lighthouse 12.0.0, these runs with 13.5.0" in text
     assert "another mobile device profile" in text
     assert f"baseline has no runs for mobile/us {HEAVY}" in text
+
+
+def _two_connections(frame: pd.DataFrame) -> pd.DataFrame:
+    """The ten recorded /fast runs as if the first five ran on 4g and the rest on 3g (the
+    grouping, not the engine, is under test), with the 3g runs 3x slower."""
+    fast = frame[frame["url"] == FAST].reset_index(drop=True)
+    fast["connection"] = pd.Categorical(["4g"] * 5 + ["3g"] * 5,
+                                        dtype=frame["connection"].dtype)
+    slow = fast["connection"] == "3g"
+    fast.loc[slow, "largest_contentful_paint"] *= 3
+    return fast
+
+
+def test_budget_checks_each_connection_as_its_own_cell(frame: pd.DataFrame) -> None:
+    # The cell bug: budgets grouped by URL x device x location only, so runs of two
+    # connections were pooled into one check (10 values, one median between them).
+    runs = _two_connections(frame)
+    results = budgets.evaluate({"LCP": 1500}, runs)
+    assert len(results) == 2
+    by = {r.connection: r for r in results}
+    assert set(by) == {"4g", "3g"}
+    assert all(len(r.values) == 5 for r in results)
+    assert by["4g"].passed
+    assert not by["3g"].passed
+    assert f"mobile/us/3g {FAST}" in by["3g"].message
+
+
+def test_baseline_keeps_connections_apart(frame: pd.DataFrame, tmp_path: Path) -> None:
+    runs = _two_connections(frame)
+    path = tmp_path / "baseline.json"
+    saved = budgets.save_baseline(runs, path)
+    assert sorted(c.connection or "" for c in saved.cells) == ["3g", "4g"]
+    assert budgets.load_baseline(path) == saved
+    compared = budgets.compare_baseline(saved, runs, budgets.parse_regression_limits("LCP:10%"))
+    assert not compared.warnings
+    assert sorted(r.connection or "" for r in compared.results) == ["3g", "4g"]
+    assert all(r.passed for r in compared.results)
+    # A baseline file from before the connection was recorded: its cells are the default.
+    data = json.loads(path.read_text())
+    for cell in data["cells"]:
+        del cell["connection"]
+    path.write_text(json.dumps(data))
+    assert all(c.connection is None for c in budgets.load_baseline(path).cells)
+
+
+def test_run_failures_name_the_connection(frame: pd.DataFrame) -> None:
+    runs = _two_connections(frame)
+    runs.loc[0, "status"] = "failed"
+    runs.loc[0, "error_code"] = "NO_FCP"
+    runs.loc[0, "engine_failure"] = False
+    assert budgets.run_failures(runs) == {(FAST, "mobile", "us", "4g"): ["NO_FCP"]}
 
 
 def test_regression_limit_errors() -> None:

@@ -17,7 +17,7 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.export import SUFFIXES, export, html_report
 from pagelab.frames import COLUMNS
 from pagelab.models import METRIC_NAMES
-from recorded_runs import artifact, matrix_frame
+from recorded_runs import artifact, matrix_2x2, matrix_frame
 
 CHROMIUM = "/usr/bin/chromium"
 #: Where the service would host reports: the links the HTML report may hold.
@@ -222,6 +222,26 @@ def test_html_report_comparison_chosen(hosted: pd.DataFrame) -> None:
     assert "Comparison: desktop (b) vs mobile (a) by device" in page
     one_cell = hosted[hosted["url"] == "http://demo.test/fast"]
     assert "Comparison" not in html_report(one_cell, metrics=lcp)
+
+
+def test_html_report_default_comparison_stays_within_each_device() -> None:
+    # Issue 20 item 2: on a real 2-URL x 2-device matrix the report compared the URLs with
+    # both devices pooled (medians no run had).
+    frame = matrix_2x2()
+    page = html_report(frame, metrics=["LCP"])
+    section = page[page.index("<h2>Comparison"):]
+    section = section[:section.index("</table>")]
+    assert "compared within each device \u00d7 location" in section
+    assert '<th class="text">device</th>' in section
+    assert section.count("<tr>") == 1 + 2  # the header, then mobile and desktop
+    assert '<td class="text">mobile</td>' in section
+    assert '<td class="text">desktop</td>' in section
+    lcp = frame["largest_contentful_paint"]
+    for device in ("mobile", "desktop"):
+        fast = lcp[(frame["url"] == "http://demo.test/fast") & (frame["device"] == device)]
+        assert f"<td>{fast.median():,.0f}</td>" in section
+    pooled = lcp[frame["url"] == "http://demo.test/fast"].median()
+    assert f"<td>{pooled:,.0f}</td>" not in section
 
 
 def test_html_escapes_everything(frame: pd.DataFrame, tmp_path: Path) -> None:

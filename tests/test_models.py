@@ -230,3 +230,21 @@ def test_one_validation_translator_for_every_face() -> None:
     assert str(invalid_input(caught.value, as_option=True)) == (
         "--max-attempts: Input should be greater than or equal to 1"
     )
+
+
+def test_differences_are_formatted_with_sign_and_the_digits_they_need() -> None:
+    from pagelab.models import METRICS, Metric
+
+    ttfb, cls = METRICS["server_response_time"], METRICS["cumulative_layout_shift"]
+    assert ttfb.format_diff(-1.0) == "-1 ms"
+    assert ttfb.format_diff(-0.4) == "-0.4 ms"  # was "-0 ms"
+    assert ttfb.format_diff(-0.5) == "-0.5 ms"  # rounds half to even: was "-0 ms" too
+    assert ttfb.format_diff(0.0) == "0 ms"
+    assert ttfb.format_diff(1234.4) == "+1,234 ms"
+    assert ttfb.format_diff(float("nan")) == "\u2013"
+    assert cls.format_diff(0.0004) == "+0.0004"
+    assert cls.format_diff(-0.05) == "-0.050"
+    assert Metric.format_rel_diff(-100.0) == "-100.0 %"
+    assert Metric.format_rel_diff(-0.004) == "-0.004 %"
+    assert Metric.format_rel_diff(0.0) == "0 %"
+    assert Metric.format_rel_diff(float("nan")) == "\u2013"

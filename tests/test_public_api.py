@@ -201,6 +201,19 @@ def test_timeout_error_is_renamed_with_a_deprecated_alias() -> None:
     assert "TimeoutError" not in namespace
 
 
+def test_one_definition_of_a_cell() -> None:
+    import pagelab.budgets
+
+    assert pagelab.frames.CELL == ("url", "device", "location", "connection")
+    # The other homes re-export the one definition, never a copy.
+    assert pagelab.stats.CELL is pagelab.frames.CELL
+    assert pagelab.budgets.CELL_COLUMNS is pagelab.frames.CELL
+    assert pagelab.budgets.cell_label is pagelab.frames.cell_label
+    assert {"CELL", "CellKey", "cell_columns", "cell_key", "cell_keys", "cell_label"} <= set(
+        pagelab.frames.__all__)
+    assert "MIN_RUNS" in pagelab.stats.__all__
+
+
 def test_top_level_api() -> None:
     assert pagelab.__version__ == "0.1.0"
     assert pagelab.connect is pagelab.runners.connect  # lives with the runners

@@ -35,7 +35,7 @@ from pagelab.stats import (
     summarize,
 )
 from pagelab.store import create_test, finish_test, transaction
-from recorded_runs import load_runs
+from recorded_runs import load_runs, matrix_2x2
 
 FAST = "http://demo.test/fast"
 HEAVY = "http://demo.test/heavy"
@@ -121,10 +121,14 @@ def test_too_few_runs_gives_no_p_value(runs: pd.DataFrame) -> None:
 
 def test_compare_columns_dtypes_and_relative_difference(runs: pd.DataFrame) -> None:
     result = compare(runs, ["url", "device"], (FAST, "mobile"), (HEAVY, "mobile"))
+    # Within the cell columns by does not name (here only the location holds a value).
     assert list(result.columns) == [
-        "metric", "unit", "a_median", "b_median", "diff", "rel_diff", "ci_low", "ci_high",
-        "p_value", "effect_size", "n_a", "n_b", "verdict",
+        "location", "metric", "unit", "a_median", "b_median", "diff", "rel_diff", "ci_low",
+        "ci_high", "p_value", "effect_size", "n_a", "n_b", "verdict", "note",
     ]
+    assert result.attrs["within"] == ["location"]
+    assert (result["location"] == "us").all()
+    assert (result["note"] == "").all()
     assert str(result["metric"].dtype) == "category"
     assert result["unit"].dtype == "string"
     assert result["verdict"].dtype == "string"
@@ -505,3 +509,132 @@ def test_history_bad_input(seeded_runner: pagelab.LocalRunner) -> None:
 def test_stats_is_a_lazy_module() -> None:
     assert pagelab.stats.summarize is summarize
     assert "stats" in pagelab.__all__
+
+
+# -- comparisons within cells (issue 20 item 2) ------------------------------------------------
+
+
+def test_compare_stays_within_each_device_of_a_real_matrix() -> None:
+    frame = matrix_2x2()  # real runs: /fast and /heavy on mobile and on desktop
+    result = compare(frame, "url", FAST, HEAVY, metrics="LCP")
+    assert result.attrs["within"] == ["device", "location"]
+    assert result[["device", "location"]].astype(str).values.tolist() == [
+        ["mobile", "us"], ["desktop", "us"]]
+    lcp = frame[LCP]
+    for row in result.itertuples():
+        on = frame["device"] == row.device
+        assert row.a_median == lcp[on & (frame["url"] == FAST)].median()
+        assert row.b_median == lcp[on & (frame["url"] == HEAVY)].median()
+        assert row.verdict == "b is slower"
+    # No median pooled over both devices appears anywhere.
+    pooled = {lcp[frame["url"] == url].median() for url in (FAST, HEAVY)}
+    assert not pooled & set(result[["a_median", "b_median"]].to_numpy().ravel())
+    assert (result["n_a"].tolist(), result["n_b"].tolist()) == ([10, 5], [5, 5])
+    # Results.compare is the same comparison.
+    from pagelab import Results
+
+    same = Results.from_frame(frame).compare("url", FAST, HEAVY, metrics="LCP")
+    pd.testing.assert_frame_equal(same, result)
+
+
+def test_compare_pools_only_when_told_and_says_so() -> None:
+    frame = matrix_2x2()
+    pooled = compare(frame, "url", FAST, HEAVY, metrics="LCP", within=[])
+    assert pooled.attrs["within"] == []
+    assert "device" not in pooled.columns
+    assert pooled.loc[0, "a_median"] == frame.loc[frame["url"] == FAST, LCP].median()
+    assert pooled.loc[0, "note"] == "pooled over device (desktop, mobile)"
+    device_only = compare(frame, "url", FAST, HEAVY, metrics="LCP", within="device")
+    assert device_only.attrs["within"] == ["device"]
+    assert len(device_only) == 2
+    with pytest.raises(InvalidInputError, match="within: url is what a and b differ by"):
+        compare(frame, "url", FAST, HEAVY, within=["url"])
+    with pytest.raises(InvalidInputError, match="within: the frame has no column 'page'"):
+        compare(frame, "url", FAST, HEAVY, within="page")
+
+
+def test_compare_needs_a_shared_cell() -> None:
+    frame = matrix_2x2()
+    apart = frame[((frame["url"] == FAST) & (frame["device"] == "mobile"))
+                  | ((frame["url"] == HEAVY) & (frame["device"] == "desktop"))]
+    with pytest.raises(InvalidInputError, match=r"a and b share no cell.*within=\[\]"):
+        compare(apart, "url", FAST, HEAVY)
+    assert len(compare(apart, "url", FAST, HEAVY, metrics="LCP", within=[])) == 1
+
+
+def test_compare_by_device_stays_within_each_url() -> None:
+    frame = matrix_2x2()
+    result = compare(frame, "device", "mobile", "desktop", metrics="LCP")
+    assert result["url"].tolist() == [FAST, HEAVY]
+    assert (result["verdict"] == "b is faster").all()
+
+
+# -- exact p-values with ties (findings, statistics 1) -----------------------------------------
+
+
+def _two_sides(a: list[float], b: list[float], metric: str = LCP) -> pd.DataFrame:
+    return pd.DataFrame({"url": ["A"] * len(a) + ["B"] * len(b), metric: a + b})
+
+
+def test_tied_small_samples_get_the_exact_p_value() -> None:
+    # All five of a below all five of b: the smallest p-value 5 vs 5 allows is 2 / 252.
+    result = compare(_two_sides([700.0] * 5, [800.0] * 5), "url", "A", "B")
+    assert result.loc[0, "p_value"] == pytest.approx(2 / 252)
+    # Identical up to one run: nothing at all to tell apart.
+    score = compare(_two_sides([100.0] * 5, [100, 100, 100, 98, 100], "performance_score"),
+                    "url", "A", "B")
+    assert score.loc[0, "p_value"] == 1.0
+    # The finding's TBT example: the normal approximation said p = 0.034, "b is faster".
+    tbt = compare(_two_sides([1, 1, 1, 0, 1, 1], [0, 0, 0, 0, 1, 0], TBT), "url", "A", "B")
+    assert tbt.loc[0, "p_value"] == pytest.approx(0.0800866, abs=1e-6)
+    assert tbt.loc[0, "verdict"] == "no significant difference"
+
+
+def test_exact_p_value_agrees_with_scipy() -> None:
+    from scipy.stats import mannwhitneyu, permutation_test
+
+    def u(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
+        return np.asarray(mannwhitneyu(x, y, axis=axis).statistic)
+
+    rng = np.random.default_rng(7)
+    for n_a, n_b in ((5, 5), (5, 8), (7, 6), (10, 12)):
+        for tied in (False, True) if n_a + n_b < 20 else (False,):
+            a = rng.normal(1000, 100, n_a)
+            b = rng.normal(1080, 100, n_b)
+            if tied:
+                a, b = np.round(a, -2), np.round(b, -2)
+            p = compare(_two_sides(a.tolist(), b.tolist()), "url", "A", "B").loc[0, "p_value"]
+            if tied:  # scipy's exact conditional distribution: every split of the runs
+                want = permutation_test((a, b), u, permutation_type="independent",
+                                        vectorized=True, n_resamples=np.inf).pvalue
+            else:
+                want = mannwhitneyu(a, b, method="exact").pvalue
+            assert p == pytest.approx(want, rel=1e-9), (n_a, n_b, tied)
+    # Past the exact range, scipy's normal approximation.
+    a, b = rng.normal(1000, 100, 40), rng.normal(1050, 100, 40)
+    p = compare(_two_sides(a.tolist(), b.tolist()), "url", "A", "B").loc[0, "p_value"]
+    assert p == pytest.approx(mannwhitneyu(a, b, method="asymptotic").pvalue)
+
+
+# -- intervals from few runs, edge values (findings, statistics 2 and 4) ------------------------
+
+
+def test_interval_from_few_runs_carries_a_note(runs: pd.DataFrame) -> None:
+    three = compare(runs[runs["run"] < 3], "url", FAST, HEAVY, metrics="LCP")
+    assert three.loc[0, "ci_low"] == three.loc[0, "ci_low"]  # shown
+    assert "covers less than its confidence" in three.loc[0, "note"]
+    five = compare(runs, "url", FAST, HEAVY, metrics="LCP")
+    assert five.loc[0, "note"] == ""
+
+
+def test_infinite_values_are_refused_everywhere() -> None:
+    frame = pd.DataFrame({"url": ["A"] * 5 + ["B"] * 5,
+                          LCP: [1.0, 2.0, np.inf, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]})
+    for call in (lambda: describe(frame), lambda: summarize(frame),
+                 lambda: compare(frame, "url", "A", "B")):
+        with pytest.raises(InvalidInputError, match=r"largest_contentful_paint holds 1 infinite"
+                                                     r" or overflowing value \(rows 2\)"):
+            call()
+    huge = frame.assign(**{LCP: [1e308] * 10})
+    with pytest.raises(InvalidInputError, match="overflowing"):
+        describe(huge)

@@ -61,6 +61,36 @@ def test_controls_offer_every_device_and_location() -> None:
     assert "application/vnd.jupyter.widget-view+json" in widget._repr_mimebundle_()
 
 
+def test_default_runs_are_what_a_comparison_needs() -> None:
+    from pagelab.stats import MIN_RUNS
+
+    # It defaulted to 3 runs in the docs and then said its comparison needs 5.
+    widget = BatchComparison(urls=["http://127.0.0.1:9/page"])
+    assert widget.runs.value == MIN_RUNS
+    widget._prepare()
+    assert "needs" not in widget.status.value
+    widget.runs.value = MIN_RUNS - 2
+    widget._prepare()
+    assert f"a comparison needs {MIN_RUNS} runs per cell" in widget.status.value
+
+
+def test_comparison_differences_keep_their_sign_and_digits() -> None:
+    import pandas as pd
+
+    from pagelab import stats
+    from pagelab.widgets._batch import _comparison_html
+
+    ttfb = "server_response_time"
+    for a, b, shown in (([1.0] * 5, [0.0] * 5, "-1 ms (-100.0 %)"),
+                        ([0.4] * 5, [0.0] * 5, "-0.4 ms (-100.0 %)"),
+                        ([100.0] * 5, [100.4] * 5, "+0.4 ms (+0.4 %)")):
+        frame = pd.DataFrame({"cell": ["A"] * 5 + ["B"] * 5, ttfb: a + b})
+        compared = stats.compare(frame, "cell", "A", "B", within=[]).assign(cell="B")
+        page = _comparison_html(compared)
+        assert shown in page
+        assert "-0 ms" not in page
+
+
 @pytest.mark.engine
 def test_run_shows_table_plot_and_comparison(compared: BatchComparison) -> None:
     widget = compared

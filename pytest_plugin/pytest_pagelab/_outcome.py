@@ -38,10 +38,12 @@ def check_status(check: Mapping[str, Any]) -> str:
 def record_outcome(item: pytest.Item, outcome: RecordedOutcome) -> None:
     """Keep ``outcome`` on ``item`` and add its checks as JUnit XML properties."""
     item.stash[OUTCOME_KEY] = outcome
+    from pagelab.frames import cell_label
+
     # One <property> per check, the figures in the value.
     seen = {name for name, _ in item.user_properties}
     for check in outcome.checks:
-        name = f"pagelab {check['metric']} {check['device']}/{check['location']} {check['url']}"
+        name = f"pagelab {check['metric']} {cell_label(check)}"
         if name in seen:
             continue
         seen.add(name)

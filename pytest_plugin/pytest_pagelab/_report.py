@@ -17,10 +17,11 @@ _BASELINE_HEADERS = ("check", "metric", "allowed", "actual", "status")
 
 def _row(check: Mapping[str, Any]) -> tuple[str, ...]:
     from pagelab.budgets import format_value
+    from pagelab.frames import cell_label
 
     metric = str(check["metric"])
     return (
-        f"{check['device']}/{check['location']} {check['url']}",
+        cell_label(check),
         metric,
         f"{check['operator']} {format_value(metric, check['expected'])}",
         format_value(metric, check["actual"]),

@@ -233,15 +233,15 @@ class PagelabState:
         """Evaluate ``checks`` (and the baseline) on ``frame``; record everything in
         ``outcome``; warn for warn-level misses; return the failure lines."""
         from pagelab.budgets import compare_baseline, evaluate, run_failures
-        from pagelab.frames import to_records
+        from pagelab.frames import cell_label, to_records
 
         outcome.runs.extend(to_records(frame))
         failures: list[str] = []
-        for (url, device, location), codes in run_failures(frame).items():
-            if only_cell is None or (url, device, location) == only_cell:
+        for cell, codes in run_failures(frame).items():
+            if only_cell is None or cell[:3] == only_cell:
                 counted = ", ".join(f"{c} x{codes.count(c)}" if codes.count(c) > 1 else c
                                     for c in sorted(set(codes)))
-                failures.append(f"page failed to load: {device}/{location} {url}: {counted}")
+                failures.append(f"page failed to load: {cell_label(cell)}: {counted}")
         # (kind, result): "budget" for the test's own limits, "baseline" for a regression
         # check against --pagelab-compare; the summary shows them apart.
         results: list[tuple[str, BudgetResult]] = [

@@ -320,16 +320,18 @@ class Results:
         b: object,
         metrics: str | Iterable[str] | None = None,
         *,
+        within: str | Sequence[str] | None = None,
         resamples: int = 10_000,
         seed: int | None = 0,
         confidence: float = 0.95,
     ) -> pd.DataFrame:
-        """Whether the runs where ``by == b`` differ from those where ``by == a``, per metric
-        (:func:`pagelab.stats.compare`)."""
+        """Whether the runs where ``by == b`` differ from those where ``by == a``, per metric,
+        within each cell ``by`` does not name (one comparison per device, location and
+        connection; ``within=[]`` pools): :func:`pagelab.stats.compare`."""
         from pagelab.stats import compare
 
-        return compare(self.frame, by, a, b, metrics, resamples=resamples, seed=seed,
-                       confidence=confidence)
+        return compare(self.frame, by, a, b, metrics, within=within, resamples=resamples,
+                       seed=seed, confidence=confidence)
 
     def export(self, path: str | os.PathLike[str], **options: Any) -> Path:
         """Write the runs to ``path`` by its suffix (:func:`pagelab.export.export`; the
@@ -353,7 +355,9 @@ class Results:
 
     def __repr__(self) -> str:
         reports = self.reports
-        cells = {(r.url, r.device, r.location, r.config.connection) for r in reports}
+        from pagelab.frames import cell_keys
+
+        cells = set(cell_keys(self.frame))
         failed = sum(r.status.value == "failed" for r in reports)
         note = ", interrupted" if self.interrupted else ""
         return f"<Results: {len(reports)} runs in {len(cells)} cells, {failed} failed{note}>"

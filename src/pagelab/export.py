@@ -39,10 +39,12 @@ import pandas as pd
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
+from pagelab.frames import CELL
 from pagelab.models import METRIC_NAMES, METRICS, RATING_COLOURS, Metric
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["SUFFIXES", "export", "html_report"]
 
@@ -53,7 +55,6 @@ REPORT_PLOTS: tuple[str, ...] = (
     "largest_contentful_paint", "first_contentful_paint", "total_blocking_time",
     "cumulative_layout_shift", "speed_index", "performance_score",
 )
-_CELL = ("url", "device", "location", "connection")
 _LINK_SCHEMES = ("http://", "https://", "file://")
 _ISO_UTC = "%Y-%m-%dT%H:%M:%S.%fZ"
 #: Plot width (inches) and resolution in the HTML report: two plots side by side on a
@@ -322,7 +323,7 @@ def _summary_html(frame: pd.DataFrame, names: list[str]) -> str:
     from pagelab.stats import summarize
 
     summary = summarize(frame, metrics=names)
-    keys = [c for c in _CELL if c in summary.columns]
+    keys = [c for c in CELL if c in summary.columns]
     head = "".join(f'<th class="text">{_e(k)}</th>' for k in keys)
     head += '<th>runs</th><th>failed</th>'
     head += "".join(f"<th>{_e(METRICS[n].header)}</th>" for n in names)
@@ -366,7 +367,7 @@ def default_comparison(frame: pd.DataFrame) -> tuple[str, object, object] | None
     from pagelab.plots import successful
 
     ok = frame[successful(frame)]
-    for column in _CELL:
+    for column in CELL:
         if column not in ok.columns:
             continue
         values = ok[column].dropna()
@@ -380,34 +381,42 @@ def default_comparison(frame: pd.DataFrame) -> tuple[str, object, object] | None
 
 
 def _comparison_html(compared: pd.DataFrame, by: object, a: object, b: object) -> str:
-    head = ("<th class=\"text\">metric</th><th>a median</th><th>b median</th><th>b \u2212 a</th>"
+    within = [c for c in compared.attrs.get("within", []) if c in compared.columns]
+    head = "".join(f'<th class="text">{_e(c)}</th>' for c in within)
+    head += ("<th class=\"text\">metric</th><th>a median</th><th>b median</th><th>b \u2212 a</th>"
             "<th>b vs a</th><th>95 % interval of b \u2212 a</th><th>p (Mann-Whitney)</th>"
             "<th>Cliff's \u03b4</th><th>runs a / b</th><th class=\"text\">verdict</th>")
     rows = []
     for _, row in compared.iterrows():
         m = METRICS[str(row["metric"])]
         low, high = float(row["ci_low"]), float(row["ci_high"])
-        interval = (f"{m.format(low, unit=False)} to {m.format(high, unit=False)}"
+        interval = (f"{m.format_diff(low, unit=False)} to {m.format_diff(high, unit=False)}"
                     if np.isfinite(low) and np.isfinite(high) else "\u2013")
         rel = float(row["rel_diff"])
         p = float(row["p_value"])
         effect = float(row["effect_size"])
-        cells = [
+        note = row.get("note")
+        verdict = f"{row['verdict']} ({note})" if isinstance(note, str) and note else (
+            str(row["verdict"]))
+        cells = [f'<td class="text">{_e(_cell_text(row[c]))}</td>' for c in within]
+        cells += [
             f'<td class="text">{_e(m.header)}</td>',
             f"<td>{_e(m.format(float(row['a_median']), unit=False))}</td>",
             f"<td>{_e(m.format(float(row['b_median']), unit=False))}</td>",
-            f"<td>{_e(m.format(float(row['diff']), unit=False))}</td>",
-            f"<td>{_e(f'{rel:+,.1f} %' if np.isfinite(rel) else chr(0x2013))}</td>",
+            f"<td>{_e(m.format_diff(float(row['diff']), unit=False))}</td>",
+            f"<td>{_e(m.format_rel_diff(rel))}</td>",
             f"<td>{_e(interval)}</td>",
             f"<td>{_e(f'{p:.3g}' if np.isfinite(p) else chr(0x2013))}</td>",
             f"<td>{_e(f'{effect:+.2f}' if np.isfinite(effect) else chr(0x2013))}</td>",
             f"<td>{int(row['n_a'])} / {int(row['n_b'])}</td>",
-            f'<td class="text">{_e(row["verdict"])}</td>',
+            f'<td class="text">{_e(verdict)}</td>',
         ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
+    compared_in = " \u00d7 ".join(within) or "pool of every run"
     return (
         f"<h2>Comparison: {_e(_side(b))} (b) vs {_e(_side(a))} (a) by {_e(_side(by))}</h2>"
-        "<p class=\"note\">Medians of the successful runs; the interval is a seeded percentile "
+        "<p class=\"note\">Medians of the successful runs, compared within each "
+        f"{_e(compared_in)}; the interval is a seeded percentile "
         "bootstrap of the difference of medians; a difference is significant when p &lt; 0.05 "
         "and the interval excludes 0.</p>"
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
@@ -421,13 +430,19 @@ def _side(value: object) -> str:
     return str(value)
 
 
-def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> str:
-    """Draw on a fresh figure (not pyplot's: no global state, no backend switch) and return
-    an ``<img>`` holding it as a base64 PNG."""
+def _figure(draw: Callable[[Axes], object], size: tuple[float, float]) -> Figure:
+    """A fresh figure (not pyplot's: no global state, no backend switch) with ``draw`` done
+    on its axes; constrained layout keeps legends beside the axes and titles inside."""
     figure_module = require("matplotlib.figure", "notebook")
-    figure = figure_module.Figure(figsize=size, dpi=_DPI, layout="constrained")
-    ax = figure.subplots()
-    draw(ax)
+    figure: Figure = figure_module.Figure(figsize=size, dpi=_DPI, layout="constrained")
+    draw(figure.subplots())
+    return figure
+
+
+def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> str:
+    """:func:`_figure` as an ``<img>`` holding a base64 PNG."""
+    figure = _figure(draw, size)
+    ax = figure.axes[0]
     buffer = io.BytesIO()
     # No Software tag: it would put matplotlib's web address into the file.
     figure.savefig(buffer, format="png", metadata={"Software": None})
@@ -477,7 +492,7 @@ def _failed_html(frame: pd.DataFrame) -> str:
     failed = frame[(frame["status"].astype("string") == "failed").fillna(False)]
     if failed.empty:
         return ""
-    columns = [c for c in ("id", *_CELL, "run", "error_code", "engine_failure", "created_at")
+    columns = [c for c in ("id", *CELL, "run", "error_code", "engine_failure", "created_at")
                if c in failed.columns]
     return (f"<h2>Failed runs ({len(failed)})</h2><p class=\"note\">Failed runs have no "
             f"metrics and enter no statistic; they are counted per cell above.</p>"
@@ -515,7 +530,12 @@ def html_report(
     chosen = (by, a, b) if by is not None else default_comparison(frame)
     compared = None
     if chosen is not None and names:
-        compared = compare(frame, chosen[0], chosen[1], chosen[2], metrics=names)
+        try:
+            compared = compare(frame, chosen[0], chosen[1], chosen[2], metrics=names)
+        except InvalidInputError:
+            if by is not None:
+                raise
+            compared = None  # the default pair shares no cell: nothing to compare within
     status = frame["status"].astype("string")
     n_ok = int((status == "success").sum())
     n_failed = int((status == "failed").sum())

@@ -19,7 +19,7 @@ import pandas as pd
 
 from pagelab._bootstrap import Bootstrap
 from pagelab._exceptions import InvalidInputError
-from pagelab.frames import to_frame
+from pagelab.frames import CELL, cell_columns, to_frame
 from pagelab.models import (
     METRIC_NAMES,
     METRICS,
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AGGREGATIONS",
     "CELL",
+    "MIN_RUNS",
     "compare",
     "describe",
     "history",
@@ -43,18 +44,28 @@ __all__ = [
     "summarize",
 ]
 
-#: The default grouping: one cell per URL x device x location x connection.
-CELL: tuple[str, ...] = ("url", "device", "location", "connection")
-
 #: What :func:`summarize` can put in a metric column (``p75``/``p90``: linear percentiles;
 #: ``representative``: the metric values of the cell's representative run).
 AGGREGATIONS: tuple[str, ...] = ("median", "mean", "p75", "p90", "min", "max", "representative")
 
 #: Below this many runs on a side Mann-Whitney U can hardly reach p < 0.05 (with 4 vs 4 the
-#: smallest two-sided exact p is 0.029, one arrangement only), so no p-value is given.
-_MIN_RUNS = 5
-_TOO_FEW = f"too few runs (need {_MIN_RUNS} per side)"
+#: smallest two-sided exact p is 0.029, one arrangement only), so no p-value is given: the
+#: fewest runs per cell a comparison needs (the widget's default too).
+MIN_RUNS = 5
+_TOO_FEW = f"too few runs (need {MIN_RUNS} per side)"
 _NO_DIFFERENCE = "no significant difference"
+#: Shown beside an interval from 2 to MIN_RUNS - 1 runs on a side: the percentile bootstrap
+#: of a median then covers the true difference far less often than it says (measured: 66 %
+#: at 2 runs a side, 90 % at 3, 93 % at 4 for a nominal 95 %; docs/analysis.md).
+_FEW_RUNS_NOTE = f"interval from under {MIN_RUNS} runs a side: covers less than its confidence"
+#: The exact (permutation) p-value is used while the smaller side has at most this many
+#: runs and both sides together at most _EXACT_MAX_TOTAL; above, the normal approximation
+#: with tie and continuity corrections (scipy's) is already close.
+_EXACT_MAX_SMALLER = 10
+_EXACT_MAX_TOTAL = 60
+#: Metric values must be finite and below this in magnitude: squares and sums of values
+#: (std, mean, the median of two) then never overflow.
+_MAX_MAGNITUDE = 1e100
 
 _FCP = "first_contentful_paint"
 _TTI = "time_to_interactive"
@@ -105,20 +116,21 @@ def _lookup_metric(item: object) -> Metric:
     )
 
 
-def _by_columns(by: str | Sequence[str] | None, frame: pd.DataFrame) -> list[str]:
+def _by_columns(by: str | Sequence[str] | None, frame: pd.DataFrame,
+                what: str = "by") -> list[str]:
     """The grouping columns; the default is the :data:`CELL` columns holding any value."""
     if by is None:
-        return [c for c in CELL if c in frame.columns and bool(frame[c].notna().any())]
+        return cell_columns(frame)
     if isinstance(by, str):
         columns: list[Any] = [by]
     elif isinstance(by, Sequence):
         columns = list(by)
     else:
-        raise InvalidInputError(f"by: expected a column name or a list of them, got {by!r}")
+        raise InvalidInputError(f"{what}: expected a column name or a list of them, got {by!r}")
     for column in columns:
         if not isinstance(column, str) or column not in frame.columns:
             valid = ", ".join(map(str, frame.columns))
-            raise InvalidInputError(f"by: the frame has no column {column!r}; valid: {valid}")
+            raise InvalidInputError(f"{what}: the frame has no column {column!r}; valid: {valid}")
     return list(dict.fromkeys(columns))
 
 
@@ -136,6 +148,21 @@ def _flag(frame: pd.DataFrame, column: str, value: object = True) -> np.ndarray:
     if value is True:
         return series.astype("boolean").fillna(False).to_numpy(dtype=bool)
     return (series.astype("string") == value).fillna(False).to_numpy(dtype=bool)
+
+
+def _check_values(frame: pd.DataFrame, names: Iterable[str]) -> None:
+    """Refuse infinite or overflowing metric values (what no measurement gives), naming the
+    column and the rows, instead of statistics that come out as inf or NaN."""
+    for name in names:
+        values = _values(frame, name)
+        bad = np.flatnonzero(np.abs(np.nan_to_num(values, nan=0.0)) >= _MAX_MAGNITUDE)
+        if bad.size:
+            rows = ", ".join(map(str, frame.index[bad[:5]])) + (", ..." if bad.size > 5 else "")
+            raise InvalidInputError(
+                f"frame: {name} holds {bad.size} infinite or overflowing value"
+                f"{'s' if bad.size != 1 else ''} (rows {rows}); metric values must be finite "
+                f"and below {_MAX_MAGNITUDE:g}: drop or fix those runs"
+            )
 
 
 def _values(frame: pd.DataFrame, name: str) -> np.ndarray:
@@ -250,6 +277,7 @@ def summarize(
     names = _metric_names(metrics, frame)
     if agg not in AGGREGATIONS:
         raise InvalidInputError(f"agg: unknown {agg!r}; valid: {', '.join(AGGREGATIONS)}")
+    _check_values(frame, names)
     codes, cells = _cells(frame, keys)
     n_cells = len(cells)
     stats = _cell_stats(frame, names, codes, n_cells)
@@ -293,6 +321,7 @@ def describe(
     frame = _check_frame(frame)
     keys = _by_columns(by, frame)
     names = _metric_names(metrics, frame)
+    _check_values(frame, names)
     codes, cells = _cells(frame, keys)
     n_cells, n_metrics = len(cells), len(names)
     stats = _cell_stats(frame, names, codes, n_cells)
@@ -391,9 +420,44 @@ def _cliffs_delta(a: np.ndarray, b: np.ndarray) -> float:
     return float((below - above) / (len(a) * len(b)))
 
 
+def _exact_rank_sum_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided p-value of the Wilcoxon rank sum (Mann-Whitney U) test from its exact
+    distribution given the ties: every way to split the pooled midranks into the two
+    sides, counted by a pass over the values (subsets of k values by their doubled rank
+    sum; midranks are multiples of 1/2). ``2 * min(P(W <= w), P(W >= w))``, capped at 1, as
+    scipy's exact test and ``permutation_test`` give; with ties the normal approximation can
+    fall below any p-value the runs allow (``[700] * 5`` vs ``[800] * 5``: 0.004 where the
+    smallest possible is 2 / 252 = 0.0079)."""
+    from scipy.stats import rankdata
+
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    doubled = np.rint(rankdata(np.concatenate([small, large])) * 2).astype(np.intp)
+    k, total = len(small), int(doubled.sum())
+    ways = np.zeros((k + 1, total + 1))  # counts up to C(60, 10) ~ 7.5e10: exact in float64
+    ways[0, 0] = 1.0
+    for rank in doubled:
+        # In place, high k first: each value joins a subset at most once.
+        ways[1:, rank:] += ways[:-1, :total + 1 - rank]
+    distribution = ways[k] / ways[k].sum()
+    observed = int(doubled[:k].sum())
+    lower = float(distribution[:observed + 1].sum())
+    upper = float(distribution[observed:].sum())
+    return min(1.0, 2 * min(lower, upper))
+
+
+def _p_value(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Mann-Whitney U: exact for small samples (:func:`_exact_rank_sum_p`), else
+    scipy's normal approximation with tie and continuity corrections."""
+    if min(len(a), len(b)) <= _EXACT_MAX_SMALLER and len(a) + len(b) <= _EXACT_MAX_TOTAL:
+        return _exact_rank_sum_p(a, b)
+    from scipy.stats import mannwhitneyu  # loaded on use
+
+    return float(mannwhitneyu(a, b, alternative="two-sided", method="asymptotic").pvalue)
+
+
 def _verdict(m: Metric, n_a: int, n_b: int, p_value: float, low: float, high: float,
              alpha: float) -> str:
-    if n_a < _MIN_RUNS or n_b < _MIN_RUNS:
+    if n_a < MIN_RUNS or n_b < MIN_RUNS:
         return _TOO_FEW
     if not (p_value < alpha and (low > 0 or high < 0)):
         return _NO_DIFFERENCE
@@ -406,6 +470,34 @@ def _verdict(m: Metric, n_a: int, n_b: int, p_value: float, low: float, high: fl
     return f"b is {'higher' if higher else 'lower'} ({'better' if better else 'worse'})"
 
 
+def _within_columns(frame: pd.DataFrame, within: str | Sequence[str] | None,
+                    keys: list[str]) -> list[str]:
+    """The columns a comparison stays within: default every :data:`CELL` column holding a
+    value that ``by`` does not name; ``[]`` pools."""
+    if within is None:
+        return cell_columns(frame, exclude=keys)
+    columns = _by_columns(within, frame, "within") if (
+        isinstance(within, str) or len(within)) else []
+    overlap = [c for c in columns if c in keys]
+    if overlap:
+        raise InvalidInputError(
+            f"within: {', '.join(overlap)} is what a and b differ by (by); name other columns"
+        )
+    return columns
+
+
+def _pooled_note(frame: pd.DataFrame, keys: list[str], within: list[str],
+                 rows: np.ndarray) -> str:
+    """``pooled over device (desktop, mobile)``: the cell columns a comparison was told to
+    pool although their values differ among the compared runs; empty when none."""
+    pooled = []
+    for column in cell_columns(frame, exclude=[*keys, *within]):
+        values = frame[column][rows].dropna().astype(str).unique()
+        if len(values) > 1:
+            pooled.append(f"{column} ({', '.join(sorted(values))})")
+    return f"pooled over {'; '.join(pooled)}" if pooled else ""
+
+
 def compare(
     frame: pd.DataFrame,
     by: str | Sequence[str],
@@ -413,33 +505,51 @@ def compare(
     b: object,
     metrics: str | Iterable[str] | None = None,
     *,
+    within: str | Sequence[str] | None = None,
     resamples: int = 10_000,
     seed: int | None = 0,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """Whether the runs where ``by == b`` differ from those where ``by == a``, per metric.
+    """Whether the runs where ``by == b`` differ from those where ``by == a``, per metric and
+    per cell.
 
     ``by`` is a column or a list of columns, ``a`` / ``b`` a value or a tuple of values (one
-    per column). One row per metric (default: every metric with a value in either side's
-    successful runs): ``metric``, ``unit``, ``a_median``, ``b_median``, ``diff``
-    (``b_median - a_median``), ``rel_diff`` (percent of ``a_median``; NaN when it is 0),
-    ``ci_low`` / ``ci_high`` (percentile bootstrap interval of the difference of medians at
-    ``confidence``, ``resamples`` resamples, seeded by ``seed``; NaN below 2 runs on a side),
-    ``p_value`` (two-sided Mann-Whitney U; NaN below 5 runs on a side), ``effect_size``
-    (Cliff's delta of b against a, -1 to 1), ``n_a``, ``n_b`` and ``verdict``: a difference is
-    significant when ``p_value < 1 - confidence`` (0.05) and the interval excludes 0, and is
-    then worded by the metric's registry entry ("b is slower", "b is faster", "b scores
-    higher", ...); else "no significant difference", or "too few runs (need 5 per side)".
-    Units are the metric's (ms; CLS unitless; score 0-100).
-    """
-    from scipy.stats import mannwhitneyu  # the only scipy user: loaded on use
+    per column). The runs are compared **within** cells: separately for each combination of
+    the ``within`` columns, by default every cell column (:data:`CELL`: URL, device,
+    location, connection) holding a value that ``by`` does not name, so
+    ``compare(by="url", a=fast, b=heavy)`` on a mobile x desktop matrix gives one comparison
+    on mobile and one on desktop, never a median pooled over both. Only cells where both
+    sides have runs are compared. ``within=[]`` pools every run of a and of b into one
+    comparison (the ``note`` column then names what was pooled); ``within=["device"]``
+    keeps only the device apart.
 
+    One row per cell and metric (default: every metric with a value in either side's
+    successful runs): the ``within`` columns, ``metric``, ``unit``, ``a_median``,
+    ``b_median``, ``diff`` (``b_median - a_median``), ``rel_diff`` (percent of ``a_median``;
+    NaN when it is 0), ``ci_low`` / ``ci_high`` (percentile bootstrap interval of the
+    difference of medians at ``confidence``, ``resamples`` resamples, seeded by ``seed``; NaN
+    below 2 runs on a side), ``p_value`` (two-sided Mann-Whitney U, exact given the ties
+    with up to 10 runs on the smaller side; NaN below :data:`MIN_RUNS` runs on a side),
+    ``effect_size`` (Cliff's delta of b against a, -1 to 1), ``n_a``, ``n_b``, ``verdict``
+    and ``note``. A difference is significant when ``p_value < 1 - confidence`` (0.05) and
+    the interval excludes 0, and is then worded by the metric's registry entry ("b is
+    slower", "b is faster", "b scores higher", ...); else "no significant difference", or
+    "too few runs (need 5 per side)". ``note`` says when the interval comes from 2 to 4 runs
+    a side (it then covers the true difference less often than ``confidence``) and what
+    ``within=[]`` pooled; empty otherwise. ``attrs["within"]`` lists the ``within`` columns.
+    Units are the metric's (ms; CLS unitless; score 0-100). Infinite values are refused.
+    """
     frame = _check_frame(frame)
     if by is None:
         raise InvalidInputError("by: name the column (or columns) whose values a and b are")
     keys = _by_columns(by, frame)
     if not keys:
         raise InvalidInputError("by: name at least one column")
+    if within is not None and not isinstance(within, str | Sequence):
+        raise InvalidInputError(
+            f"within: expected a column name, a list of them or [] to pool, got {within!r}"
+        )
+    groups = _within_columns(frame, within, keys)
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise InvalidInputError(f"resamples: expected a positive integer, got {resamples!r}")
     if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not (
@@ -456,53 +566,82 @@ def compare(
         raise InvalidInputError(f"b: the same runs as a ({b!r}); compare two different groups")
     ok = _successful(frame)
     names = _metric_names(metrics, frame)
+    _check_values(frame, names)
     if metrics is None:
         names = [n for n in names if np.isfinite(_values(frame, n)[ok & (mask_a | mask_b)]).any()]
+    codes, cells = _cells(frame, groups)
+    shared = [cell for cell in range(len(cells))
+              if (mask_a & (codes == cell)).any() and (mask_b & (codes == cell)).any()]
+    if not shared:
+        raise InvalidInputError(
+            f"a and b share no cell: no {', '.join(groups)} has runs of both; compare them "
+            f"within=[] to pool every run of each side"
+        )
+    pooled = _pooled_note(frame, keys, groups, mask_a | mask_b) if not groups else ""
+    columns = np.array([_values(frame, name) for name in names]).reshape(len(names), len(frame))
     bootstrap = Bootstrap(resamples, seed)
     alpha = 1 - confidence
     rows: list[dict[str, Any]] = []
-    for name in names:
-        m = METRICS[name]
-        column = _values(frame, name)
-        xa = column[ok & mask_a]
-        xb = column[ok & mask_b]
-        xa, xb = xa[np.isfinite(xa)], xb[np.isfinite(xb)]
-        n_a, n_b = len(xa), len(xb)
-        a_median = float(np.median(xa)) if n_a else np.nan
-        b_median = float(np.median(xb)) if n_b else np.nan
-        diff = b_median - a_median
-        low = high = p_value = effect = np.nan
-        if n_a >= 2 and n_b >= 2:
-            low, high = bootstrap.interval(xa, xb, confidence)
-        if n_a and n_b:
-            effect = _cliffs_delta(xa, xb)
-        if n_a >= _MIN_RUNS and n_b >= _MIN_RUNS:
-            p_value = float(mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
-        rows.append({
-            "metric": name,
-            "unit": m.unit,
-            "a_median": a_median,
-            "b_median": b_median,
-            "diff": diff,
-            "rel_diff": diff / a_median * 100 if a_median else np.nan,
-            "ci_low": low,
-            "ci_high": high,
-            "p_value": p_value,
-            "effect_size": effect,
-            "n_a": n_a,
-            "n_b": n_b,
-            "verdict": _verdict(m, n_a, n_b, p_value, low, high, alpha),
-        })
-    columns = ["metric", "unit", "a_median", "b_median", "diff", "rel_diff", "ci_low",
-               "ci_high", "p_value", "effect_size", "n_a", "n_b", "verdict"]
-    out = pd.DataFrame(rows, columns=columns)
+    for cell in shared:
+        in_cell = ok & (codes == cell)
+        where = {key: cells.at[cell, key] for key in groups}
+        for index, name in enumerate(names):
+            m = METRICS[name]
+            xa = columns[index][in_cell & mask_a]
+            xb = columns[index][in_cell & mask_b]
+            xa, xb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]
+            rows.append({**where, **_compare_one(m, xa, xb, bootstrap, confidence, alpha,
+                                                 pooled)})
+    out_columns = [*groups, "metric", "unit", "a_median", "b_median", "diff", "rel_diff",
+                   "ci_low", "ci_high", "p_value", "effect_size", "n_a", "n_b", "verdict",
+                   "note"]
+    out = pd.DataFrame(rows, columns=out_columns)
+    for key in groups:
+        out[key] = out[key].astype(frame[key].dtype)
     out["metric"] = pd.Categorical(out["metric"], dtype=_METRIC_DTYPE)
-    for text in ("unit", "verdict"):
+    for text in ("unit", "verdict", "note"):
         out[text] = out[text].astype("string")
-    for number in columns[2:10]:
+    for number in ("a_median", "b_median", "diff", "rel_diff", "ci_low", "ci_high", "p_value",
+                   "effect_size"):
         out[number] = out[number].astype("float64")
     out[["n_a", "n_b"]] = out[["n_a", "n_b"]].astype("int64")
+    out.attrs["within"] = list(groups)
     return out
+
+
+def _compare_one(m: Metric, xa: np.ndarray, xb: np.ndarray, bootstrap: Bootstrap,
+                 confidence: float, alpha: float, pooled: str) -> dict[str, Any]:
+    """One metric's comparison of one cell's runs (values without NaN)."""
+    n_a, n_b = len(xa), len(xb)
+    a_median = float(np.median(xa)) if n_a else np.nan
+    b_median = float(np.median(xb)) if n_b else np.nan
+    diff = b_median - a_median
+    low = high = p_value = effect = np.nan
+    notes = [pooled] if pooled else []
+    if n_a >= 2 and n_b >= 2:
+        low, high = bootstrap.interval(xa, xb, confidence)
+        if min(n_a, n_b) < MIN_RUNS:
+            notes.append(_FEW_RUNS_NOTE)
+    if n_a and n_b:
+        effect = _cliffs_delta(xa, xb)
+    if n_a >= MIN_RUNS and n_b >= MIN_RUNS:
+        p_value = _p_value(xa, xb)
+    return {
+        "metric": m.name,
+        "unit": m.unit,
+        "a_median": a_median,
+        "b_median": b_median,
+        "diff": diff,
+        "rel_diff": diff / a_median * 100 if a_median else np.nan,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": p_value,
+        "effect_size": effect,
+        "n_a": n_a,
+        "n_b": n_b,
+        "verdict": _verdict(m, n_a, n_b, p_value, low, high, alpha),
+        "note": "; ".join(notes),
+    }
 
 
 # -- history ---------------------------------------------------------------------------------

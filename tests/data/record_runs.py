@@ -12,10 +12,14 @@ The demo site's port changes each time, so the host part of ``url`` is replaced 
 ``http://demo.test`` to keep the file stable; ``report_url`` points into the (deleted)
 temporary data dir and only stands for "a report exists".
 
+``record_runs.py desktop`` records the desktop side of the 2-URL x 2-device matrix the
+comparison tests use: 5 runs of each page on device ``desktop`` (location ``us``),
+interleaved the same way, written to ``tests/data/runs-demo-desktop.csv``.
+
 Usage, from the repository root after ``pagelab setup`` (about 2-4 minutes; the engine lock
 serialises it with any other Lighthouse run on the machine)::
 
-    .venv/bin/python tests/data/record_runs.py
+    .venv/bin/python tests/data/record_runs.py [desktop]
 """
 
 from __future__ import annotations
@@ -24,27 +28,31 @@ import sys
 import tempfile
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent / "runs-demo.csv"
-#: Page -> number of runs.
-PAGES = {"fast": 10, "heavy": 5}
+#: Device -> (output file, page -> number of runs).
+RECORDINGS = {
+    "mobile": ("runs-demo.csv", {"fast": 10, "heavy": 5}),
+    "desktop": ("runs-demo-desktop.csv", {"fast": 5, "heavy": 5}),
+}
 #: Stable stand-in for the demo server's ephemeral origin.
 ORIGIN = "http://demo.test"
 
 
-def main() -> None:
+def main(device: str = "mobile") -> None:
     import pandas as pd
 
     import pagelab
     from pagelab.demo import serve
     from pagelab.frames import to_frame
 
+    name, pages = RECORDINGS[device]
+    out = Path(__file__).resolve().parent / name
     rows = []
     with tempfile.TemporaryDirectory() as tmp, serve() as base, pagelab.LocalRunner(tmp) as runner:
-        for run in range(max(PAGES.values())):
-            for page, count in PAGES.items():
+        for run in range(max(pages.values())):
+            for page, count in pages.items():
                 if run >= count:
                     continue
-                report = runner.lighthouse(f"{base}/{page}")
+                report = runner.lighthouse(f"{base}/{page}", device)
                 frame = to_frame(report)
                 frame["run"] = pd.array([run], dtype="Int64")
                 frame["url"] = frame["url"].str.replace(base, ORIGIN, regex=False)
@@ -53,9 +61,9 @@ def main() -> None:
                 print(f"{page:<6} run {run}: {report.status.value} LCP {lcp:,.0f} ms",
                       file=sys.stderr, flush=True)
     wide = pd.concat(rows, ignore_index=True)
-    wide.to_csv(OUT, index=False, date_format="%Y-%m-%dT%H:%M:%S.%fZ")
-    print(f"wrote {len(wide)} runs to {OUT}", file=sys.stderr)
+    wide.to_csv(out, index=False, date_format="%Y-%m-%dT%H:%M:%S.%fZ")
+    print(f"wrote {len(wide)} runs to {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    main()
+    main(*sys.argv[1:2])

@@ -1,6 +1,7 @@
 """Baselines: save aggregated results, later fail on a regression against them.
 
-A baseline file is JSON: per cell (URL x device x location) the aggregated metrics, the
+A baseline file is JSON: per cell (URL x device x location x connection, the connection null
+for the device's default and in files written before it was recorded) the aggregated metrics, the
 number of runs, the Lighthouse version and the device profile used. A regression limit is
 relative (``10%`` of the baseline) or absolute (``5`` in the metric's unit); times and CLS
 regress upward, the score downward.
@@ -18,10 +19,11 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pagelab._cells import CellKey, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRIC_NAMES, METRICS
 
-from ._evaluate import CELL_COLUMNS, BudgetResult, aggregate_cells, evaluate, format_value
+from ._evaluate import BudgetResult, aggregate_cells, evaluate, format_value
 from ._models import Check, budget_metric
 
 if TYPE_CHECKING:
@@ -68,6 +70,13 @@ class BaselineCell:
     metrics: dict[str, float | None]
     lighthouse_version: str | None = None
     device_profile: dict[str, Any] | None = None
+    #: None: the device's default connection.
+    connection: str | None = None
+
+    @property
+    def key(self) -> CellKey:
+        """The cell as :data:`pagelab.frames.CellKey`."""
+        return (self.url, self.device, self.location, self.connection)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +87,11 @@ class Baseline:
     cells: list[BaselineCell]
     created_at: str = ""
 
-    def cell(self, url: str, device: str, location: str) -> BaselineCell | None:
+    def cell(self, url: str, device: str, location: str,
+             connection: str | None = None) -> BaselineCell | None:
+        wanted = (url, device, location, connection)
         for cell in self.cells:
-            if (cell.url, cell.device, cell.location) == (url, device, location):
+            if cell.key == wanted:
                 return cell
         return None
 
@@ -105,19 +116,21 @@ def make_baseline(frame: pd.DataFrame, *, aggregation: str = "median") -> Baseli
     """The baseline of the runs in ``frame``, aggregated per cell."""
     summary = aggregate_cells(frame, aggregation, METRIC_NAMES)
     cells: list[BaselineCell] = []
-    for (url, device, location), row in summary.items():
-        rows = frame[(frame["url"].astype(str) == url) & (frame["device"].astype(str) == device)
-                     & (frame["location"].astype(str) == location)]
+    keys = cell_keys(frame)
+    for key, row in summary.items():
+        url, device, location, connection = key
+        rows = frame.iloc[[i for i, k in enumerate(keys) if k == key]]
         versions = rows["lighthouse_version"].dropna().astype(str).unique().tolist()
         cells.append(
             BaselineCell(
-                url=url,
-                device=device,
-                location=location,
+                url=str(url),
+                device=str(device),
+                location=str(location),
                 runs=int(row.get("runs", len(rows))),
                 metrics={name: _clean(row.get(name)) for name in METRIC_NAMES},
                 lighthouse_version=versions[-1] if versions else None,
-                device_profile=_device_profile(device),
+                device_profile=_device_profile(str(device)),
+                connection=connection,
             )
         )
     return Baseline(aggregation, cells, datetime.now(UTC).isoformat(timespec="seconds"))
@@ -155,6 +168,7 @@ def load_baseline(path: str | PathLike[str]) -> Baseline:
                 metrics={k: _clean(v) for k, v in dict(c.get("metrics", {})).items()},
                 lighthouse_version=c.get("lighthouse_version"),
                 device_profile=c.get("device_profile"),
+                connection=None if c.get("connection") is None else str(c["connection"]),
             )
             for c in data.get("cells", [])
         ]
@@ -228,22 +242,22 @@ def compare_baseline(
     warnings: list[str] = []
     if frame.empty:
         return BaselineComparison()
-    keys = frame[list(CELL_COLUMNS)].astype(str).drop_duplicates()
-    for url, device, location in keys.itertuples(index=False, name=None):
-        where = f"{device}/{location} {url}"
-        base = baseline.cell(url, device, location)
+    keys = cell_keys(frame)
+    for key in dict.fromkeys(keys):
+        url, device, location, connection = key
+        where = cell_label(key)
+        base = baseline.cell(str(url), str(device), str(location), connection)
         if base is None:
             warnings.append(f"baseline has no runs for {where}: not compared")
             continue
-        rows = frame[(frame["url"].astype(str) == url) & (frame["device"].astype(str) == device)
-                     & (frame["location"].astype(str) == location)]
+        rows = frame.iloc[[i for i, k in enumerate(keys) if k == key]]
         versions = set(rows["lighthouse_version"].dropna().astype(str))
         if base.lighthouse_version and versions and versions != {base.lighthouse_version}:
             warnings.append(
                 f"baseline for {where} was measured with Lighthouse {base.lighthouse_version}, "
                 f"these runs with {', '.join(sorted(versions))}"
             )
-        profile = _device_profile(device)
+        profile = _device_profile(str(device))
         if base.device_profile is not None and profile != base.device_profile:
             warnings.append(f"baseline for {where} used another {device} device profile")
         for name, limit in limits.items():
@@ -251,8 +265,8 @@ def compare_baseline(
             if base_value is None:
                 warnings.append(f"baseline has no {name} for {where}: not compared")
                 continue
-            check = Check(name, limit.allowed(base_value), "error", agg, url, (device,),
-                          (location,))
+            check = Check(name, limit.allowed(base_value), "error", agg, str(url),
+                          (str(device),), (str(location),))
             for result in evaluate([check], rows, aggregation=agg):
                 note = f"(baseline {format_value(name, base_value)}, allowed {limit})"
                 results.append(_with_note(result, note))

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from pagelab._cells import CELL, CellKey, cell_key, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS
 
@@ -33,18 +34,22 @@ __all__ = [
     "run_failures",
 ]
 
-#: The columns that make a cell of budget evaluation.
-CELL_COLUMNS: tuple[str, str, str] = ("url", "device", "location")
+#: The columns that make a cell of budget evaluation: the one definition,
+#: :data:`pagelab.frames.CELL` (URL x device x location x connection).
+CELL_COLUMNS: tuple[str, ...] = CELL
+#: The columns a frame of runs must have for budgets to name its cells.
+_REQUIRED = ("url", "device", "location")
 
 #: What :func:`evaluate` accepts as budgets.
 BudgetsInput = BudgetFile | Mapping[str, Any] | Sequence[Check]
 
-Cell = tuple[str, str, str]
+Cell = CellKey
 
 
 @dataclass(frozen=True, slots=True)
 class BudgetResult:
-    """One checked limit on one cell (URL x device x location).
+    """One checked limit on one cell (URL x device x location x connection; ``connection``
+    None is the device's default).
 
     ``expected`` and ``actual`` are in the metric's unit (ms, unitless CLS, score 0-100);
     ``actual`` is None when no run gave a value (then ``passed`` is False). ``values`` are
@@ -54,6 +59,7 @@ class BudgetResult:
     url: str
     device: str
     location: str
+    connection: str | None
     metric: str
     operator: str
     expected: float
@@ -97,10 +103,6 @@ def format_tally(statuses: Sequence[str], noun: str = "check") -> str:
             f"{counts['fail']} failed, {counts['warn']} warned")
 
 
-def cell_label(device: str, location: str, url: str) -> str:
-    return f"{device}/{location} {url}"
-
-
 def resolve_checks(budgets: BudgetsInput, *, base_url: str | None = None) -> list[Check]:
     """The flat checks of any budgets input (a mapping applies to every cell)."""
     if isinstance(budgets, BudgetFile):
@@ -133,20 +135,12 @@ def aggregate_cells(
 
     if frame.empty:
         return {}
-    summary = stats.summarize(frame, by=list(CELL_COLUMNS), agg=aggregation, metrics=list(metrics))
-    found: dict[Cell, dict[str, Any]] = {}
-    for row in summary.to_dict("records"):
-        found[(str(row["url"]), str(row["device"]), str(row["location"]))] = {
-            str(key): value for key, value in row.items()
-        }
-    return found
-
-
-def _cells(frame: pd.DataFrame) -> list[Cell]:
-    if frame.empty:
-        return []
-    keys = frame[list(CELL_COLUMNS)].astype(str).drop_duplicates()
-    return [(u, d, loc) for u, d, loc in keys.itertuples(index=False, name=None)]
+    by = [c for c in CELL if c in frame.columns]
+    summary = stats.summarize(frame, by=by, agg=aggregation, metrics=list(metrics))
+    return {
+        cell_key(row): {str(key): value for key, value in row.items()}
+        for row in summary.to_dict("records")
+    }
 
 
 def _expected_cells(checks: Sequence[Check]) -> list[Cell]:
@@ -158,7 +152,8 @@ def _expected_cells(checks: Sequence[Check]) -> list[Cell]:
             continue
         for device in check.devices:
             for location in check.locations:
-                cells.append((check.url, device, location))
+                cells.append(cell_key({"url": check.url, "device": device,
+                                       "location": location}))
     return cells
 
 
@@ -180,9 +175,7 @@ def run_failures(frame: pd.DataFrame) -> dict[Cell, list[str]]:
     failed = frame[(frame["status"].astype(str) == "failed")
                    & ~frame["engine_failure"].fillna(False).astype(bool)]
     found: dict[Cell, list[str]] = {}
-    for row in failed[[*CELL_COLUMNS, "error_code"]].astype(object).itertuples(index=False):
-        cell = (str(row[0]), str(row[1]), str(row[2]))
-        code = row[3]
+    for cell, code in zip(cell_keys(failed), failed["error_code"].astype(object), strict=True):
         found.setdefault(cell, []).append(str(code) if isinstance(code, str) else "UNKNOWN")
     return found
 
@@ -207,27 +200,28 @@ def evaluate(
     for check in checks:
         if check.aggregation is not None:
             _check_aggregation(check.aggregation)
-    missing = [c for c in CELL_COLUMNS if c not in frame.columns]
+    missing = [c for c in _REQUIRED if c not in frame.columns]
     if missing:
         raise InvalidInputError(f"frame: missing column(s) {', '.join(missing)}")
-    cells = list(dict.fromkeys([*_cells(frame), *_expected_cells(checks)]))
+    row_cells = cell_keys(frame)
+    # A cell a budget names counts as measured on any connection the runs used.
+    measured = {cell[:3] for cell in row_cells}
+    expected = [cell for cell in _expected_cells(checks) if cell[:3] not in measured]
+    cells = list(dict.fromkeys([*row_cells, *expected]))
     metrics = sorted({c.metric for c in checks}, key=list(METRICS).index)
     summaries: dict[str, dict[Cell, dict[str, Any]]] = {}
     failures = run_failures(frame)
     results: list[BudgetResult] = []
     for cell in cells:
         chosen: dict[str, Check] = {}
+        url, device, location = cell[:3]
         for check in checks:
-            if check.matches(*cell):
+            if check.matches(str(url), str(device), str(location)):
                 chosen.pop(check.metric, None)
                 chosen[check.metric] = check
         if not chosen:
             continue
-        rows = frame[
-            (frame["url"].astype(str) == cell[0])
-            & (frame["device"].astype(str) == cell[1])
-            & (frame["location"].astype(str) == cell[2])
-        ]
+        rows = frame.iloc[[i for i, key in enumerate(row_cells) if key == cell]]
         if "run" in rows.columns:
             rows = rows.sort_values("run", kind="stable", na_position="last")
         ok = rows[rows["status"].astype(str) == "success"] if "status" in rows else rows
@@ -259,9 +253,9 @@ def _result(
     runs: int,
     failed_codes: list[str],
 ) -> BudgetResult:
-    url, device, location = cell
+    url, device, location, connection = cell
     name = check.metric
-    where = cell_label(device, location, url)
+    where = cell_label(cell)
     if actual is None:
         passed = False
         if runs == 0:
@@ -290,9 +284,10 @@ def _result(
         if report_url:
             message += f" report: {report_url}"
     return BudgetResult(
-        url=url,
-        device=device,
-        location=location,
+        url=str(url),
+        device=str(device),
+        location=str(location),
+        connection=connection,
         metric=name,
         operator=check.operator,
         expected=check.limit,

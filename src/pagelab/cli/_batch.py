@@ -110,7 +110,7 @@ def summary_table(results: Results, agg: str = "median") -> pd.DataFrame:
     their registry headers (``LCP (ms)``), and ``note`` naming failed runs' error codes.
 
     A cell whose runs all failed stays in the table with its codes in ``note``."""
-    from pagelab.stats import CELL
+    from pagelab.frames import CELL
 
     summary = results.summary(agg=agg, metrics=list(_SHOWN))
     keys = [c for c in CELL if c in summary.columns]

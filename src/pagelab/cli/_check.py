@@ -63,7 +63,7 @@ def _check(args: argparse.Namespace) -> int:
     from pagelab._exceptions import InvalidInputError
     from pagelab._progress import ProgressBar
     from pagelab.budgets import evaluate, format_tally, format_value, load_budgets, run_failures
-    from pagelab.frames import read_runs
+    from pagelab.frames import cell_label, read_runs
 
     budget_file = load_budgets(args.budgets)
     if args.runs is not None and not 1 <= args.runs <= 100:
@@ -97,7 +97,7 @@ def _check(args: argparse.Namespace) -> int:
     results = evaluate(budget_file, frame, aggregation=aggregation, base_url=base_url)
     rows = [("check", "metric", "budget", "actual", "status")]
     for r in results:
-        rows.append((f"{r.device}/{r.location} {r.url}", r.metric,
+        rows.append((cell_label((r.url, r.device, r.location, r.connection)), r.metric,
                      f"{r.operator} {format_value(r.metric, r.expected)}",
                      format_value(r.metric, r.actual), r.status.upper() if r.status == "fail"
                      else r.status))
@@ -105,8 +105,8 @@ def _check(args: argparse.Namespace) -> int:
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     failed_pages = run_failures(frame)
-    for (url, device, location), codes in failed_pages.items():
-        print(f"page failed to load: {device}/{location} {url}: {', '.join(sorted(set(codes)))}")
+    for cell, codes in failed_pages.items():
+        print(f"page failed to load: {cell_label(cell)}: {', '.join(sorted(set(codes)))}")
     misses = [r for r in results if not r.passed and r.level == "error"]
     for r in results:
         if not r.passed:

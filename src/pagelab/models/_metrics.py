@@ -74,6 +74,34 @@ class Metric:
         text = format(value, self.spec)
         return f"{text} ms" if unit and self.unit == "ms" else text
 
+    def format_diff(self, value: float | None, *, unit: bool = True) -> str:
+        """A difference with its sign: ``+1,234 ms``, ``-0.012``, ``0 ms`` for none. A real
+        difference the metric's precision would round to 0 gets the digits that show it
+        (``-0.4 ms``, never ``-0 ms``)."""
+        if value is None or math.isnan(value):
+            return "\u2013"
+        if value == 0:
+            text = format(0.0, self.spec)
+        else:
+            spec = self.spec
+            decimals = _decimals(spec)
+            if decimals is not None and float(format(value, f".{decimals}f")) == 0:
+                needed = max(decimals, -math.floor(math.log10(abs(value))))
+                spec = spec[: spec.rindex(".")] + f".{needed}f"
+            text = format(value, "+" + spec)
+        return f"{text} ms" if unit and self.unit == "ms" else text
+
+    @staticmethod
+    def format_rel_diff(percent: float | None) -> str:
+        """A relative difference in percent with its sign (``+12.5 %``, ``-0.3 %``; ``0 %``
+        for none; an en dash when undefined, e.g. against a median of 0)."""
+        if percent is None or math.isnan(percent) or math.isinf(percent):
+            return "\u2013"
+        if percent == 0:
+            return "0 %"
+        digits = max(1, -math.floor(math.log10(abs(percent)))) if abs(percent) < 0.05 else 1
+        return f"{percent:+,.{digits}f} %"
+
     def is_better(self, a: float, b: float) -> bool:
         """Whether ``a`` is strictly better than ``b``."""
         return a < b if self.lower_is_better else a > b
@@ -89,6 +117,14 @@ class Metric:
         return "good" if value >= self.good else "poor" if value < self.poor else (
             "needs-improvement"
         )
+
+
+def _decimals(spec: str) -> int | None:
+    """The digits after the point a ``format`` spec such as ``,.0f`` gives (None: unknown)."""
+    point = spec.rfind(".")
+    if point < 0 or not spec.endswith("f") or not spec[point + 1:-1].isdigit():
+        return None
+    return int(spec[point + 1:-1])
 
 
 def _time(name: str, label: str, title: str, audit_id: str,

@@ -15,8 +15,8 @@ import pandas as pd
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
+from pagelab.frames import CELL
 from pagelab.models import METRICS, Metric, metric
-from pagelab.stats import CELL
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

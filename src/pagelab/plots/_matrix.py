@@ -17,6 +17,7 @@ import pandas as pd
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
+from pagelab.frames import CELL
 from pagelab.models import METRICS, Metric
 
 from ._common import (
@@ -68,10 +69,13 @@ def _groups(frame: pd.DataFrame, by: str | Sequence[str] | None
     return keys, labels, ordered_groups(frame, keys, labels), origin
 
 
-def _legend(ax: Axes, **kwargs: Any) -> None:
+def _legend(ax: Axes) -> None:
+    """The legend beside the axes, right of them: inside, wherever it went, it could cover a
+    point (a score of 100 sits in the lower right corner)."""
     handles, texts = ax.get_legend_handles_labels()
     if handles:
-        ax.legend(handles, texts, fontsize="small", framealpha=0.9, **kwargs)
+        ax.legend(handles, texts, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1),
+                  frameon=False)
 
 
 def metric_by_group(
@@ -125,7 +129,7 @@ def metric_by_group(
     ax.set_xlabel(axis_label(m))
     ax.set_title(f"{m.title}{_title_suffix(keys, origin)}", loc="left", fontsize="medium")
     ax.grid(axis="x", alpha=0.3)
-    _legend(ax, loc="lower right")
+    _legend(ax)
     return ax
 
 
@@ -175,8 +179,23 @@ def distribution(
     ax.set_title(f"{m.title}: distribution of runs{_title_suffix(keys, origin)}", loc="left",
                  fontsize="medium")
     ax.grid(alpha=0.3)
-    _legend(ax, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    _legend(ax)
     return ax
+
+
+#: The most characters of one side's name in the comparison's title.
+_SIDE_CHARS = 36
+
+
+def _side_text(value: object) -> str:
+    """A side (``a`` / ``b``) as the title shows it: values joined by `` · ``, a URL without
+    its scheme, the middle of a long name elided."""
+    parts = value if isinstance(value, tuple | list) else (value,)
+    text = " \u00b7 ".join(str(p).split("://", 1)[-1] for p in parts)
+    if len(text) > _SIDE_CHARS:
+        keep = (_SIDE_CHARS - 1) // 2
+        text = f"{text[:keep]}\u2026{text[-keep:]}"
+    return plain(text)
 
 
 def _significant(row: Any) -> bool:
@@ -212,6 +231,9 @@ def comparison(
             f"pagelab.stats.compare"
         )
     rows = compare_frame.reset_index(drop=True)
+    # Comparisons made within cells: each row names its cell where the cells differ.
+    cells = [c for c in CELL if c in rows.columns and rows[c].nunique(dropna=False) > 1]
+    cell_labels, _ = group_labels(rows, cells) if cells else (None, None)
     ax = new_axes(ax, (8.0, 1.2 + 0.62 * max(len(rows), 1)))
     ticks = []
     legend_done: set[str] = set()
@@ -221,7 +243,9 @@ def comparison(
         base = float(row["a_median"])
         rel = float(row["rel_diff"])
         verdict = str(row["verdict"])
-        ticks.append((y, f"{m.label}\n{verdict}"))
+        name = m.label if cell_labels is None else (
+            f"{m.label} \u00b7 {plain(cell_labels.iloc[int(str(i))])}")
+        ticks.append((y, f"{name}\n{verdict}"))
         if not math.isfinite(rel) or not base:
             ax.text(0, y, "  no relative difference (a's median is 0)", va="center",
                     fontsize="small", color=_GREY)
@@ -239,17 +263,20 @@ def comparison(
         ax.plot(rel, y, marker="o", markersize=8, color=colour, linestyle="none", zorder=4,
                 label=kind if kind not in legend_done else None)
         legend_done.add(kind)
-        ax.annotate(f"{rel:+,.0f} %", (rel, y), xytext=(0, 7), textcoords="offset points",
-                    ha="center", fontsize="x-small")
+        ax.annotate(Metric.format_rel_diff(rel), (rel, y), xytext=(0, 7),
+                    textcoords="offset points", ha="center", fontsize="x-small")
     ax.axvline(0, color=_MEDIAN_COLOUR, linewidth=0.8)
     ax.set_yticks([y for y, _ in ticks], [t for _, t in ticks], fontsize="small")
     ax.set_ylim(-0.7, max(len(rows), 1) - 0.3)
     ax.margins(x=0.12)
     ax.set_xlabel("b's median relative to a's (%), with the 95 % bootstrap interval")
-    sides = f": {plain(b)} vs {plain(a)}" if a is not None and b is not None else ": b vs a"
-    ax.set_title(f"Difference of medians{sides}", loc="left", fontsize="medium")
+    sides = (f": {_side_text(b)} vs {_side_text(a)}" if a is not None and b is not None
+             else ": b vs a")
+    # wrap: the figure's width breaks the title at spaces; _side_text keeps each side short
+    # enough to fit one line (a URL has no space to break at).
+    ax.set_title(f"Difference of medians{sides}", loc="left", fontsize="medium", wrap=True)
     ax.grid(axis="x", alpha=0.3)
-    _legend(ax, loc="best")
+    _legend(ax)
     return ax
 
 
@@ -302,7 +329,7 @@ def trend(
     ax.set_title(f"{m.title} over time{_title_suffix(keys, origin)}", loc="left",
                  fontsize="medium")
     ax.grid(alpha=0.3)
-    _legend(ax, loc="best")
+    _legend(ax)
     return ax
 
 

@@ -4,7 +4,7 @@ Each widget displays itself; its work runs on a worker thread so the notebook st
 and Stop is heard::
 
     from pagelab.widgets import BatchComparison
-    comparison = BatchComparison(urls=["http://127.0.0.1:8000/fast"], runs=3)
+    comparison = BatchComparison(urls=["http://127.0.0.1:8000/fast"])
     comparison                    # pick devices and locations, press Run
     comparison.results.summary()  # in a cell below, after the run
 """

@@ -14,19 +14,19 @@ from urllib.parse import urlsplit
 from pagelab._exceptions import InvalidInputError
 from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
+from pagelab.stats import MIN_RUNS
 
 from ._common import Panel, error_html, error_message, figure_png, html_table
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.axes import Axes
 
     from pagelab._measure import Results
     from pagelab.runners import Runner
 
 __all__ = ["BatchComparison"]
 
-#: The columns that make a cell, in the order they are shown (``pagelab.stats.CELL``).
-_CELL = ("url", "device", "location", "connection")
 #: The hidden column naming a cell in one string, for :func:`pagelab.stats.compare`.
 _CELL_COLUMN = "cell"
 _EXPORT_FORMATS = (("CSV", ".csv"), ("Excel", ".xlsx"), ("HTML report", ".html"))
@@ -39,8 +39,9 @@ class BatchComparison(Panel):
     After a run, ``.results`` holds the :class:`~pagelab.Results` for the cells below, the
     summary table shows the ``agg`` of each metric per cell (units in the headers, the
     representative run's report linked), the plot shows every run of the chosen metric,
-    and the comparison tests every cell against the baseline cell. Exports are written to
-    ``export_dir`` (default: the working directory).
+    and the comparison tests every cell against the baseline cell. ``runs`` defaults to
+    :data:`pagelab.stats.MIN_RUNS` (5), the fewest a comparison gives a verdict from.
+    Exports are written to ``export_dir`` (default: the working directory).
     """
 
     _title = "pagelab: batch comparison"
@@ -54,7 +55,7 @@ class BatchComparison(Panel):
         locations: Sequence[str] = ("us",),
         connection: str | None = None,
         throttling_method: str = "simulated",
-        runs: int = 5,
+        runs: int = MIN_RUNS,
         metric: str = "largest_contentful_paint",
         export_dir: Path | str = ".",
     ) -> None:
@@ -104,8 +105,6 @@ class BatchComparison(Panel):
         self.progress = w.IntProgress(value=0, min=0, max=1, description="Progress")
         self.table = w.HTML(value="")
         self.table.add_class("pagelab-summary-box")
-        self.plot = w.Image(format="png", value=b"")
-        self.plot.add_class("pagelab-plot")
         self.comparison_table = w.HTML(value="")
         self.comparison_table.add_class("pagelab-comparison-box")
         self.export_buttons = []
@@ -124,7 +123,7 @@ class BatchComparison(Panel):
             self.error_box,
             self.table,
             w.HBox([self.metric, self.baseline]),
-            self.plot,
+            self.plot_area,
             self.comparison_table,
             w.HBox([*self.export_buttons, self.export_status]),
         )
@@ -157,8 +156,10 @@ class BatchComparison(Panel):
         # A new run replaces what was shown: no stale table next to a fresh progress bar.
         self.results = self.summary = self.comparison = None
         self.table.value = self.comparison_table.value = self.export_status.value = ""
-        self.plot.value = b""
-        self._set_status(f"Starting {total} runs…")
+        self._set_plot(None)
+        few = (f" (a comparison needs {MIN_RUNS} runs per cell for a verdict)"
+               if self.runs.value < MIN_RUNS else "")
+        self._set_status(f"Starting {total} runs…{few}")
 
     def _work(self) -> Results:
         from pagelab import _measure
@@ -221,16 +222,21 @@ class BatchComparison(Panel):
         results = self.results
         if results is None or results.frame.empty:
             return
-        from pagelab import plots
-
-        metric, by = self.metric.value, self._cell_columns
         try:
-            self.plot.value = figure_png(
-                lambda ax: plots.metric_by_group(results.frame, metric, by=by, ax=ax),
-                size=(8.0, min(1.6 + 0.8 * len(self._cells), 9.0)),
-            )
+            self._set_plot(figure_png(self._draw_plot, self._plot_size()))
         except Exception as exc:
             self.error_box.value = error_html(f"Could not draw the plot: {error_message(exc)}")
+
+    def _draw_plot(self, ax: Axes) -> object:
+        """The plot of the shown results: every run of the chosen metric per cell."""
+        from pagelab import plots
+
+        assert self.results is not None
+        return plots.metric_by_group(self.results.frame, self.metric.value,
+                                     by=self._cell_columns, ax=ax)
+
+    def _plot_size(self) -> tuple[float, float]:
+        return (8.0, min(1.6 + 0.8 * len(self._cells), 9.0))
 
     def _recompare(self) -> None:
         results, base = self.results, self.baseline.value
@@ -251,7 +257,8 @@ class BatchComparison(Panel):
         for label in self._cells:
             if label == base:
                 continue
-            compared = stats.compare(frame, _CELL_COLUMN, base, label)
+            # The label already names every cell column that varies: nothing left to pool.
+            compared = stats.compare(frame, _CELL_COLUMN, base, label, within=[])
             parts.append(compared.assign(**{_CELL_COLUMN: label}))
         self.comparison = pd.concat(parts, ignore_index=True)
         self.comparison_table.value = (
@@ -296,7 +303,9 @@ def _pandas() -> Any:
 
 def _varying(frame: pd.DataFrame) -> list[str]:
     """The cell columns whose values differ between runs; the URL when none does."""
-    varying = [c for c in _CELL if c in frame and frame[c].nunique(dropna=True) > 1]
+    from pagelab.frames import CELL
+
+    varying = [c for c in CELL if c in frame and frame[c].nunique(dropna=True) > 1]
     return varying or ["url"]
 
 
@@ -350,17 +359,23 @@ def _comparison_html(comparison: pd.DataFrame) -> str:
         if m is None or (_missing(row["a_median"]) and _missing(row["b_median"])):
             continue
         rel = row["rel_diff"]
-        difference = m.format(row["diff"])
+        difference = m.format_diff(row["diff"])
         if not _missing(rel):
-            difference += f" ({rel:+.1f}%)"
-        ci = (f"{m.format(row['ci_low'], unit=False)} to {m.format(row['ci_high'])}"
+            difference += f" ({m.format_rel_diff(rel)})"
+        ci = (f"{m.format_diff(row['ci_low'], unit=False)} to {m.format_diff(row['ci_high'])}"
               if not _missing(row["ci_low"]) else "\u2013")
         p = "\u2013" if _missing(row["p_value"]) else f"{row['p_value']:.3f}"
         rows.append([
             html.escape(str(row[_CELL_COLUMN])), m.header, m.format(row["a_median"]),
-            m.format(row["b_median"]), difference, ci, p, html.escape(str(row["verdict"])),
+            m.format(row["b_median"]), difference, ci, p, html.escape(_verdict_text(row)),
         ])
     return html_table(headers, rows, css_class="pagelab-comparison")
+
+
+def _verdict_text(row: Any) -> str:
+    """The verdict, with the comparison's note (e.g. an interval from too few runs)."""
+    note = row.get("note")
+    return f"{row['verdict']} ({note})" if isinstance(note, str) and note else str(row["verdict"])
 
 
 def _missing_scalar(value: Any) -> bool:

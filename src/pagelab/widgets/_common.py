@@ -33,11 +33,14 @@ from pagelab._extras import require
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
     from pagelab.runners import Runner
 
 __all__ = [
+    "PLOT_PLACEHOLDER",
     "Panel",
+    "draw_figure",
     "error_message",
     "figure_png",
     "html_table",
@@ -113,20 +116,29 @@ def html_table(
     )
 
 
-def figure_png(draw: Callable[[Axes], object], size: tuple[float, float] = FIGURE_SIZE_IN) -> bytes:
-    """Draw on a fresh figure's axes and return it as PNG bytes.
+def draw_figure(draw: Callable[[Axes], object],
+                size: tuple[float, float] = FIGURE_SIZE_IN) -> Figure:
+    """A fresh figure with ``draw`` done on its axes, laid out by constrained layout (which
+    makes room for a legend beside the axes and keeps the title inside the figure).
 
     A bare :class:`matplotlib.figure.Figure` renders with Agg whatever the notebook's
     backend is, from any thread, and pyplot's global state is never touched.
     """
     figure_module = require("matplotlib.figure", "notebook")
-    figure = figure_module.Figure(figsize=size, dpi=FIGURE_DPI)
-    ax = figure.subplots()
-    draw(ax)
-    figure.tight_layout()
+    figure: Figure = figure_module.Figure(figsize=size, dpi=FIGURE_DPI, layout="constrained")
+    draw(figure.subplots())
+    return figure
+
+
+def figure_png(draw: Callable[[Axes], object], size: tuple[float, float] = FIGURE_SIZE_IN) -> bytes:
+    """:func:`draw_figure` as PNG bytes."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    draw_figure(draw, size).savefig(buffer, format="png")
     return buffer.getvalue()
+
+
+#: What the plot area says until there is a plot (an empty image would show as broken).
+PLOT_PLACEHOLDER = "The plot appears here after a run."
 
 
 class Panel:
@@ -158,6 +170,14 @@ class Panel:
         self.status.add_class("pagelab-status")
         self.error_box = w.HTML(value="")
         self.error_box.add_class("pagelab-error-box")
+        #: The latest plot as a PNG image, shown in ``plot_area`` once there is one.
+        self.plot = w.Image(format="png", value=b"")
+        self.plot.add_class("pagelab-plot")
+        self._plot_placeholder = w.HTML(
+            value=f'<i class="pagelab-plot-placeholder">{html.escape(PLOT_PLACEHOLDER)}</i>'
+        )
+        self.plot_area = w.Box([self._plot_placeholder])
+        self.plot_area.add_class("pagelab-plot-area")
 
     # -- public ------------------------------------------------------------------------
 
@@ -229,6 +249,16 @@ class Panel:
 
     def _show(self, result: Any) -> None:
         raise NotImplementedError
+
+    def _set_plot(self, png: bytes | None) -> None:
+        """Show ``png`` in the plot area, or the placeholder text for None (no empty image,
+        which a browser draws as a broken one)."""
+        if png:
+            self.plot.value = png
+            self.plot_area.children = [self.plot]
+        else:
+            self.plot_area.children = [self._plot_placeholder]
+            self.plot.value = b""
 
     def _set_status(self, text: str) -> None:
         self.status.value = f'<span class="pagelab-status-text">{html.escape(text)}</span>'

@@ -63,8 +63,6 @@ class TrendExplorer(Panel):
         self.run_button.description = "Load"
         self.table = w.HTML(value="")
         self.table.add_class("pagelab-trend-box")
-        self.plot = w.Image(format="png", value=b"")
-        self.plot.add_class("pagelab-plot")
         self.metric.observe(lambda _change: self._redraw(), names="value")
         self._build(
             w.HBox([self.url]),
@@ -72,7 +70,7 @@ class TrendExplorer(Panel):
             w.HBox([self.run_button, self.stop_button, self.status]),
             self.error_box,
             self.table,
-            self.plot,
+            self.plot_area,
         )
 
     def _prepare(self) -> None:
@@ -99,7 +97,7 @@ class TrendExplorer(Panel):
         m = METRICS[self.metric.value]
         if frame.empty:
             self.table.value = "<i>No test in this window.</i>"
-            self.plot.value = b""
+            self._set_plot(None)
             return
         values = frame.loc[frame["status"] == "success", m.name].dropna()
         latest = values.iloc[-1] if len(values) else float("nan")
@@ -117,4 +115,4 @@ class TrendExplorer(Panel):
         )
         from pagelab import plots
 
-        self.plot.value = figure_png(lambda ax: plots.trend(frame, m.name, ax=ax))
+        self._set_plot(figure_png(lambda ax: plots.trend(frame, m.name, ax=ax)))

@@ -60,15 +60,13 @@ class TTFBExplorer(Panel):
         self.progress = w.IntProgress(value=0, min=0, max=1, description="Progress")
         self.table = w.HTML(value="")
         self.table.add_class("pagelab-ttfb-box")
-        self.plot = w.Image(format="png", value=b"")
-        self.plot.add_class("pagelab-plot")
         self._build(
             self.url,
             w.HBox([self.region, self.repeats]),
             w.HBox([self.run_button, self.stop_button, self.progress, self.status]),
             self.error_box,
             self.table,
-            self.plot,
+            self.plot_area,
         )
 
     def _prepare(self) -> None:
@@ -114,8 +112,8 @@ class TTFBExplorer(Panel):
         from pagelab import frames, plots
 
         frame = frames.ttfb_frame(results)
-        self.plot.value = figure_png(lambda ax: plots.ttfb(frame, ax=ax),
-                                     size=(8.0, max(2.5, 0.8 + 0.45 * len(rows))))
+        self._set_plot(figure_png(lambda ax: plots.ttfb(frame, ax=ax),
+                                  size=(8.0, max(2.5, 0.8 + 0.45 * len(rows)))))
 
 
 def median_timings(results: list[TTFBResult]) -> list[dict[str, Any]]:

@@ -1,0 +1,71 @@
+"""What a cell is: the one definition every layer groups runs by.
+
+A *cell* is one combination of the wide frame's :data:`CELL` columns (URL x device x
+location x connection; the flow step joins them when flows exist). Runs of one cell are
+repeats of one measurement; statistics, budgets, comparisons, reports, widgets and the pytest
+plugin aggregate within a cell and never across cells unless told to. A missing connection
+(the device's default) is a value of its own, not a wildcard.
+
+Public as :mod:`pagelab.frames`' ``CELL`` and helpers; this module imports no pandas, so the
+budgets and the pytest plugin use it without loading the analysis stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["CELL", "CellKey", "cell_columns", "cell_key", "cell_keys", "cell_label"]
+
+#: The columns that make a cell, in the order they are shown.
+CELL: tuple[str, ...] = ("url", "device", "location", "connection")
+
+#: One cell's :data:`CELL` values as text (None: missing, e.g. the default connection).
+CellKey = tuple[str | None, ...]
+
+
+def cell_columns(frame: pd.DataFrame, *, exclude: Iterable[str] = ()) -> list[str]:
+    """The :data:`CELL` columns of ``frame`` holding any value (less ``exclude``): the
+    columns that split its runs into cells."""
+    skip = set(exclude)
+    return [c for c in CELL
+            if c not in skip and c in frame.columns and bool(frame[c].notna().any())]
+
+
+def _text(value: Any) -> str | None:
+    if value is None or (not isinstance(value, str) and _is_missing(value)):
+        return None
+    return str(value)
+
+
+def _is_missing(value: Any) -> bool:
+    try:
+        return bool(value != value)  # NaN, pd.NA (raises on ambiguous truth), NaT
+    except TypeError:
+        return True
+
+
+def cell_key(values: Mapping[Any, Any]) -> CellKey:
+    """The :data:`CELL` values of one row (a mapping such as a record) as a
+    :data:`CellKey`; a column the row lacks counts as missing."""
+    return tuple(_text(values.get(c)) for c in CELL)
+
+
+def cell_keys(frame: pd.DataFrame) -> list[CellKey]:
+    """Each row's :data:`CellKey`, in row order."""
+    columns = [frame[c].astype(object).tolist() if c in frame.columns else [None] * len(frame)
+               for c in CELL]
+    return [tuple(_text(v) for v in row) for row in zip(*columns, strict=True)]
+
+
+def cell_label(key: CellKey | Mapping[Any, Any]) -> str:
+    """``mobile/us https://example.com/``, with the connection when one was set
+    (``mobile/us/3g https://example.com/``): how messages name a cell."""
+    values = cell_key(key) if isinstance(key, Mapping) else key
+    named = dict(zip(CELL, values, strict=True))
+    where = "/".join(v for v in (named["device"], named["location"], named["connection"])
+                     if v is not None)
+    return f"{where} {named['url']}" if named["url"] is not None else where
