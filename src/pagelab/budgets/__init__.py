@@ -24,6 +24,14 @@ from ._baseline import (
     parse_regression_limits,
     save_baseline,
 )
+from ._ci import (
+    CI_STATUSES,
+    budget_source_line,
+    ci_status,
+    code_quality_issues,
+    markdown_summary,
+    workflow_commands,
+)
 from ._evaluate import (
     CELL_COLUMNS,
     BudgetResult,
@@ -36,7 +44,14 @@ from ._evaluate import (
     resolve_checks,
     run_failures,
 )
-from ._load import BUDGET_SUFFIXES, from_budget_json, from_lhci, load_budgets, parse_budgets
+from ._load import (
+    BUDGET_SUFFIXES,
+    LHCI_SCORE_KEY,
+    from_budget_json,
+    from_lhci,
+    load_budgets,
+    parse_budgets,
+)
 from ._models import (
     AGGREGATION_NAMES,
     PRESETS,
@@ -50,6 +65,7 @@ from ._models import (
     budget_metric,
     checks_from_mapping,
 )
+from ._publish import publish_ci_reports
 
 if TYPE_CHECKING:
     from pagelab.frames import from_records as frame_from_records
@@ -61,6 +77,8 @@ __all__ = [
     "BASELINE_FORMAT",
     "BUDGET_SUFFIXES",
     "CELL_COLUMNS",
+    "CI_STATUSES",
+    "LHCI_SCORE_KEY",
     "PRESETS",
     "UNMEASURED_METRICS",
     "Aggregation",
@@ -77,8 +95,11 @@ __all__ = [
     "RegressionLimit",
     "aggregate_cells",
     "budget_metric",
+    "budget_source_line",
     "cell_label",
     "checks_from_mapping",
+    "ci_status",
+    "code_quality_issues",
     "compare_baseline",
     "evaluate",
     "format_tally",
@@ -90,12 +111,15 @@ __all__ = [
     "load_budgets",
     "load_runs",
     "make_baseline",
+    "markdown_summary",
     "parse_budgets",
     "parse_regression_limits",
+    "publish_ci_reports",
     "resolve_checks",
     "run_failures",
     "runs_to_records",
     "save_baseline",
+    "workflow_commands",
 ]
 
 # Saved runs are the frames codec's (pagelab.frames): these names stay for the plugin and
