@@ -135,7 +135,12 @@ def _check(args: argparse.Namespace) -> int:
         text = source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         text = ""
-    records = [{**r.to_dict(), "kind": "budget", "file": source.as_posix(),
+    # Annotations and Code Quality paths are relative to the project root (the cwd in CI).
+    try:
+        shown = source.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        shown = source.as_posix()
+    records = [{**r.to_dict(), "kind": "budget", "file": shown,
                 "line": budget_source_line(text, r.url, r.metric)} for r in results]
     # GitHub turns these lines into annotations on the budget file's lines.
     for command in publish_ci_reports(records, markdown=args.markdown,
