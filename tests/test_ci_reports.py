@@ -350,3 +350,22 @@ def test_budget_source_line_in_all_three_formats() -> None:
     assert budget_source_line(BUDGET_FILE, "http://demo.test/heavy", "speed_index") == 6
     assert budget_source_line("pages: [", "http://demo.test/", "speed_index") == 1
     assert budget_source_line("", "http://demo.test/", "speed_index") == 1
+
+
+def test_reports_under_xdist_come_from_the_controller_once(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_perf=TESTS)
+    pytester.makefile(".yaml", budgets=BUDGET_FILE)
+    summary = pytester.path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = pytester.runpytest_subprocess("-n", "2", REPLAY,
+                                           "--pagelab-codequality=quality.json")
+    result.assert_outcomes(passed=4, failed=1)
+    issues = json.loads((pytester.path / "quality.json").read_text())
+    _validate(issues)
+    assert sorted((i["severity"], i["location"]["path"]) for i in issues) == [
+        ("major", "test_perf.py"), ("minor", "budgets.yaml"), ("minor", "test_perf.py")]
+    assert len([line for line in result.stdout.lines if line.startswith("::")]) == 3
+    assert summary.read_text().count(HEADER) == 1
