@@ -369,3 +369,24 @@ def test_reports_under_xdist_come_from_the_controller_once(
         ("major", "test_perf.py"), ("minor", "budgets.yaml"), ("minor", "test_perf.py")]
     assert len([line for line in result.stdout.lines if line.startswith("::")]) == 3
     assert summary.read_text().count(HEADER) == 1
+
+
+def test_markdown_puts_a_regression_against_the_baseline_first(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_perf=TESTS)
+    pytester.runpytest(REPLAY, "--pagelab-save-baseline=baseline.json")
+    path = pytester.path / "baseline.json"
+    baseline = json.loads(path.read_text())
+    for cell in baseline["cells"]:  # an earlier, faster build of /fast
+        if cell["url"].endswith("/fast"):
+            cell["metrics"]["largest_contentful_paint"] /= 1.2
+    path.write_text(json.dumps(baseline))
+    pytester.runpytest(REPLAY, "--pagelab-compare=baseline.json", "--pagelab-markdown=s.md",
+                       "--pagelab-compare-fail=largest_contentful_paint:10%", "-k", "fast")
+    lines = (pytester.path / "s.md").read_text().splitlines()
+    assert ("**2 budget checks: 2 passed, 0 failed, 0 warned \u00b7 1 regression check: "
+            "0 passed, 1 failed, 0 warned**") in lines
+    first = lines[lines.index(HEADER) + 2]
+    assert first.startswith("| \u274c regression | `mobile/us http://demo.test/fast` | "
+                            "`largest_contentful_paint` | 670 ms | allowed \\<= 614 ms |")

@@ -7,6 +7,8 @@
 Budgets come from pagelab's YAML/JSON format, Lighthouse CI assertions or Lighthouse's
 budget.json (:func:`load_budgets`); :func:`evaluate` turns budgets and a wide frame of runs
 into :class:`BudgetResult` records, shared by the pytest plugin, ``pagelab check`` and plots.
+The CI reports (:func:`markdown_summary`, :func:`workflow_commands`,
+:func:`code_quality_issues`) render those records; :func:`publish_ci_reports` writes them.
 """
 
 import importlib
