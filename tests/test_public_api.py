@@ -38,8 +38,9 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "pagelab.budgets": [
         "Baseline", "BaselineComparison", "BudgetFile", "BudgetResult", "Check", "MetricLimit",
-        "PageBudget", "compare_baseline", "evaluate", "load_baseline", "load_budgets",
-        "make_baseline", "parse_budgets", "save_baseline",
+        "PageBudget", "code_quality_issues", "compare_baseline", "evaluate", "load_baseline",
+        "load_budgets", "make_baseline", "markdown_summary", "parse_budgets", "save_baseline",
+        "workflow_commands",
     ],
     "pagelab.catalog": [
         "CONNECTIONS", "DEVICES", "LOCATIONS", "TTFB_REGIONS", "ConnectionProfile",

@@ -4,13 +4,14 @@ to the controller on the test's report."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-__all__ = ["OUTCOME_KEY", "RecordedOutcome", "check_status", "record_outcome"]
+__all__ = ["OUTCOME_KEY", "RecordedOutcome", "check_status", "locate_checks", "record_outcome"]
 
 
 @dataclass
@@ -48,3 +49,14 @@ def record_outcome(item: pytest.Item, outcome: RecordedOutcome) -> None:
             continue
         seen.add(name)
         item.user_properties.append((name, f"{check_status(check)}: {check['message']}"))
+
+
+def locate_checks(
+    item: pytest.Item, outcome: RecordedOutcome, line: Callable[[Mapping[str, Any]], int]
+) -> None:
+    """Give each check not yet located the ``file`` (relative to the rootdir) and ``line``
+    that CI annotations and reports point at."""
+    for check in outcome.checks:
+        if "file" not in check:
+            check["file"] = Path(item.location[0]).as_posix()
+            check["line"] = line(check)

@@ -13,6 +13,9 @@ __all__ = ["summary_lines"]
 
 _HEADERS = ("check", "metric", "budget", "actual", "status")
 _BASELINE_HEADERS = ("check", "metric", "allowed", "actual", "status")
+#: Setting -> what it writes, for the closing lines.
+_WRITTEN = {"results": "results", "save_baseline": "baseline",
+            "markdown": "Markdown summary", "codequality": "Code Quality report"}
 
 
 def _row(check: Mapping[str, Any]) -> tuple[str, ...]:
@@ -58,8 +61,8 @@ def summary_lines(state: PagelabState) -> list[str]:
         lines.append(f"baseline warning: {warning}")
     for error in state.errors:
         lines.append(f"engine error: {error['nodeid']}: {error['message']}")
-    for name in ("results", "save_baseline"):
+    for name, what in _WRITTEN.items():
         path = state.setting(name)
         if path:
-            lines.append(f"{'results' if name == 'results' else 'baseline'} written to {path}")
+            lines.append(f"{what} written to {path}")
     return lines

@@ -46,6 +46,10 @@ SETTINGS: dict[str, str] = {
     "largest_contentful_paint:10%,performance_score:5",
     "replay": "check budgets against runs saved earlier (a --pagelab-results JSON or a "
     "wide-frame CSV) instead of measuring",
+    "markdown": "write a Markdown summary of the checks to this file (a job summary or pull "
+    "request comment; appended to $GITHUB_STEP_SUMMARY under GitHub Actions anyway)",
+    "codequality": "write a GitLab Code Quality report (JSON) of the missed checks to this "
+    "file",
 }
 DEFAULTS: dict[str, str] = {"runner": "local", "runs": "3", "aggregation": "median"}
 _NO_INI = {"api_key"}
@@ -67,6 +71,8 @@ class PagelabState:
         self.run_records: list[dict[str, Any]] = []
         self.warnings: list[str] = []
         self.errors: list[dict[str, str]] = []
+        #: GitHub workflow commands to print at the end (under GitHub Actions only).
+        self.annotations: list[str] = []
 
     # -- settings ---------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ._errors import EngineFailure
-from ._outcome import RecordedOutcome, record_outcome
+from ._outcome import RecordedOutcome, locate_checks, record_outcome
 from ._state import STATE_KEY, PagelabState
 
 if TYPE_CHECKING:
@@ -169,9 +169,21 @@ class BudgetItem(pytest.Item):
             frame, [c for c in self.checks if c.matches(*cell)], outcome,
             aggregation=state.aggregation(self.file_aggregation), only_cell=cell,
         )
+        self._locate(outcome)
         record_outcome(self, outcome)
         if failures:
             raise BudgetMiss("\n".join(failures))
+
+    def _locate(self, outcome: RecordedOutcome) -> None:
+        # Annotations point at the line of the page's (else the file's) limit on the metric.
+        from pagelab.budgets import budget_source_line
+
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        locate_checks(self, outcome,
+                      lambda check: budget_source_line(text, check["url"], check["metric"]))
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: ExceptionInfo[BaseException]

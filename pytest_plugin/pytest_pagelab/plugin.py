@@ -10,6 +10,7 @@ only the controller writes the results file and the baseline, so nothing is clob
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Generator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from pagelab import Results
 
 from ._errors import EngineFailure
-from ._outcome import OUTCOME_KEY, RecordedOutcome, record_outcome
+from ._outcome import OUTCOME_KEY, RecordedOutcome, locate_checks, record_outcome
 from ._state import SETTINGS, STATE_KEY, PagelabState
 from .items import BudgetFileCollector, collect_explicit_files, is_budget_file
 
@@ -181,6 +182,9 @@ class Perf:
         frame = state.measure(url_list, device_list, location_list, config, count)
         outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
         failures = state.check(frame, checks, outcome, aggregation=state.aggregation())
+        # Annotations point at the test function (its first line: the budget marker).
+        first_line = (self._item.location[1] or 0) + 1
+        locate_checks(self._item, outcome, lambda _: first_line)
         record_outcome(self._item, outcome)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
@@ -255,6 +259,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = _state(config)
     if _is_worker(config):
         return
+    _publish_ci_reports(state)
     results_path = state.setting("results")
     baseline_path = state.setting("save_baseline")
     if not (results_path or baseline_path):
@@ -285,6 +290,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             save_baseline(frame, baseline_path, aggregation=state.aggregation())
 
 
+def _publish_ci_reports(state: PagelabState) -> None:
+    markdown, codequality = state.setting("markdown"), state.setting("codequality")
+    github = os.environ.get("GITHUB_STEP_SUMMARY") or os.environ.get("GITHUB_ACTIONS")
+    if not (markdown or codequality or (github and (state.checks or state.errors))):
+        return  # nothing asked for: pagelab stays unimported
+    from pagelab.budgets import publish_ci_reports
+
+    state.annotations = publish_ci_reports(
+        state.checks, markdown=markdown, codequality=codequality,
+        runs=_unique_runs(state.run_records),
+        errors=[f"{e['nodeid']}: {e['message']}" for e in state.errors], notes=state.warnings,
+    )
+
+
 def _unique_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # Two tests may measure the same cell; a run is kept once (by its test id).
     seen: set[str] = set()
@@ -309,4 +328,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_sep("=", "pagelab budgets")
     for line in summary_lines(state):
         terminalreporter.write_line(line)
+    # GitHub turns these lines into annotations on the test's file and line.
+    for command in state.annotations:
+        terminalreporter.write_line(command)
 

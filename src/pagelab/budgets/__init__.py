@@ -7,6 +7,8 @@
 Budgets come from pagelab's YAML/JSON format, Lighthouse CI assertions or Lighthouse's
 budget.json (:func:`load_budgets`); :func:`evaluate` turns budgets and a wide frame of runs
 into :class:`BudgetResult` records, shared by the pytest plugin, ``pagelab check`` and plots.
+The CI reports (:func:`markdown_summary`, :func:`workflow_commands`,
+:func:`code_quality_issues`) render those records for the plugin and ``pagelab check``.
 """
 
 from pagelab._public import publish
@@ -19,6 +21,7 @@ from ._baseline import (
     make_baseline,
     save_baseline,
 )
+from ._ci import code_quality_issues, markdown_summary, workflow_commands
 from ._evaluate import BudgetResult, evaluate
 from ._load import load_budgets, parse_budgets
 from ._models import BudgetFile, Check, MetricLimit, PageBudget
@@ -27,11 +30,13 @@ from ._models import BudgetFile, Check, MetricLimit, PageBudget
 # For the pytest plugin and ``pagelab check`` only (not public API, not in __all__).
 from ._baseline import RegressionLimit as RegressionLimit
 from ._baseline import parse_regression_limits as parse_regression_limits
+from ._ci import budget_source_line as budget_source_line
 from ._evaluate import format_tally as format_tally
 from ._evaluate import format_value as format_value
 from ._evaluate import run_failures as run_failures
 from ._models import AGGREGATION_NAMES as AGGREGATION_NAMES
 from ._models import checks_from_mapping as checks_from_mapping
+from ._publish import publish_ci_reports as publish_ci_reports
 
 __all__ = [
     "Baseline",
@@ -41,13 +46,16 @@ __all__ = [
     "Check",
     "MetricLimit",
     "PageBudget",
+    "code_quality_issues",
     "compare_baseline",
     "evaluate",
     "load_baseline",
     "load_budgets",
     "make_baseline",
+    "markdown_summary",
     "parse_budgets",
     "save_baseline",
+    "workflow_commands",
 ]
 
 publish(__name__, globals(), __all__)

@@ -17,11 +17,20 @@ from pagelab.models import METRICS
 
 from ._models import UNMEASURED_METRICS, BudgetFile, MetricLimit, PageBudget
 
-__all__ = ["BUDGET_SUFFIXES", "from_budget_json", "from_lhci", "load_budgets", "parse_budgets"]
+__all__ = [
+    "BUDGET_SUFFIXES",
+    "LHCI_SCORE_KEY",
+    "from_budget_json",
+    "from_lhci",
+    "load_budgets",
+    "parse_budgets",
+]
 
 #: File suffixes :func:`load_budgets` reads.
 BUDGET_SUFFIXES = (".yaml", ".yml", ".json")
 
+#: The Lighthouse CI assertion on the performance score (``minScore``, 0-1).
+LHCI_SCORE_KEY = "categories:performance"
 #: Lighthouse CI ``aggregationMethod`` -> pagelab aggregation (optimistic / pessimistic
 #: depend on the metric's direction; see :func:`_lhci_aggregation`).
 _LHCI_AGGREGATIONS = {"median": "median", "median-run": "representative"}
@@ -89,7 +98,7 @@ def _metric_for_audit(audit_id: str, source: str) -> str:
     mapped = ", ".join(m.audit_id for m in METRICS.values() if m.audit_id is not None)
     raise InvalidInputError(
         f"{source}: {audit_id!r} cannot be mapped to a pagelab metric (mapped audits: "
-        f"{mapped}, categories:performance)"
+        f"{mapped}, {LHCI_SCORE_KEY})"
     )
 
 
@@ -146,9 +155,9 @@ def from_lhci(data: Mapping[str, Any], source: str = "lighthouserc") -> BudgetFi
                 f"{where}: expected 'off', 'warn', 'error' or [level, options]"
             )
         if key.startswith("categories:"):
-            if key != "categories:performance":
+            if key != LHCI_SCORE_KEY:
                 raise InvalidInputError(
-                    f"{where}: only categories:performance can be mapped (performance_score)"
+                    f"{where}: only {LHCI_SCORE_KEY} can be mapped (performance_score)"
                 )
             name, option, scale = "performance_score", "minScore", 100.0
         else:

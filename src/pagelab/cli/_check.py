@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+from pathlib import Path
 from typing import Any
 
 from ._options import add_aggregation, add_progress, add_renamed
@@ -29,6 +30,12 @@ def register(subparsers: Any) -> None:
                        help="check runs saved earlier (results JSON or wide-frame CSV) "
                        "instead of measuring")
     add_renamed(check, "--runs-file", "--replay", "replay")
+    check.add_argument("--markdown", metavar="PATH",
+                       help="write a Markdown summary of the checks (a job summary or pull "
+                       "request comment; appended to $GITHUB_STEP_SUMMARY under GitHub "
+                       "Actions anyway)")
+    check.add_argument("--codequality", metavar="PATH",
+                       help="write a GitLab Code Quality report (JSON) of the missed checks")
     add_progress(check)
     check.set_defaults(handler=_check)
 
@@ -62,7 +69,15 @@ def _check(args: argparse.Namespace) -> int:
     import pagelab
     from pagelab._exceptions import InvalidInputError
     from pagelab._progress import ProgressBar
-    from pagelab.budgets import evaluate, format_tally, format_value, load_budgets, run_failures
+    from pagelab.budgets import (
+        budget_source_line,
+        evaluate,
+        format_tally,
+        format_value,
+        load_budgets,
+        publish_ci_reports,
+        run_failures,
+    )
     from pagelab.frames import cell_label, read_runs
 
     budget_file = load_budgets(args.budgets)
@@ -105,11 +120,29 @@ def _check(args: argparse.Namespace) -> int:
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     failed_pages = run_failures(frame)
-    for cell, codes in failed_pages.items():
-        print(f"page failed to load: {cell_label(cell)}: {', '.join(sorted(set(codes)))}")
+    page_errors = [f"page failed to load: {cell_label(cell)}: {', '.join(sorted(set(codes)))}"
+                   for cell, codes in failed_pages.items()]
+    for line in page_errors:
+        print(line)
     misses = [r for r in results if not r.passed and r.level == "error"]
     for r in results:
         if not r.passed:
             print(f"{'error' if r.level == 'error' else 'warning'}: {r.message}")
     print(format_tally([r.status for r in results]))
+    source = Path(args.budgets)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    # Annotations and Code Quality paths are relative to the project root (the cwd in CI).
+    try:
+        shown = source.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        shown = source.as_posix()
+    records = [{**r.to_dict(), "kind": "budget", "file": shown,
+                "line": budget_source_line(text, r.url, r.metric)} for r in results]
+    # GitHub turns these lines into annotations on the budget file's lines.
+    for command in publish_ci_reports(records, markdown=args.markdown,
+                                      codequality=args.codequality, errors=page_errors):
+        print(command)
     return 1 if misses or failed_pages else 0

@@ -1,0 +1,50 @@
+"""Writing the CI reports of :mod:`._ci` where CI looks for them: the files asked for, the
+GitHub job summary, and the annotations to print. Shared by the pytest plugin and
+``pagelab check``."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ._ci import code_quality_issues, markdown_summary, workflow_commands
+
+__all__ = ["publish_ci_reports"]
+
+
+def publish_ci_reports(
+    checks: Sequence[Mapping[str, Any]],
+    *,
+    markdown: str | os.PathLike[str] | None = None,
+    codequality: str | os.PathLike[str] | None = None,
+    runs: Iterable[Mapping[str, Any]] = (),
+    errors: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Write the Markdown summary to ``markdown`` and the GitLab Code Quality report to
+    ``codequality`` (when given); append the summary to ``$GITHUB_STEP_SUMMARY`` when that
+    is set and something was checked. Return the GitHub workflow commands to print on
+    stdout: none unless ``GITHUB_ACTIONS=true``."""
+    env = os.environ if environ is None else environ
+    summary_file = env.get("GITHUB_STEP_SUMMARY")
+    to_summary = bool(summary_file) and bool(checks or errors)
+    if markdown is not None or to_summary:
+        text = markdown_summary(checks, runs=runs, errors=errors, notes=notes)
+        if markdown is not None:
+            _write(Path(markdown), text)
+        if summary_file and to_summary:
+            # GitHub reads the file after the step: append, as other steps' tools do.
+            with Path(summary_file).open("a", encoding="utf-8") as stream:
+                stream.write(text + "\n")
+    if codequality is not None:
+        _write(Path(codequality), json.dumps(code_quality_issues(checks), indent=2) + "\n")
+    return workflow_commands(checks) if env.get("GITHUB_ACTIONS") == "true" else []
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
