@@ -28,7 +28,16 @@ from ._inputs import (
     invalid_input,
     validation_message,
 )
-from ._metrics import METRIC_NAMES, METRICS, Direction, Metric, Rating, metric
+from ._metrics import (
+    HEADLINE_METRICS,
+    METRIC_NAMES,
+    METRICS,
+    RATING_COLOURS,
+    Direction,
+    Metric,
+    Rating,
+    metric,
+)
 from ._reference import CreditPool, Credits, ErrorBody, LocationInfo, TTFBLocation, TTFBRegion
 from ._reports import (
     ENGINE_CRASHED,
@@ -51,11 +60,13 @@ __all__ = [
     "ENGINE_CRASHED",
     "ENGINE_FAILURE_CODES",
     "ENGINE_UNAVAILABLE",
+    "HEADLINE_METRICS",
     "MAX_BLACKLIST",
     "MAX_STRING_LENGTH",
     "MAX_WHITELIST",
     "METRICS",
     "METRIC_NAMES",
+    "RATING_COLOURS",
     "TIMEOUT",
     "BatchItem",
     "BatchReport",
