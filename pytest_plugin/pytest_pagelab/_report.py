@@ -16,7 +16,7 @@ def _row(check: Mapping[str, Any]) -> tuple[str, ...]:
     from pagelab.budgets import format_value
 
     metric = str(check["metric"])
-    status = "pass" if check["passed"] else ("warn" if check["level"] == "warn" else "FAIL")
+    status = str(check["label"])
     return (
         f"{check['device']}/{check['location']} {check['url']}",
         metric,
@@ -36,8 +36,11 @@ def summary_lines(state: PagelabState) -> list[str]:
         for row in [_HEADERS, *rows]:
             lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
                          .rstrip())
-        counts = {s: sum(r[4] == s for r in rows) for s in ("pass", "warn", "FAIL")}
-        lines.append(f"{len(rows)} checks: {counts['pass']} passed, {counts['FAIL']} failed, "
+        from pagelab.budgets import STATUS_LABELS
+
+        counts = {status: sum(r[4] == label for r in rows)
+                  for status, label in STATUS_LABELS.items()}
+        lines.append(f"{len(rows)} checks: {counts['pass']} passed, {counts['fail']} failed, "
                      f"{counts['warn']} warned")
     for warning in state.warnings:
         lines.append(f"baseline warning: {warning}")

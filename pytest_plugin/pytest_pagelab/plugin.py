@@ -175,19 +175,13 @@ def _add_properties(item: pytest.Item, outcome: RecordedOutcome) -> None:
         name = f"pagelab {check['metric']} {check['device']}/{check['location']} {check['url']}"
         if name in seen:
             continue
-        item.user_properties.append((name, f"{_status(check)}: {check['message']}"))
+        item.user_properties.append((name, f"{check['label']}: {check['message']}"))
 
 
 def record_outcome(item: pytest.Item, outcome: RecordedOutcome) -> None:
     """Attach a budget item's outcome, as :meth:`Perf.measure` does for a test."""
     item.stash[_OUTCOME_KEY] = outcome
     _add_properties(item, outcome)
-
-
-def _status(check: Mapping[str, Any]) -> str:
-    if check["passed"]:
-        return "pass"
-    return "warn" if check["level"] == "warn" else "FAIL"
 
 
 # -- reports ------------------------------------------------------------------------------

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 from markupsafe import Markup, escape
 
 # The registry's module, not the package: the models' own displays use this module, so it must
 # not need the whole models package (imports flow one way: _metrics -> _html -> models).
 from pagelab.models._metrics import RATING_COLOURS, Metric
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = [
     "MISSING",
@@ -158,6 +160,9 @@ def table(
 
 @cache
 def _environment() -> jinja2.Environment:
+    # Loaded on the first document: `import pagelab` (the CLI, the pytest plugin) stays light.
+    import jinja2
+
     # Autoescaping for every template whatever its name: documents only, no plain-text ones.
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("pagelab", "templates"),

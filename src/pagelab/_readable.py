@@ -22,8 +22,8 @@ import pandas as pd
 from pagelab._html import MISSING, Markup, link, metric_value, pill, status_pill, table
 from pagelab.models import HEADLINE_METRICS, METRICS, RATING_COLOURS, Metric
 
-__all__ = ["Comparison", "Summary", "comparison_table", "failed_runs_table",
-           "summary_table"]
+__all__ = ["Comparison", "Summary", "comparison_table", "failed_runs_table", "frame_table",
+           "runs_html", "summary_table"]
 
 _CV = Markup('<span style="display:block;color:#5f6368;font-size:11px">CV {}</span>')
 _FAILED_ROW = "background:{}".format(RATING_COLOURS["poor"][0])
@@ -72,6 +72,29 @@ def _metrics_in(frame: pd.DataFrame) -> list[Metric]:
     other (FMP) when it has values."""
     names = [*HEADLINE_METRICS, *(n for n in METRICS if n not in HEADLINE_METRICS)]
     return [METRICS[n] for n in names if n in frame.columns and _filled(frame, n)]
+
+
+def frame_table(frame: pd.DataFrame, *, css_class: str = "pagelab-frame") -> Markup:
+    """Any frame as a table, every column kept: metric columns under ``LABEL (unit)`` with
+    the registry's rounding, numbers right-aligned, times in UTC, a meaningful index as
+    columns."""
+    if not (isinstance(frame.index, pd.RangeIndex) and frame.index.name is None):
+        frame = frame.reset_index()
+    numeric = [pd.api.types.is_numeric_dtype(frame[c].dtype)
+               and not pd.api.types.is_bool_dtype(frame[c].dtype) for c in frame.columns]
+    headers = [METRICS[str(c)].header if str(c) in METRICS else str(c) for c in frame.columns]
+    rows = []
+    for record in frame.itertuples(index=False, name=None):
+        cells: list[object] = []
+        for column, value in zip(frame.columns, record, strict=True):
+            m = METRICS.get(str(column))
+            number = _number(value)
+            cells.append(m.format(number, unit=False) if m is not None and number is not None
+                         else _text(value))
+        rows.append(cells)
+    return table(headers, rows, align=["right" if n else "left" for n in numeric],
+                 css_class=css_class,
+                 wrap=[str(c) in ("url", "report_url") for c in frame.columns])
 
 
 # -- summaries ---------------------------------------------------------------------------

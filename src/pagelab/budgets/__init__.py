@@ -23,6 +23,7 @@ from ._baseline import (
 )
 from ._evaluate import (
     CELL_COLUMNS,
+    STATUS_LABELS,
     BudgetResult,
     BudgetsInput,
     aggregate_cells,
@@ -54,6 +55,7 @@ __all__ = [
     "BUDGET_SUFFIXES",
     "CELL_COLUMNS",
     "PRESETS",
+    "STATUS_LABELS",
     "UNMEASURED_METRICS",
     "Aggregation",
     "Baseline",

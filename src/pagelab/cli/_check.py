@@ -87,8 +87,7 @@ def _check(args: argparse.Namespace) -> int:
     for r in results:
         rows.append((f"{r.device}/{r.location} {r.url}", r.metric,
                      f"{r.operator} {format_value(r.metric, r.expected)}",
-                     format_value(r.metric, r.actual), r.status.upper() if r.status == "fail"
-                     else r.status))
+                     format_value(r.metric, r.actual), r.label))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())

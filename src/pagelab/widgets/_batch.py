@@ -4,7 +4,6 @@ and whether the difference is real."""
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
+from pagelab._readable import comparison_table, summary_table
 from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
 
-from ._common import Panel, error_html, error_message, figure_png, html_table
+from ._common import Panel, error_html, error_message, figure_png
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -256,7 +256,7 @@ class BatchComparison(Panel):
         self.comparison = pd.concat(parts, ignore_index=True)
         self.comparison_table.value = (
             f"<b>Against the baseline {html.escape(base)}</b>"
-            + _comparison_html(self.comparison)
+            + _comparison_html(self.comparison, base)
         )
 
     # -- export ----------------------------------------------------------------------------
@@ -315,60 +315,17 @@ def _cell_label(row: Any, columns: Sequence[str]) -> str:
 
 
 def _summary_html(summary: pd.DataFrame, columns: Sequence[str]) -> str:
-    metrics = [m for name, m in METRICS.items()
-               if name in summary and not summary[name].isna().all()]
-    headers = [*columns, "runs", "failed", *(m.header for m in metrics), "report"]
-    rows: list[list[str]] = []
-    for _, row in summary.iterrows():
-        cells = [html.escape(_cell_text(c, row[c])) for c in columns]
-        cells += [str(int(row["runs"])), str(int(row["failed"]))]
-        for m in metrics:
-            value = row[m.name]
-            cv = row.get(f"{m.name}_cv")
-            tip = f' title="CV {cv:.1f}%"' if isinstance(cv, float) and not math.isnan(cv) else ""
-            rating = m.rating(None if _missing(value) else float(value))
-            colour = {"good": "#0a7d32", "poor": "#b3261e"}.get(rating or "", "inherit")
-            cells.append(
-                f'<span style="color:{colour}"{tip}>{m.format(value, unit=False)}</span>'
-            )
-        link = row.get("representative_report_url")
-        cells.append(
-            f'<a href="{html.escape(str(link))}" target="_blank">report</a>'
-            if isinstance(link, str) and link else "\u2013"
-        )
-        rows.append(cells)
+    """The notebook's summary table (:func:`pagelab._readable.summary_table`) over the cell
+    columns that vary, each row keyed by its cell's label."""
+    shown = summary.drop(columns=[c for c in _CELL if c in summary and c not in columns])
     keys = [_cell_label(row, columns) for _, row in summary.iterrows()]
-    return html_table(headers, rows, css_class="pagelab-summary", row_keys=keys)
+    return str(summary_table(shown, row_keys=keys))
 
 
-def _comparison_html(comparison: pd.DataFrame) -> str:
-    headers = ["cell", "metric", "baseline", "cell median", "difference", "95% CI", "p",
-               "verdict"]
-    rows: list[list[str]] = []
-    for _, row in comparison.iterrows():
-        m = METRICS.get(str(row["metric"]))
-        if m is None or (_missing(row["a_median"]) and _missing(row["b_median"])):
-            continue
-        rel = row["rel_diff"]
-        difference = m.format(row["diff"])
-        if not _missing(rel):
-            difference += f" ({rel:+.1f}%)"
-        ci = (f"{m.format(row['ci_low'], unit=False)} to {m.format(row['ci_high'])}"
-              if not _missing(row["ci_low"]) else "\u2013")
-        p = "\u2013" if _missing(row["p_value"]) else f"{row['p_value']:.3f}"
-        rows.append([
-            html.escape(str(row[_CELL_COLUMN])), m.header, m.format(row["a_median"]),
-            m.format(row["b_median"]), difference, ci, p, html.escape(str(row["verdict"])),
-        ])
-    return html_table(headers, rows, css_class="pagelab-comparison")
+def _comparison_html(comparison: pd.DataFrame, baseline: str) -> str:
+    """The notebook's comparison table, one block of rows per cell against the baseline."""
+    return str(comparison_table(comparison, a=baseline, b=_CELL_COLUMN))
 
 
 def _missing_scalar(value: Any) -> bool:
     return bool(_pandas().isna(value)) if not isinstance(value, str) else False
-
-
-def _missing(value: Any) -> bool:
-    try:
-        return value is None or math.isnan(float(value))
-    except (TypeError, ValueError):
-        return True

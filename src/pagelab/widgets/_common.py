@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import io
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,6 @@ __all__ = [
     "Panel",
     "error_message",
     "figure_png",
-    "html_table",
     "ipywidgets",
 ]
 
@@ -82,34 +81,6 @@ def error_html(message: str) -> str:
     return (
         '<div class="pagelab-error" style="color:#a00;border-left:3px solid #a00;'
         f'padding:4px 8px;white-space:pre-wrap">{html.escape(message)}</div>'
-    )
-
-
-def html_table(
-    headers: Sequence[str],
-    rows: Iterable[Sequence[str]],
-    *,
-    css_class: str,
-    row_keys: Iterable[str] | None = None,
-) -> str:
-    """A small HTML table; cells are HTML already (escape text before). ``row_keys`` go in
-    each row's ``data-key`` so a browser test can find a row."""
-    keys = list(row_keys) if row_keys is not None else None
-    head = "".join(f"<th>{cell}</th>" for cell in headers)
-    body: list[str] = []
-    for index, row in enumerate(rows):
-        key = f' data-key="{html.escape(keys[index])}"' if keys is not None else ""
-        cells = "".join(f"<td>{cell}</td>" for cell in row)
-        body.append(f"<tr{key}>{cells}</tr>")
-    style = (
-        "<style>.pagelab-table{border-collapse:collapse;font-size:12px}"
-        ".pagelab-table th,.pagelab-table td{border-bottom:1px solid #ddd;padding:2px 8px;"
-        "text-align:right}.pagelab-table th:first-child,.pagelab-table td:first-child"
-        "{text-align:left}</style>"
-    )
-    return (
-        f'{style}<table class="pagelab-table {css_class}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
     )
 
 
