@@ -223,7 +223,7 @@ def _comparison_cell(m: Metric | None, row: pd.Series, column: str) -> object:
     if column == "rel_diff":
         return f"{value:+,.1f} %"
     if column == "p_value":
-        return f"{value:.3g}"
+        return "< 0.001" if value < 0.001 else f"{value:.3f}"
     if column == "effect_size":
         return f"{value:+.2f}"
     if m is None:
