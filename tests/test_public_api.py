@@ -25,6 +25,7 @@ def test_top_level_api() -> None:
         "APIError", "BatchReport", "BatchType", "Device", "InvalidInputError",
         "LighthouseConfig", "LocalRunner", "Location", "Metrics", "NotFoundError",
         "PagelabError", "Runner", "TTFBResult", "TestReport", "__version__", "connect",
+        "Summary", "Comparison",
     }
     assert pagelab.__version__ == "0.1.0"
 

@@ -63,6 +63,7 @@ from .runners import ApiRunner, LocalRunner, Runner
 if TYPE_CHECKING:
     from . import budgets, export, frames, plots, stats, widgets
     from ._measure import Results, measure
+    from ._readable import Comparison, Summary
 
 __version__ = "0.1.0"
 
@@ -79,6 +80,7 @@ __all__ = [
     "BatchStatus",
     "BatchType",
     "Client",
+    "Comparison",
     "Connection",
     "Device",
     "EngineError",
@@ -101,6 +103,7 @@ __all__ = [
     "Runner",
     "ServerError",
     "StoreError",
+    "Summary",
     "TTFBResult",
     "TestReport",
     "TestStatus",
@@ -122,7 +125,8 @@ __all__ = [
 # Submodules and names loaded on first access (PEP 562): pandas, matplotlib and ipywidgets
 # are paid for only by code that uses them.
 _LAZY_MODULES = frozenset({"budgets", "export", "frames", "plots", "stats", "widgets"})
-_LAZY_NAMES: dict[str, str] = {"Results": "._measure", "measure": "._measure"}
+_LAZY_NAMES: dict[str, str] = {"Comparison": "._readable", "Results": "._measure",
+                               "Summary": "._readable", "measure": "._measure"}
 
 
 def __getattr__(name: str) -> Any:

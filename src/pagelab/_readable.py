@@ -1,7 +1,7 @@
 """Readable tables of runs, summaries and comparisons, and the frames that display as them.
 
 :meth:`pagelab.Results.summary` and :meth:`pagelab.Results.compare` return a
-:class:`Summary` / :class:`Comparison`: a plain :class:`pandas.DataFrame` in every way (same
+:class:`pagelab.Summary` / :class:`pagelab.Comparison`: a plain :class:`pandas.DataFrame` in every way (same
 columns, dtypes, indexing; any operation on it returns a plain ``DataFrame``), whose notebook
 display is the readable table the widget and the HTML report show: short headers with units,
 values rounded per metric and coloured by rating, the CV under each median, failed runs
