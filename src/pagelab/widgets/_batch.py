@@ -3,7 +3,6 @@ and whether the difference is real."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
+from pagelab._html import escape
 from pagelab._readable import comparison_table, summary_table
 from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
@@ -255,7 +255,7 @@ class BatchComparison(Panel):
             parts.append(compared.assign(**{_CELL_COLUMN: label}))
         self.comparison = pd.concat(parts, ignore_index=True)
         self.comparison_table.value = (
-            f"<b>Against the baseline {html.escape(base)}</b>"
+            f"<b>Against the baseline {escape(base)}</b>"
             + _comparison_html(self.comparison, base)
         )
 
@@ -274,7 +274,7 @@ class BatchComparison(Panel):
             self.export_status.value = error_html(error_message(exc))
             return None
         self.export_status.value = (
-            f'Saved <code class="pagelab-export-path">{html.escape(str(path))}</code>'
+            f'Saved <code class="pagelab-export-path">{escape(str(path))}</code>'
         )
         return path
 

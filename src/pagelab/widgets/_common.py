@@ -9,7 +9,6 @@ comm message that works from any thread and that a test can read back.
 
 from __future__ import annotations
 
-import html
 import io
 import threading
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from pagelab._exceptions import (
     TransportError,
 )
 from pagelab._extras import require
+from pagelab._html import escape
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -80,7 +80,7 @@ def error_message(exc: BaseException) -> str:
 def error_html(message: str) -> str:
     return (
         '<div class="pagelab-error" style="color:#a00;border-left:3px solid #a00;'
-        f'padding:4px 8px;white-space:pre-wrap">{html.escape(message)}</div>'
+        f'padding:4px 8px;white-space:pre-wrap">{escape(message)}</div>'
     )
 
 
@@ -202,10 +202,10 @@ class Panel:
         raise NotImplementedError
 
     def _set_status(self, text: str) -> None:
-        self.status.value = f'<span class="pagelab-status-text">{html.escape(text)}</span>'
+        self.status.value = f'<span class="pagelab-status-text">{escape(text)}</span>'
 
     def _build(self, *children: Any) -> None:
-        title = self._w.HTML(value=f"<b>{html.escape(self._title)}</b>") if self._title else None
+        title = self._w.HTML(value=f"<b>{escape(self._title)}</b>") if self._title else None
         items = [title, *children] if title is not None else list(children)
         self._box = self._w.VBox(items)
         self._box.add_class(f"pagelab-{type(self).__name__.lower()}")
