@@ -4,12 +4,12 @@ escaping, the safe-link rule and the autoescaping templates, on real recorded ru
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
 
 import pagelab
+from html_page import HtmlParts
 from pagelab import _html
 from pagelab._readable import Comparison, Summary
 from pagelab.export import html_report
@@ -38,35 +38,6 @@ HOSTILE_LINKS = (
 )
 
 
-class _Page(HTMLParser):
-    """Table headers, link targets and script elements of an HTML text."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.headers: list[str] = []
-        self.links: list[str] = []
-        self.scripts = 0
-        self._in_header = False
-        self.feed(text)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "th":
-            self._in_header = True
-            self.headers.append("")
-        elif tag == "a":
-            self.links.append(dict(attrs).get("href") or "")
-        elif tag == "script":
-            self.scripts += 1
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "th":
-            self._in_header = False
-
-    def handle_data(self, data: str) -> None:
-        if self._in_header:
-            self.headers[-1] += data
-
-
 @pytest.fixture(scope="module")
 def results() -> pagelab.Results:
     """18 recorded runs in 5 cells, one failed (connection refused)."""
@@ -88,7 +59,7 @@ def test_summary_is_a_dataframe_that_displays_readably(results: pagelab.Results)
     assert type(summary[["url", "runs"]]) is pd.DataFrame
     assert type(summary.head(2)) is pd.DataFrame
     shown = summary._repr_html_()
-    page = _Page(shown)
+    page = HtmlParts(shown)
     # Short headers with units, in the registry's reading order; FMP (always empty) hidden.
     metric_headers = [h for h in page.headers if h not in
                       ("url", "device", "location", "connection", "runs", "failed", "report")]
@@ -113,7 +84,7 @@ def test_summary_is_a_dataframe_that_displays_readably(results: pagelab.Results)
 
 def test_results_display_shows_summary_and_failed_runs(results: pagelab.Results) -> None:
     shown = results._repr_html_()
-    page = _Page(shown)
+    page = HtmlParts(shown)
     assert "18 runs in 5 cells, 1 failed" in shown
     assert {"LCP (ms)", "runs", "failed", "error"} <= set(page.headers)
     assert "CHROME_INTERSTITIAL_ERROR" in shown
@@ -131,7 +102,7 @@ def test_compare_is_a_dataframe_with_labelled_readable_display(
         results.frame, "url", "http://demo.test/fast", "http://demo.test/heavy",
         metrics=["LCP"]).columns)
     shown = compared._repr_html_()
-    page = _Page(shown)
+    page = HtmlParts(shown)
     assert page.headers[:6] == ["metric", "http://demo.test/fast (a)",
                                 "http://demo.test/heavy (b)", "b \u2212 a", "b vs a",
                                 "95 % interval of b \u2212 a"]
@@ -150,7 +121,7 @@ def test_compare_shows_columns_it_does_not_know(results: pagelab.Results) -> Non
     compared = Comparison(results.compare(by="url", a="http://demo.test/fast",
                                           b="http://demo.test/heavy", metrics=["LCP"])
                           .frame.assign(device="mobile"))
-    page = _Page(compared._repr_html_())
+    page = HtmlParts(compared._repr_html_())
     assert page.headers[:2] == ["device", "metric"]
 
 
@@ -163,7 +134,7 @@ def test_hostile_url_and_report_address_stay_inert(results: pagelab.Results) -> 
     for shown in (hostile._repr_html_(), hostile.summary()._repr_html_(),
                   hostile.compare(by="url", a=HOSTILE_URL, b="http://demo.test/heavy")
                   ._repr_html_()):
-        page = _Page(shown)
+        page = HtmlParts(shown)
         assert page.scripts == 0
         assert "<script>" not in shown
         assert "&lt;script&gt;" in shown
@@ -214,7 +185,7 @@ def test_every_face_refuses_the_same_links(url: str, results: pagelab.Results) -
     for shown in (report._repr_html_(), batch._repr_html_(), batch_comparison_page(batch),
                   pagelab.Results.from_frame(frame).summary()._repr_html_(),
                   html_report(frame, metrics=["LCP"])):
-        page = _Page(shown)
+        page = HtmlParts(shown)
         assert page.links == [], shown
         assert page.scripts == 0
 
@@ -226,7 +197,7 @@ def test_every_face_links_a_web_report() -> None:
     batch = BatchReport(id="b1", urls=[report.url], devices=["mobile"], locations=["us"],
                         batch_type="multiple-urls", status="completed", reports=[item])
     for shown in (report._repr_html_(), batch._repr_html_(), batch_comparison_page(batch)):
-        assert _Page(shown).links == [target]
+        assert HtmlParts(shown).links == [target]
 
 
 # -- templates ----------------------------------------------------------------------------
@@ -235,11 +206,11 @@ def test_every_face_links_a_web_report() -> None:
 def test_templates_autoescape_a_script_title(results: pagelab.Results) -> None:
     script = "<script>alert(1)</script>"
     report = html_report(results, title=script)
-    assert _Page(report).scripts == 0
+    assert HtmlParts(report).scripts == 0
     assert f"<title>{_html.escape(script)}</title>" in report
     assert f"<h1>{_html.escape(script)}</h1>" in report
     page = message_page(script, f"gone {script}")
-    assert _Page(page).scripts == 0
+    assert HtmlParts(page).scripts == 0
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     failed = _report(f"https://a.test/{script}", "", status="failed")
     item = BatchItem(**failed.model_dump(include=set(BatchItem.model_fields)))
@@ -247,7 +218,7 @@ def test_templates_autoescape_a_script_title(results: pagelab.Results) -> None:
                         batch_type="multiple-urls", status="active",
                         lighthouse_version=script, reports=[item])
     hosted = batch_comparison_page(batch)
-    assert _Page(hosted).scripts == 0
+    assert HtmlParts(hosted).scripts == 0
     assert "<b>no</b>" not in hosted  # the error message too
     assert 'http-equiv="refresh"' in hosted  # not completed: it refreshes itself
 
@@ -266,7 +237,7 @@ def test_service_page_shows_the_headline_metrics_with_the_palette() -> None:
                         batch_type="multiple-urls", status="completed",
                         reports=[item, item.model_copy(update={"id": "lt_2"})])
     page = batch_comparison_page(batch)
-    headers = [h.split(" ")[0] for h in _Page(page).headers]
+    headers = [h.split(" ")[0] for h in HtmlParts(page).headers]
     labels = [pagelab.models.METRICS[name].label for name in HEADLINE_METRICS]
     assert headers[5:-1] == labels
     assert RATING_COLOURS["good"][0] in page  # the best value's highlight

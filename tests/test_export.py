@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import pagelab
+from html_page import HtmlParts
 from pagelab._exceptions import InvalidInputError
 from pagelab.export import SUFFIXES, export, html_report
 from pagelab.frames import COLUMNS
@@ -159,32 +160,8 @@ class _References(HTMLParser):
         (self.styles if self._in_style else self.text).append(data)
 
 
-class _Headers(HTMLParser):
-    """The text of every table header of a page."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.headers: list[str] = []
-        self._open = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "th":
-            self._open = True
-            self.headers.append("")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "th":
-            self._open = False
-
-    def handle_data(self, data: str) -> None:
-        if self._open:
-            self.headers[-1] += data
-
-
 def headers(page: str) -> list[str]:
-    found = _Headers()
-    found.feed(page)
-    return found.headers
+    return HtmlParts(page).headers
 
 
 def check_self_contained(page: str, report_urls: set[str]) -> _References:
