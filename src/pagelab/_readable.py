@@ -1,8 +1,9 @@
 """Readable tables of runs, summaries and comparisons, and the frames that display as them.
 
 :meth:`pagelab.Results.summary` and :meth:`pagelab.Results.compare` return a
-:class:`pagelab.Summary` / :class:`pagelab.Comparison`: a plain :class:`pandas.DataFrame` in every way (same
-columns, dtypes, indexing; any operation on it returns a plain ``DataFrame``), whose notebook
+:class:`pagelab.Summary` / :class:`pagelab.Comparison`: a plain :class:`pandas.DataFrame` in
+every way (same columns, dtypes, indexing; any operation on it returns a plain ``DataFrame``),
+whose notebook
 display is the readable table the widget and the HTML report show: short headers with units,
 values rounded per metric and coloured by rating, the CV under each median, failed runs
 counted in red, columns without any value left out. ``.frame`` is the same data as a plain
