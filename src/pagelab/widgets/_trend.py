@@ -114,6 +114,7 @@ class TrendExplorer(Panel):
             ["metric", "tests", "with a value", "median", "latest", "latest rating",
              "good up to", "poor from"],
             rows, css_class="pagelab-trend", row_keys=[m.name],
+            align=["left", "right", "right", "right", "right", "left", "right", "right"],
         ))
         from pagelab import plots
 

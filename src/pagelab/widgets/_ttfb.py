@@ -110,6 +110,7 @@ class TTFBExplorer(Panel):
         self.table.value = str(table(
             ["location", *(header for _, header in TIMINGS), "ok", "error"], table_rows,
             css_class="pagelab-ttfb", row_keys=[row["location"] for row in rows],
+            align=["left", *["right"] * (len(TIMINGS) + 1), "left"],
         ))
         from pagelab import frames, plots
 
