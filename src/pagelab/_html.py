@@ -21,7 +21,7 @@ from markupsafe import Markup, escape
 
 # The registry's module, not the package: the models' own displays use this module, so it must
 # not need the whole models package (imports flow one way: _metrics -> _html -> models).
-from pagelab.models._metrics import RATING_COLOURS, Metric
+from pagelab.models._metrics import RATING_COLOURS, Metric, Rating
 
 if TYPE_CHECKING:
     import jinja2
@@ -49,7 +49,7 @@ _LINK_SCHEMES = ("http://", "https://", "file://")
 
 #: Colours of states that are not ratings (queued, running: neutral grey).
 _NEUTRAL = ("#e8eaed", "#3c4043")
-_STATUS_RATINGS = {"success": "good", "completed": "good", "pass": "good",
+_STATUS_RATINGS: dict[str, Rating] = {"success": "good", "completed": "good", "pass": "good",
                    "warn": "needs-improvement", "failed": "poor", "fail": "poor"}
 
 
@@ -89,7 +89,7 @@ def status_pill(status: str, detail: str | None = None, title: str = "") -> Mark
     """A run's, batch's or check's status (``success``, ``failed``, ``pass``, ``warn``...)
     coloured by the palette; ``detail`` (an error code) follows it."""
     rating = _STATUS_RATINGS.get(status.lower())
-    colours = RATING_COLOURS[rating] if rating else _NEUTRAL  # type: ignore[index]
+    colours = RATING_COLOURS[rating] if rating else _NEUTRAL
     return pill(f"{status} {detail}" if detail else status, colours, title)
 
 

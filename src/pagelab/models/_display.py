@@ -16,7 +16,7 @@ from typing import Protocol
 
 from pagelab._html import MISSING, Markup, escape, link, metric_value, pill, status_pill, table
 
-from ._enums import BatchType, DeviceId, Location, TestStatus, TTFBStatus
+from ._enums import BatchStatus, BatchType, DeviceId, Location, TestStatus, TTFBStatus
 from ._metrics import HEADLINE_METRICS, METRICS, RATING_COLOURS, Metric
 
 __all__ = [
@@ -74,7 +74,7 @@ class _Batch(Protocol):
     @property
     def batch_type(self) -> BatchType: ...
     @property
-    def status(self) -> object: ...
+    def status(self) -> BatchStatus: ...
     @property
     def report_url(self) -> str | None: ...
     @property
@@ -190,10 +190,9 @@ def report_text(report: _Run) -> str:
 def batch_html(batch: _Batch) -> str:
     """A batch as an HTML fragment: its status and a table of its items."""
     done = sum(item.status.is_final for item in batch.reports)
-    status = getattr(batch.status, "value", str(batch.status))
     header = Markup("<div><strong>Batch</strong> {} {}{}</div>").format(
         _joined((batch.id, batch.batch_type.value, f"{done}/{len(batch.reports)} final")),
-        status_pill(status),
+        status_pill(batch.status.value),
         Markup(" &middot; {}").format(page) if (page := link(batch.report_url,
                                                              "comparison page")) else "")
     shown = _shown_metrics(item.metrics for item in batch.reports)
@@ -216,9 +215,8 @@ def batch_html(batch: _Batch) -> str:
 def batch_text(batch: _Batch) -> str:
     """A batch as plain text: a header line, then one block per item."""
     done = sum(item.status.is_final for item in batch.reports)
-    status = getattr(batch.status, "value", str(batch.status))
     lines = [
-        f"{batch.id or 'batch'}  {batch.batch_type.value}  {status}  "
+        f"{batch.id or 'batch'}  {batch.batch_type.value}  {batch.status.value}  "
         f"{done}/{len(batch.reports)} final"
     ]
     lines += ["  " + line for item in batch.reports for line in report_text(item).splitlines()]
