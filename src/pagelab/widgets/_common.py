@@ -29,7 +29,8 @@ from pagelab._exceptions import (
     TransportError,
 )
 from pagelab._extras import require
-from pagelab._html import escape
+from pagelab._html import Markup, escape
+from pagelab.models import RATING_COLOURS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -78,10 +79,11 @@ def error_message(exc: BaseException) -> str:
 
 
 def error_html(message: str) -> str:
-    return (
-        '<div class="pagelab-error" style="color:#a00;border-left:3px solid #a00;'
-        f'padding:4px 8px;white-space:pre-wrap">{escape(message)}</div>'
-    )
+    background, colour = RATING_COLOURS["poor"]
+    return str(Markup(
+        '<div class="pagelab-error" style="color:{};background:{};border-left:3px solid {};'
+        'padding:4px 8px;white-space:pre-wrap">{}</div>'
+    ).format(colour, background, colour, message))
 
 
 def figure_png(draw: Callable[[Axes], object], size: tuple[float, float] = FIGURE_SIZE_IN) -> bytes:
