@@ -111,8 +111,10 @@ def summary_table(summary: pd.DataFrame, *, css_class: str = "pagelab-summary",
     metrics = _metrics_in(summary)
     known = {*_SUMMARY_COUNTS, *_SUMMARY_LINKS, *(m.name for m in METRICS.values()),
              *(f"{m.name}_cv" for m in METRICS.values())}
-    others = [c for c in summary.columns if (c not in known and _filled(summary, c))
-              or (c == "connection" and c in summary.columns)]
+    # Connection is kept even when empty: empty there means "the device's default", which
+    # the table says.
+    others = [c for c in summary.columns
+              if c not in known and (_filled(summary, c) or c == "connection")]
     headers: list[str] = [str(c) for c in others]
     titles: list[str] = [""] * len(others)
     align = ["left"] * len(others)
