@@ -53,8 +53,11 @@ def test_evaluate_mapping_on_every_cell(frame: pd.DataFrame) -> None:
     assert " < 90 " in score.message
     assert set(fast.to_dict()) == {
         "url", "device", "location", "connection", "metric", "operator", "expected", "actual",
-        "values", "aggregation", "passed", "level", "report_url", "message"}
+        "values", "aggregation", "passed", "level", "report_url", "message", "status", "label"}
     assert fast.connection is None  # the device's default
+    # The wording every face prints comes from the result.
+    assert (fast.status, fast.label) == ("pass", "pass")
+    assert (score.status, score.label, score.to_dict()["label"]) == ("fail", "FAIL", "FAIL")
 
 
 def test_aggregation_choice(frame: pd.DataFrame) -> None:

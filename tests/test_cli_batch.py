@@ -83,7 +83,7 @@ def test_table_keeps_failed_cells_with_their_codes() -> None:
     table = summary_table(results)
     assert list(table.columns) == [
         "url", "device", "location", "runs", "failed", "Score", "FCP (ms)", "LCP (ms)",
-        "TBT (ms)", "CLS", "SI (ms)", "TTFB (ms)", "note",
+        "TBT (ms)", "CLS", "SI (ms)", "TTI (ms)", "TTFB (ms)", "note",
     ]  # the cell columns holding a value (no connection given: the devices' own)
     table = table.set_index("url")
     broken = table.loc["http://demo.test/broken"]

@@ -32,6 +32,7 @@ FLOORS: dict[str, int] = {
     "pagelab._public": 0,
     "pagelab._extras": 1,
     "pagelab._cells": 1,
+    "pagelab._html": 1,
     "pagelab.models": 2,
     "pagelab.catalog": 3,
     "pagelab.demo": 3,
@@ -46,27 +47,29 @@ FLOORS: dict[str, int] = {
     "pagelab.stats": 6,
     "pagelab.plots": 7,
     "pagelab.budgets": 7,
-    "pagelab.export": 8,
-    "pagelab._measure": 9,
-    "pagelab": 10,
+    "pagelab._readable": 7,
+    "pagelab._report": 8,
+    "pagelab.export": 9,
+    "pagelab._measure": 10,
+    "pagelab": 11,
     # The faces: nothing imports them.
-    "pagelab.widgets": 11,
-    "pagelab.cli": 11,
-    "pytest_pagelab": 11,
-    "pagelab.__main__": 12,
+    "pagelab.widgets": 12,
+    "pagelab.cli": 12,
+    "pytest_pagelab": 12,
+    "pagelab.__main__": 13,
 }
 FACES = frozenset({"pagelab.widgets", "pagelab.cli", "pytest_pagelab"})
 #: The rooms a request passes through before any frame exists: they never load pandas,
 #: so ``import pagelab``, ``pagelab serve`` and a fleet worker stay light.
 WITHOUT_PANDAS = frozenset({
-    "pagelab", "pagelab._exceptions", "pagelab._paths", "pagelab._public",
+    "pagelab", "pagelab._exceptions", "pagelab._paths", "pagelab._public", "pagelab._html",
     "pagelab._extras", "pagelab.models", "pagelab.catalog", "pagelab.demo",
     "pagelab.store", "pagelab.engine", "pagelab.client", "pagelab.fleet", "pagelab.runners",
     "pagelab.service",
 })
 #: What the models (the ground floor) may import of ours: the exceptions, and the helper
 #: that names their public home.
-MODELS_MAY_IMPORT = frozenset({"pagelab._exceptions", "pagelab._public"})
+MODELS_MAY_IMPORT = frozenset({"pagelab._exceptions", "pagelab._public", "pagelab._html"})
 
 
 @cache

@@ -8,6 +8,7 @@ Engine runs: the notebook's 8, then 4 for the click.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -59,6 +60,7 @@ def test_comparison_notebook_in_jupyterlab(tmp_path: Path) -> None:
         )
         assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter"
                             ".stderr'] >> text=Traceback").count() == 0
+        _check_readable_tables(page)
         widget = page.locator(".pagelab-batchcomparison").first
         assert widget.locator(".pagelab-summary tbody tr").count() == 2
 
@@ -110,6 +112,49 @@ def test_comparison_notebook_in_jupyterlab(tmp_path: Path) -> None:
             "() => [...document.querySelectorAll('.pagelab-trendexplorer img.pagelab-plot')]"
             ".some(img => img.naturalWidth > 0)")
         trend.screenshot(path=str(ARTIFACTS / "trend-explorer.png"))
+
+
+#: The cells whose output is shot for docs/img, by the start of their source, and the file.
+READABLE_SHOTS = (
+    ("results = pagelab.measure(", "notebook-results.png"),
+    ("results.summary()", "notebook-summary.png"),
+    ('results.compare(by="location", a="us", b="de")\n', "notebook-compare.png"),
+)
+
+
+def _code_cell_index(start: str) -> int:
+    """The position among the notebook's code cells of the one whose source starts so."""
+    import json
+
+    cells = json.loads((NOTEBOOKS / NOTEBOOK).read_text())["cells"]
+    sources = ["".join(c["source"]) + "\n" for c in cells if c["cell_type"] == "code"]
+    return next(i for i, source in enumerate(sources) if source.startswith(start))
+
+
+def _check_readable_tables(page: object) -> None:
+    """``results``, ``results.summary()`` and ``results.compare()`` show the readable
+    tables in JupyterLab (units in the headers, rounded values, no empty FMP column), and
+    their screenshots go to the artifacts (docs/img holds copies)."""
+    from playwright.sync_api import Page
+
+    assert isinstance(page, Page)
+    code_cells = page.locator(".jp-Notebook .jp-CodeCell")
+    for start, name in READABLE_SHOTS:
+        output = code_cells.nth(_code_cell_index(start)).locator(".jp-OutputArea-output")
+        output.scroll_into_view_if_needed()
+        headers = output.locator("thead th").all_inner_texts()
+        text = output.inner_text()
+        assert "first_meaningful_paint" not in text
+        assert "FMP" not in headers
+        if "compare" in start:
+            assert {"metric", "us (a)", "de (b)", "b \u2212 a", "b vs a"} <= set(headers)
+            assert "LCP (ms)" in text
+            assert re.search(r"[+-]\d[\d,.]* %", text)  # the relative difference, labelled
+        else:
+            assert {"location", "runs", "failed", "Score", "LCP (ms)", "CLS"} <= set(headers)
+        # Rounded per metric: no pandas six-decimal floats anywhere.
+        assert not re.search(r"\d\.\d{5,}", text)
+        output.screenshot(path=str(ARTIFACTS / name))
 
 
 def _add_cell(page: object, code: str) -> None:

@@ -17,7 +17,7 @@ from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from pagelab import Results, export, plots
+from pagelab import Results, _report, plots
 from pagelab.stats import compare
 from recorded_runs import matrix_2x2
 
@@ -142,11 +142,11 @@ def test_report_plots_fit_their_figures(frame: pd.DataFrame) -> None:
     long_b = "http://demo.test/" + "a-rather-long-path/" * 3 + "heavy"
     renamed = frame.assign(url=frame["url"].map({FAST: long_a, HEAVY: long_b}))
     compared = compare(renamed, "url", long_a, long_b, metrics=["LCP", "performance_score"])
-    check_layout(export._figure(
+    check_layout(_report._figure(
         lambda ax: plots.comparison(compared, ax=ax, a=long_a, b=long_b),
-        (export._WIDTH, 1.2 + 0.62 * len(compared))))
-    check_layout(export._figure(partial(export._by_group, frame, "performance_score"),
-                                (export._WIDTH, 1.4 + 0.75 * 4)))
+        (_report._WIDTH, 1.2 + 0.62 * len(compared))))
+    check_layout(_report._figure(partial(_report._by_group, frame, "performance_score"),
+                                (_report._WIDTH, 1.4 + 0.75 * 4)))
 
 
 def test_widget_plot_legend_and_no_broken_image_before_a_result(frame: pd.DataFrame) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["OUTCOME_KEY", "RecordedOutcome", "check_status", "locate_checks", "record_outcome"]
+__all__ = ["OUTCOME_KEY", "RecordedOutcome", "locate_checks", "record_outcome"]
 
 
 @dataclass
@@ -29,13 +29,6 @@ class RecordedOutcome:
 OUTCOME_KEY = pytest.StashKey[RecordedOutcome]()
 
 
-def check_status(check: Mapping[str, Any]) -> str:
-    """``pass``, ``warn`` or ``FAIL`` for a check record."""
-    if check["passed"]:
-        return "pass"
-    return "warn" if check["level"] == "warn" else "FAIL"
-
-
 def record_outcome(item: pytest.Item, outcome: RecordedOutcome) -> None:
     """Keep ``outcome`` on ``item`` and add its checks as JUnit XML properties."""
     item.stash[OUTCOME_KEY] = outcome
@@ -48,7 +41,7 @@ def record_outcome(item: pytest.Item, outcome: RecordedOutcome) -> None:
         if name in seen:
             continue
         seen.add(name)
-        item.user_properties.append((name, f"{check_status(check)}: {check['message']}"))
+        item.user_properties.append((name, f"{check['label']}: {check['message']}"))
 
 
 def locate_checks(

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     # ``from pagelab.widgets import ...`` is fully typed; ``pagelab.widgets`` reads as Any.
     from . import budgets, export, frames, plots, stats
     from ._measure import Results, measure
+    from ._readable import Comparison, Summary
 
 __version__ = "0.1.0"
 
@@ -82,6 +83,7 @@ __all__ = [
     "BatchStatus",
     "BatchType",
     "Client",
+    "Comparison",
     "Connection",
     "Device",
     "EngineError",
@@ -105,6 +107,7 @@ __all__ = [
     "Runner",
     "ServerError",
     "StoreError",
+    "Summary",
     "TTFBResult",
     "TestReport",
     "TestStatus",
@@ -125,7 +128,8 @@ __all__ = [
 # Submodules and names loaded on first access (PEP 562): pandas, matplotlib and ipywidgets
 # are paid for only by code that uses them.
 _LAZY_MODULES = frozenset({"budgets", "export", "frames", "plots", "stats", "widgets"})
-_LAZY_NAMES: dict[str, str] = {"Results": "._measure", "measure": "._measure"}
+_LAZY_NAMES: dict[str, str] = {"Comparison": "._readable", "Results": "._measure",
+                               "Summary": "._readable", "measure": "._measure"}
 #: Old names that still work, with a DeprecationWarning: old name -> (new name, why).
 _DEPRECATED: dict[str, tuple[str, str]] = {
     "TimeoutError": ("RequestTimeoutError", "it shadowed the builtin TimeoutError"),

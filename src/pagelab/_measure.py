@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
+    from pagelab._readable import Comparison, Summary
+
 __all__ = ["Results", "measure"]
 
 #: What a :class:`Results` built from a frame needs at least.
@@ -296,12 +298,16 @@ class Results:
         by: str | Sequence[str] | None = None,
         agg: str = "median",
         metrics: str | Iterable[str] | None = None,
-    ) -> pd.DataFrame:
+    ) -> Summary:
         """One row per cell: runs, failed runs, ``agg`` per metric, CV, representative run
-        (:func:`pagelab.stats.summarize`)."""
+        (:func:`pagelab.stats.summarize`).
+
+        A :class:`pandas.DataFrame` that a notebook displays as a readable table (units,
+        rounding, rating colours, empty columns left out); ``.frame`` is the plain frame."""
+        from pagelab._readable import Summary
         from pagelab.stats import summarize
 
-        return summarize(self.frame, by=by, agg=agg, metrics=metrics)
+        return Summary(summarize(self.frame, by=by, agg=agg, metrics=metrics))
 
     def describe(
         self,
@@ -324,14 +330,20 @@ class Results:
         resamples: int = 10_000,
         seed: int | None = 0,
         confidence: float = 0.95,
-    ) -> pd.DataFrame:
+    ) -> Comparison:
         """Whether the runs where ``by == b`` differ from those where ``by == a``, per metric,
         within each cell ``by`` does not name (one comparison per device, location and
-        connection; ``within=[]`` pools): :func:`pagelab.stats.compare`."""
+        connection; ``within=[]`` pools): :func:`pagelab.stats.compare`.
+
+        A :class:`pandas.DataFrame` that a notebook displays as a readable table (the sides
+        named, units, significant verdicts coloured); ``.frame`` is the plain frame."""
+        from pagelab._readable import Comparison
         from pagelab.stats import compare
 
-        return compare(self.frame, by, a, b, metrics, within=within, resamples=resamples,
-                       seed=seed, confidence=confidence)
+        compared = Comparison(compare(self.frame, by, a, b, metrics, within=within,
+                                      resamples=resamples, seed=seed, confidence=confidence))
+        compared.attrs.update(by=by, a=a, b=b)
+        return compared
 
     def export(self, path: str | os.PathLike[str], **options: Any) -> Path:
         """Write the runs to ``path`` by its suffix (:func:`pagelab.export.export`; the
@@ -363,13 +375,11 @@ class Results:
         return f"<Results: {len(reports)} runs in {len(cells)} cells, {failed} failed{note}>"
 
     def _repr_html_(self) -> str:
-        from html import escape
+        """The runs' summary per cell and the failed runs, as readable tables."""
+        from pagelab._readable import runs_html
 
-        head = f"<p><code>{escape(repr(self))}</code></p>"
-        if not len(self):
-            return head
-        table: str = self.summary().to_html(index=False, na_rep="-", float_format="{:,.1f}".format)
-        return head + table
+        title = repr(self).strip("<>")
+        return runs_html(self.frame, title, self.summary() if len(self) else self.frame[:0])
 
 
 # The root re-exports both (lazily): shown and pickled as pagelab.Results.

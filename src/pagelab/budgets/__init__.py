@@ -31,6 +31,7 @@ from ._models import BudgetFile, Check, MetricLimit, PageBudget
 from ._baseline import RegressionLimit as RegressionLimit
 from ._baseline import parse_regression_limits as parse_regression_limits
 from ._ci import budget_source_line as budget_source_line
+from ._evaluate import STATUS_LABELS as STATUS_LABELS
 from ._evaluate import format_tally as format_tally
 from ._evaluate import format_value as format_value
 from ._evaluate import run_failures as run_failures

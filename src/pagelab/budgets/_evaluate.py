@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CELL_COLUMNS",
+    "STATUS_LABELS",
     "BudgetResult",
     "BudgetsInput",
     "aggregate_cells",
@@ -44,6 +45,9 @@ _REQUIRED = ("url", "device", "location")
 BudgetsInput = BudgetFile | Mapping[str, Any] | Sequence[Check]
 
 Cell = CellKey
+
+#: How each :attr:`BudgetResult.status` is printed, on every face.
+STATUS_LABELS: dict[str, str] = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +80,19 @@ class BudgetResult:
         """``pass``, ``warn`` (a missed warn-level limit) or ``fail``."""
         return "pass" if self.passed else ("warn" if self.level == "warn" else "fail")
 
+    @property
+    def label(self) -> str:
+        """The status as every face prints it (CLI, pytest summary, reports): ``pass``,
+        ``warn`` or ``FAIL``, a missed limit in capitals so it cannot be overlooked."""
+        return STATUS_LABELS[self.status]
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (values as a list, NaN never appears)."""
+        """A JSON-ready dict (values as a list, NaN never appears), with ``status`` and its
+        printed ``label``, so a reader of the dict words it as the result does."""
         data = asdict(self)
         data["values"] = list(self.values)
+        data["status"] = self.status
+        data["label"] = self.label
         return data
 
 

@@ -114,8 +114,7 @@ def _check(args: argparse.Namespace) -> int:
     for r in results:
         rows.append((cell_label((r.url, r.device, r.location, r.connection)), r.metric,
                      f"{r.operator} {format_value(r.metric, r.expected)}",
-                     format_value(r.metric, r.actual), r.status.upper() if r.status == "fail"
-                     else r.status))
+                     format_value(r.metric, r.actual), r.label))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())

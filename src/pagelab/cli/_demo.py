@@ -5,18 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from pagelab.models import METRICS, TestReport
+from pagelab.models import HEADLINE_METRICS, METRICS, TestReport
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["register"]
 
-_SHOWN = [
-    "url", "device", "status", "performance_score", "first_contentful_paint",
-    "largest_contentful_paint", "total_blocking_time", "cumulative_layout_shift",
-    "speed_index", "server_response_time", "lighthouse_version",
-]
+#: The columns printed: the page, then the registry's headline metrics.
+_SHOWN = ["url", "device", "status", *HEADLINE_METRICS, "lighthouse_version"]
 
 
 # Short headers with units (from the metric registry), so the table fits a terminal.

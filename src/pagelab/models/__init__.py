@@ -36,13 +36,16 @@ from ._ttfb import TTFBData, TTFBError, TTFBLocationResult, TTFBResult, TTFBTimi
 # For the other pagelab packages only (not public API, not in __all__): the validation
 # helpers and wire details every floor above shares.
 from ._config import url_pattern_matches as url_pattern_matches
-from ._display import RATING_COLOURS as RATING_COLOURS
+from ._display import metric_value as metric_value
+from ._display import status_pill as status_pill
 from ._enums import DEVICE_ALIASES as DEVICE_ALIASES
 from ._enums import DeviceId as DeviceId
 from ._inputs import check_paging as check_paging
 from ._inputs import coerce_config as coerce_config
 from ._inputs import epoch_ms_or_none as epoch_ms_or_none
+from ._metrics import HEADLINE_METRICS as HEADLINE_METRICS
 from ._metrics import METRIC_NAMES as METRIC_NAMES
+from ._metrics import RATING_COLOURS as RATING_COLOURS
 from ._reports import ENGINE_CRASHED as ENGINE_CRASHED
 from ._reports import ENGINE_FAILURE_CODES as ENGINE_FAILURE_CODES
 from ._reports import ENGINE_UNAVAILABLE as ENGINE_UNAVAILABLE

@@ -18,8 +18,10 @@ from enum import StrEnum
 from typing import Literal
 
 __all__ = [
+    "HEADLINE_METRICS",
     "METRICS",
     "METRIC_NAMES",
+    "RATING_COLOURS",
     "Direction",
     "Metric",
     "Rating",
@@ -35,6 +37,15 @@ class Direction(StrEnum):
 
 
 Rating = Literal["good", "needs-improvement", "poor"]
+
+#: The one palette: rating -> (background, text) colours, web-vitals' green / amber / red
+#: with text dark enough to read on them (contrast >= 4.5:1). Tables, pills, the widgets'
+#: cells, the export report and the service's pages all read it from here.
+RATING_COLOURS: dict[Rating, tuple[str, str]] = {
+    "good": ("#e6f4ea", "#0d652d"),
+    "needs-improvement": ("#fef3e0", "#8a4b00"),
+    "poor": ("#fce8e6", "#a50e0e"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +169,16 @@ METRICS: dict[str, Metric] = {
 
 #: The metric fields, in the spec's order.
 METRIC_NAMES: tuple[str, ...] = tuple(METRICS)
+
+#: The metrics shown by default in every table, page and report (the notebook displays, the
+#: export report, the service's pages, the CLI), in reading order: the score, then
+#: Lighthouse's own order (FCP, LCP, TBT, CLS, Speed Index), then TTI and TTFB. FMP is left
+#: out: Lighthouse >= 12.1 no longer computes it.
+HEADLINE_METRICS: tuple[str, ...] = (
+    "performance_score", "first_contentful_paint", "largest_contentful_paint",
+    "total_blocking_time", "cumulative_layout_shift", "speed_index", "time_to_interactive",
+    "server_response_time",
+)
 
 
 def metric(name: str) -> Metric:

@@ -3,8 +3,6 @@ and whether the difference is real."""
 
 from __future__ import annotations
 
-import html
-import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,11 +10,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
+from pagelab._html import escape
+from pagelab._readable import comparison_table, summary_table
 from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
 from pagelab.stats import MIN_RUNS
 
-from ._common import Panel, error_html, error_message, figure_png, html_table
+from ._common import Panel, error_html, error_message, figure_png
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -262,8 +262,8 @@ class BatchComparison(Panel):
             parts.append(compared.assign(**{_CELL_COLUMN: label}))
         self.comparison = pd.concat(parts, ignore_index=True)
         self.comparison_table.value = (
-            f"<b>Against the baseline {html.escape(base)}</b>"
-            + _comparison_html(self.comparison)
+            f"<b>Against the baseline {escape(base)}</b>"
+            + _comparison_html(self.comparison, base)
         )
 
     # -- export ----------------------------------------------------------------------------
@@ -281,10 +281,9 @@ class BatchComparison(Panel):
             self.export_status.value = error_html(error_message(exc))
             return None
         self.export_status.value = (
-            f'Saved <code class="pagelab-export-path">{html.escape(str(path))}</code>'
+            f'Saved <code class="pagelab-export-path">{escape(str(path))}</code>'
         )
         return path
-
 
     def _report_options(self, suffix: str) -> dict[str, Any]:
         """The HTML report compares the baseline with the next cell, as the widget shows."""
@@ -324,66 +323,19 @@ def _cell_label(row: Any, columns: Sequence[str]) -> str:
 
 
 def _summary_html(summary: pd.DataFrame, columns: Sequence[str]) -> str:
-    metrics = [m for name, m in METRICS.items()
-               if name in summary and not summary[name].isna().all()]
-    headers = [*columns, "runs", "failed", *(m.header for m in metrics), "report"]
-    rows: list[list[str]] = []
-    for _, row in summary.iterrows():
-        cells = [html.escape(_cell_text(c, row[c])) for c in columns]
-        cells += [str(int(row["runs"])), str(int(row["failed"]))]
-        for m in metrics:
-            value = row[m.name]
-            cv = row.get(f"{m.name}_cv")
-            tip = f' title="CV {cv:.1f}%"' if isinstance(cv, float) and not math.isnan(cv) else ""
-            rating = m.rating(None if _missing(value) else float(value))
-            colour = {"good": "#0a7d32", "poor": "#b3261e"}.get(rating or "", "inherit")
-            cells.append(
-                f'<span style="color:{colour}"{tip}>{m.format(value, unit=False)}</span>'
-            )
-        link = row.get("representative_report_url")
-        cells.append(
-            f'<a href="{html.escape(str(link))}" target="_blank">report</a>'
-            if isinstance(link, str) and link else "\u2013"
-        )
-        rows.append(cells)
+    """The notebook's summary table (:func:`pagelab._readable.summary_table`) over the cell
+    columns that vary, each row keyed by its cell's label."""
+    from pagelab.frames import CELL
+
+    shown = summary.drop(columns=[c for c in CELL if c in summary and c not in columns])
     keys = [_cell_label(row, columns) for _, row in summary.iterrows()]
-    return html_table(headers, rows, css_class="pagelab-summary", row_keys=keys)
+    return str(summary_table(shown, row_keys=keys))
 
 
-def _comparison_html(comparison: pd.DataFrame) -> str:
-    headers = ["cell", "metric", "baseline", "cell median", "difference", "95% CI", "p",
-               "verdict"]
-    rows: list[list[str]] = []
-    for _, row in comparison.iterrows():
-        m = METRICS.get(str(row["metric"]))
-        if m is None or (_missing(row["a_median"]) and _missing(row["b_median"])):
-            continue
-        rel = row["rel_diff"]
-        difference = m.format_diff(row["diff"])
-        if not _missing(rel):
-            difference += f" ({m.format_rel_diff(rel)})"
-        ci = (f"{m.format_diff(row['ci_low'], unit=False)} to {m.format_diff(row['ci_high'])}"
-              if not _missing(row["ci_low"]) else "\u2013")
-        p = "\u2013" if _missing(row["p_value"]) else f"{row['p_value']:.3f}"
-        rows.append([
-            html.escape(str(row[_CELL_COLUMN])), m.header, m.format(row["a_median"]),
-            m.format(row["b_median"]), difference, ci, p, html.escape(_verdict_text(row)),
-        ])
-    return html_table(headers, rows, css_class="pagelab-comparison")
-
-
-def _verdict_text(row: Any) -> str:
-    """The verdict, with the comparison's note (e.g. an interval from too few runs)."""
-    note = row.get("note")
-    return f"{row['verdict']} ({note})" if isinstance(note, str) and note else str(row["verdict"])
+def _comparison_html(comparison: pd.DataFrame, baseline: str) -> str:
+    """The notebook's comparison table, one block of rows per cell against the baseline."""
+    return str(comparison_table(comparison, a=baseline, b=_CELL_COLUMN))
 
 
 def _missing_scalar(value: Any) -> bool:
     return bool(_pandas().isna(value)) if not isinstance(value, str) else False
-
-
-def _missing(value: Any) -> bool:
-    try:
-        return value is None or math.isnan(float(value))
-    except (TypeError, ValueError):
-        return True

@@ -9,10 +9,9 @@ comm message that works from any thread and that a test can read back.
 
 from __future__ import annotations
 
-import html
 import io
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,8 @@ from pagelab._exceptions import (
     TransportError,
 )
 from pagelab._extras import require
+from pagelab._html import Markup, escape
+from pagelab.models import RATING_COLOURS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -43,7 +44,6 @@ __all__ = [
     "draw_figure",
     "error_message",
     "figure_png",
-    "html_table",
     "ipywidgets",
 ]
 
@@ -82,38 +82,11 @@ def error_message(exc: BaseException) -> str:
 
 
 def error_html(message: str) -> str:
-    return (
-        '<div class="pagelab-error" style="color:#a00;border-left:3px solid #a00;'
-        f'padding:4px 8px;white-space:pre-wrap">{html.escape(message)}</div>'
-    )
-
-
-def html_table(
-    headers: Sequence[str],
-    rows: Iterable[Sequence[str]],
-    *,
-    css_class: str,
-    row_keys: Iterable[str] | None = None,
-) -> str:
-    """A small HTML table; cells are HTML already (escape text before). ``row_keys`` go in
-    each row's ``data-key`` so a browser test can find a row."""
-    keys = list(row_keys) if row_keys is not None else None
-    head = "".join(f"<th>{cell}</th>" for cell in headers)
-    body: list[str] = []
-    for index, row in enumerate(rows):
-        key = f' data-key="{html.escape(keys[index])}"' if keys is not None else ""
-        cells = "".join(f"<td>{cell}</td>" for cell in row)
-        body.append(f"<tr{key}>{cells}</tr>")
-    style = (
-        "<style>.pagelab-table{border-collapse:collapse;font-size:12px}"
-        ".pagelab-table th,.pagelab-table td{border-bottom:1px solid #ddd;padding:2px 8px;"
-        "text-align:right}.pagelab-table th:first-child,.pagelab-table td:first-child"
-        "{text-align:left}</style>"
-    )
-    return (
-        f'{style}<table class="pagelab-table {css_class}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
-    )
+    background, colour = RATING_COLOURS["poor"]
+    return str(Markup(
+        '<div class="pagelab-error" style="color:{};background:{};border-left:3px solid {};'
+        'padding:4px 8px;white-space:pre-wrap">{}</div>'
+    ).format(colour, background, colour, message))
 
 
 def draw_figure(draw: Callable[[Axes], object],
@@ -174,7 +147,7 @@ class Panel:
         self.plot = w.Image(format="png", value=b"")
         self.plot.add_class("pagelab-plot")
         self._plot_placeholder = w.HTML(
-            value=f'<i class="pagelab-plot-placeholder">{html.escape(PLOT_PLACEHOLDER)}</i>'
+            value=f'<i class="pagelab-plot-placeholder">{escape(PLOT_PLACEHOLDER)}</i>'
         )
         self.plot_area = w.Box([self._plot_placeholder])
         self.plot_area.add_class("pagelab-plot-area")
@@ -261,10 +234,10 @@ class Panel:
             self.plot.value = b""
 
     def _set_status(self, text: str) -> None:
-        self.status.value = f'<span class="pagelab-status-text">{html.escape(text)}</span>'
+        self.status.value = f'<span class="pagelab-status-text">{escape(text)}</span>'
 
     def _build(self, *children: Any) -> None:
-        title = self._w.HTML(value=f"<b>{html.escape(self._title)}</b>") if self._title else None
+        title = self._w.HTML(value=f"<b>{escape(self._title)}</b>") if self._title else None
         items = [title, *children] if title is not None else list(children)
         self._box = self._w.VBox(items)
         self._box.add_class(f"pagelab-{type(self).__name__.lower()}")

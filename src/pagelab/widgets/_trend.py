@@ -3,14 +3,14 @@ service, with the good/poor thresholds drawn."""
 
 from __future__ import annotations
 
-import html
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from pagelab._html import table
 from pagelab.catalog import DEVICES
-from pagelab.models import METRICS
+from pagelab.models import METRICS, metric_value
 
-from ._common import Panel, figure_png, html_table
+from ._common import Panel, figure_png
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -103,16 +103,17 @@ class TrendExplorer(Panel):
         latest = values.iloc[-1] if len(values) else float("nan")
         median = values.median() if len(values) else float("nan")
         rows = [[
-            m.header, str(len(frame)), str(len(values)), m.format(median, unit=False),
-            m.format(latest, unit=False), html.escape(m.rating(float(latest)) or "\u2013"),
+            m.header, str(len(frame)), str(len(values)), metric_value(m, median, unit=False),
+            metric_value(m, latest, unit=False), m.rating(float(latest)) or "\u2013",
             m.format(m.good, unit=False) if m.good is not None else "\u2013",
             m.format(m.poor, unit=False) if m.poor is not None else "\u2013",
         ]]
-        self.table.value = html_table(
+        self.table.value = str(table(
             ["metric", "tests", "with a value", "median", "latest", "latest rating",
              "good up to", "poor from"],
             rows, css_class="pagelab-trend", row_keys=[m.name],
-        )
+            align=["left", "right", "right", "right", "right", "left", "right", "right"],
+        ))
         from pagelab import plots
 
         self._set_plot(figure_png(lambda ax: plots.trend(frame, m.name, ax=ax)))

@@ -3,15 +3,15 @@ time to first byte goes (DNS, TCP, TLS, server processing)."""
 
 from __future__ import annotations
 
-import html
 import statistics
 from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError
+from pagelab._html import table
 from pagelab.catalog import TTFB_REGIONS
 from pagelab.models import TTFBResult, TTFBStatus
 
-from ._common import Panel, figure_png, html_table
+from ._common import Panel, figure_png
 
 if TYPE_CHECKING:
     from pagelab.runners import Runner
@@ -101,14 +101,15 @@ class TTFBExplorer(Panel):
         )
         rows = median_timings(results)
         table_rows = [
-            [html.escape(row["location"]), *(_ms(row[key]) for key, _ in TIMINGS),
-             f"{row['ok']}/{row['probes']}", html.escape(row["error"])]
+            [row["location"], *(_ms(row[key]) for key, _ in TIMINGS),
+             f"{row['ok']}/{row['probes']}", row["error"]]
             for row in rows
         ]
-        self.table.value = html_table(
+        self.table.value = str(table(
             ["location", *(header for _, header in TIMINGS), "ok", "error"], table_rows,
             css_class="pagelab-ttfb", row_keys=[row["location"] for row in rows],
-        )
+            align=["left", *["right"] * (len(TIMINGS) + 1), "left"],
+        ))
         from pagelab import frames, plots
 
         frame = frames.ttfb_frame(results)

@@ -1,0 +1,358 @@
+"""Readable tables of runs, summaries and comparisons, and the frames that display as them.
+
+:meth:`pagelab.Results.summary` and :meth:`pagelab.Results.compare` return a
+:class:`pagelab.Summary` / :class:`pagelab.Comparison`: a plain :class:`pandas.DataFrame` in
+every way (same columns, dtypes, indexing; any operation on it returns a plain ``DataFrame``),
+whose notebook
+display is the readable table the widget and the HTML report show: short headers with units,
+values rounded per metric and coloured by rating, the CV under each median, failed runs
+counted in red, columns without any value left out. ``.frame`` is the same data as a plain
+``DataFrame``, which displays as pandas does. The export report and the widgets render the
+same tables through :func:`summary_table` and :func:`comparison_table`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pagelab._html import MISSING, Markup, link, pill, table
+from pagelab.models import (
+    HEADLINE_METRICS,
+    METRICS,
+    RATING_COLOURS,
+    Metric,
+    metric_value,
+    status_pill,
+)
+
+__all__ = ["Comparison", "Summary", "comparison_table", "failed_runs_table", "frame_table",
+           "runs_html", "summary_table"]
+
+_NOTE = Markup('<span style="display:block;color:#5f6368;font-size:11px">{}</span>')
+_CV = Markup('<span style="display:block;color:#5f6368;font-size:11px">CV {}</span>')
+_FAILED_ROW = "background:{}".format(RATING_COLOURS["poor"][0])
+#: Comparison columns drawn by this module; any other column (the cell's device or
+#: location, say) is shown as text before them.
+_COMPARISON_COLUMNS = ("metric", "unit", "a_median", "b_median", "diff", "rel_diff", "ci_low",
+                       "ci_high", "p_value", "effect_size", "n_a", "n_b", "verdict", "note")
+_SUMMARY_COUNTS = ("runs", "failed", "engine_failures")
+_SUMMARY_LINKS = ("representative_id", "representative_report_url")
+
+
+def _missing(value: object) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float | np.floating) and math.isnan(value)
+
+
+def _number(value: object) -> float | None:
+    if _missing(value) or isinstance(value, bool | np.bool_):
+        return None
+    if isinstance(value, int | float | np.integer | np.floating):
+        return float(value)
+    return None
+
+
+def _text(value: object, column: str = "") -> str:
+    """A cell of a column this module knows nothing about, readable."""
+    if _missing(value):
+        return "default" if column == "connection" else MISSING
+    if isinstance(value, pd.Timestamp):
+        if value.tzinfo is None:
+            return value.strftime("%Y-%m-%d %H:%M:%S")
+        return value.tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S UTC")
+    if isinstance(value, float | np.floating):
+        return f"{value:,.4g}"
+    return str(value)
+
+
+def _filled(frame: pd.DataFrame, column: object) -> bool:
+    """Whether ``column`` holds any value (an all-empty column is not shown)."""
+    return bool(frame[column].notna().any())
+
+
+def _metrics_in(frame: pd.DataFrame) -> list[Metric]:
+    """The metric columns holding a value: the headline ones in reading order, then any
+    other (FMP) when it has values."""
+    names = [*HEADLINE_METRICS, *(n for n in METRICS if n not in HEADLINE_METRICS)]
+    return [METRICS[n] for n in names if n in frame.columns and _filled(frame, n)]
+
+
+def frame_table(frame: pd.DataFrame, *, css_class: str = "pagelab-frame") -> Markup:
+    """Any frame as a table, every column kept: metric columns under ``LABEL (unit)`` with
+    the registry's rounding, numbers right-aligned, times in UTC, a meaningful index as
+    columns."""
+    if not (isinstance(frame.index, pd.RangeIndex) and frame.index.name is None):
+        frame = frame.reset_index()
+    numeric = [pd.api.types.is_numeric_dtype(frame[c].dtype)
+               and not pd.api.types.is_bool_dtype(frame[c].dtype) for c in frame.columns]
+    headers = [METRICS[str(c)].header if str(c) in METRICS else str(c) for c in frame.columns]
+    rows = []
+    for record in frame.itertuples(index=False, name=None):
+        cells: list[object] = []
+        for column, value in zip(frame.columns, record, strict=True):
+            m = METRICS.get(str(column))
+            number = _number(value)
+            cells.append(m.format(number, unit=False) if m is not None and number is not None
+                         else _text(value))
+        rows.append(cells)
+    return table(headers, rows, align=["right" if n else "left" for n in numeric],
+                 css_class=css_class,
+                 wrap=[str(c) in ("url", "report_url") for c in frame.columns])
+
+
+# -- summaries ---------------------------------------------------------------------------
+
+
+def summary_table(summary: pd.DataFrame, *, css_class: str = "pagelab-summary",
+                  row_keys: Sequence[str] | None = None) -> Markup:
+    """A summary (:func:`pagelab.stats.summarize`'s columns) as a readable table: the cell
+    columns, runs, failed runs (red when any; engine failures in brackets), each metric's
+    value under ``LABEL (unit)`` coloured by rating with its CV beneath, the representative
+    run's report. Columns it does not know are shown as text after the cell; empty ones are
+    left out."""
+    metrics = _metrics_in(summary)
+    known = {*_SUMMARY_COUNTS, *_SUMMARY_LINKS, *(m.name for m in METRICS.values()),
+             *(f"{m.name}_cv" for m in METRICS.values())}
+    # Connection is kept even when empty: empty there means "the device's default", which
+    # the table says.
+    others = [c for c in summary.columns
+              if c not in known and (_filled(summary, c) or c == "connection")]
+    headers: list[str] = [str(c) for c in others]
+    titles: list[str] = [""] * len(others)
+    align = ["left"] * len(others)
+    if "runs" in summary.columns:
+        headers += ["runs"]
+        titles += ["every run of the cell"]
+        align += ["right"]
+    if "failed" in summary.columns:
+        headers += ["failed"]
+        titles += ["runs whose page failed to load or whose engine failed (in brackets)"]
+        align += ["right"]
+    headers += [m.header for m in metrics]
+    titles += [f"{m.title}: median of the successful runs; CV beneath" for m in metrics]
+    align += ["right"] * len(metrics)
+    has_report = "representative_id" in summary.columns and _filled(summary,
+                                                                     "representative_id")
+    if has_report:
+        headers.append("report")
+        titles.append("the representative run (closest to the median FCP and TTI)")
+        align.append("left")
+    rows: list[list[object]] = []
+    styles: list[str] = []
+    for _, row in summary.iterrows():
+        cells: list[object] = [_text(row[c], str(c)) for c in others]
+        runs = _number(row.get("runs"))
+        failed = _number(row.get("failed")) or 0
+        if "runs" in summary.columns:
+            cells.append(f"{int(runs or 0):,}")
+        if "failed" in summary.columns:
+            engine = _number(row.get("engine_failures")) or 0
+            text = f"{int(failed)}" + (f" ({int(engine)} engine)" if engine else "")
+            cells.append(pill(text, RATING_COLOURS["poor"]) if failed else text)
+        for m in metrics:
+            value = _number(row[m.name])
+            cv = _number(row.get(f"{m.name}_cv"))
+            cell = metric_value(m, value, unit=False)
+            cells.append(cell + _CV.format(f"{cv:.0f} %") if cv is not None else cell)
+        if has_report:
+            rep = row.get("representative_id")
+            url = row.get("representative_report_url")
+            cells.append(MISSING if _missing(rep) else Markup('<span title="run {}">{}</span>')
+                         .format(rep, link(url, "report") or MISSING))
+        rows.append(cells)
+        styles.append(_FAILED_ROW if runs and failed >= runs else "")
+    return table(headers, rows, align=align, titles=titles, css_class=css_class,
+                 row_keys=row_keys, row_styles=styles,
+                 wrap=[c == "url" for c in others] + [False] * (len(headers) - len(others)))
+
+
+# -- comparisons -------------------------------------------------------------------------
+
+
+def _side(value: object) -> str:
+    if isinstance(value, list | tuple):
+        return " \u00b7 ".join(map(str, value))
+    return str(value)
+
+
+def comparison_table(compared: pd.DataFrame, *, a: object = None, b: object = None,
+                     css_class: str = "pagelab-comparison") -> Markup:
+    """A comparison (:func:`pagelab.stats.compare`'s columns) as a readable table: per
+    metric the two medians, the difference with its percent, the bootstrap interval, p,
+    Cliff's delta, the runs per side and the verdict, coloured when significant (green
+    better, red worse). Any other column (the cell a row compares within) comes first, as
+    text. ``a`` / ``b`` name the sides in the headers."""
+    others = [c for c in compared.columns if c not in _COMPARISON_COLUMNS
+              and _filled(compared, c)]
+    name_a = f"{_side(a)} (a)" if a is not None else "a"
+    name_b = f"{_side(b)} (b)" if b is not None else "b"
+    plan: list[tuple[str, str, str]] = [  # (header, tooltip, needed column)
+        ("metric", "", "metric"),
+        (name_a, "median of a's successful runs", "a_median"),
+        (name_b, "median of b's successful runs", "b_median"),
+        ("b \u2212 a", "difference of the medians", "diff"),
+        ("b vs a", "the difference in percent of a's median", "rel_diff"),
+        ("95 % interval of b \u2212 a", "seeded percentile bootstrap of the difference of "
+         "medians", "ci_low"),
+        ("p", "two-sided Mann-Whitney U test", "p_value"),
+        ("Cliff's \u03b4", "effect size of b against a, -1 to 1", "effect_size"),
+        ("runs a / b", "successful runs per side", "n_a"),
+        ("verdict", "significant when p < 0.05 and the interval excludes 0", "verdict"),
+    ]
+    plan = [p for p in plan if p[2] in compared.columns and _filled(compared, p[2])]
+    headers = [str(c) for c in others] + [p[0] for p in plan]
+    titles = [""] * len(others) + [p[1] for p in plan]
+    align = ["left"] * (len(others) + 1) + ["right"] * (len(plan) - 2) + ["left"]
+    rows: list[list[object]] = []
+    for _, row in compared.iterrows():
+        m = METRICS.get(str(row.get("metric")))
+        cells: list[object] = [_text(row[c], str(c)) for c in others]
+        for _, _, column in plan:
+            cells.append(_comparison_cell(m, row, column))
+        rows.append(cells)
+    return table(headers, rows, align=align, titles=titles, css_class=css_class,
+                 wrap=[c == "url" for c in others] + [False] * len(plan))
+
+
+def _comparison_cell(m: Metric | None, row: pd.Series, column: str) -> object:
+    value = _number(row.get(column))
+    if column == "metric":
+        return Markup('<span title="{}">{}</span>').format(m.title, m.header) if m else _text(
+            row.get("metric"))
+    if column == "verdict":
+        return _verdict(m, row)
+    if column == "n_a":
+        return f"{_text(row.get('n_a'))} / {_text(row.get('n_b'))}"
+    if value is None:
+        return MISSING
+    if column == "rel_diff":
+        return Metric.format_rel_diff(value)
+    if column == "p_value":
+        return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    if column == "effect_size":
+        return f"{value:+.2f}"
+    if m is None:
+        return _text(value)
+    if column == "diff":
+        return m.format_diff(value, unit=False)
+    if column == "ci_low":
+        high = _number(row.get("ci_high"))
+        return f"{m.format_diff(value, unit=False)} to {m.format_diff(high, unit=False)}"
+    return metric_value(m, value, unit=False)  # a medians, rated
+
+
+def _verdict(m: Metric | None, row: pd.Series) -> object:
+    shown = _verdict_text(m, row)
+    note = row.get("note")
+    # The note says what the verdict rests on: pooled cells, too few runs for the interval.
+    if isinstance(note, str) and note:
+        return Markup("{}{}").format(shown, _NOTE.format(note))
+    return shown
+
+
+def _verdict_text(m: Metric | None, row: pd.Series) -> object:
+    verdict = _text(row.get("verdict"))
+    a, b = _number(row.get("a_median")), _number(row.get("b_median"))
+    # Significant verdicts name b ("b is slower", "b scores higher"); the others do not.
+    if m is None or a is None or b is None or not verdict.startswith("b "):
+        return verdict
+    better = m.is_better(b, a)
+    return pill(verdict, RATING_COLOURS["good" if better else "poor"],
+                "b is better" if better else "b is worse")
+
+
+# -- runs --------------------------------------------------------------------------------
+
+
+def failed_runs_table(frame: pd.DataFrame) -> Markup | None:
+    """The failed runs of a wide frame (id, cell, run, error, engine failure, time), or
+    None when none failed."""
+    if "status" not in frame.columns:
+        return None
+    failed = frame[(frame["status"].astype("string") == "failed").fillna(False)]
+    if failed.empty:
+        return None
+    columns = [c for c in ("id", "url", "device", "location", "connection", "run",
+                           "error_code", "engine_failure", "created_at")
+               if c in failed.columns and (_filled(failed, c) or c == "connection")]
+    rows = []
+    for _, row in failed.iterrows():
+        cells: list[object] = []
+        for c in columns:
+            if c == "error_code":
+                cells.append(status_pill("failed", None if _missing(row[c]) else str(row[c])))
+            elif c == "engine_failure":
+                cells.append("engine" if row[c] is True else "page")
+            else:
+                cells.append(_text(row[c], c))
+        rows.append(cells)
+    headers = ["error" if c == "error_code" else "cause" if c == "engine_failure"
+               else "time" if c == "created_at" else c for c in columns]
+    return table(headers, rows, align=["left"] * len(columns), css_class="pagelab-failed",
+                 wrap=[c == "url" for c in columns])
+
+
+# -- the frames that display readably ------------------------------------------------------
+
+_BOX = Markup(
+    '<div class="{}" style="font-family:system-ui,-apple-system,\'Segoe UI\',sans-serif;'
+    'font-size:13px;line-height:1.4;color:#202124;max-width:100%;overflow-x:auto">{}{}</div>'
+)
+_HINT = Markup('<div style="color:#5f6368;font-size:12px">{}</div>')
+
+
+class _Readable(pd.DataFrame):
+    """A DataFrame that displays readably in a notebook; anything derived from it is a
+    plain DataFrame again (a slice or a copy has no reason to keep the display)."""
+
+    @property
+    def _constructor(self) -> Any:
+        return pd.DataFrame
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The same data as a plain :class:`pandas.DataFrame` (pandas' own display)."""
+        return pd.DataFrame(self)
+
+    def _hint(self) -> Markup:
+        return _HINT.format(
+            f"{len(self)} rows \u00d7 {len(self.columns)} columns; .frame shows them all "
+            "as a plain DataFrame")
+
+
+class Summary(_Readable):
+    """:meth:`pagelab.Results.summary`'s table: a DataFrame, displayed readably."""
+
+    def _repr_html_(self) -> str:
+        return str(_BOX.format("pagelab-summary-box", summary_table(self), self._hint()))
+
+
+class Comparison(_Readable):
+    """:meth:`pagelab.Results.compare`'s table: a DataFrame, displayed readably; the compared
+    sides are in ``attrs["a"]`` and ``attrs["b"]``."""
+
+    def _repr_html_(self) -> str:
+        body = comparison_table(self, a=self.attrs.get("a"), b=self.attrs.get("b"))
+        return str(_BOX.format("pagelab-comparison-box", body, self._hint()))
+
+
+def runs_html(frame: pd.DataFrame, title: str, summary: pd.DataFrame) -> str:
+    """What :class:`pagelab.Results` shows in a notebook: a title line, the summary per cell
+    and the failed runs."""
+    parts = [Markup("<div><strong>{}</strong></div>").format(title)]
+    if len(summary):
+        parts.append(summary_table(summary))
+    failed = failed_runs_table(frame)
+    if failed is not None:
+        parts.append(Markup("<div><strong>Failed runs</strong></div>"))
+        parts.append(failed)
+    hint = _HINT.format(
+        ".frame: one row per run; .summary(): this table as a DataFrame; .long: tidy rows")
+    return str(_BOX.format("pagelab-results", Markup("").join(parts), hint))
+

@@ -1,0 +1,226 @@
+"""The HTML report of runs (:func:`html_report`) and the page of a bare frame
+(:func:`table_page`): documents from the autoescaping templates ``report.html.j2`` and
+``table.html.j2``, their tables from :mod:`pagelab._readable` (the notebook's own), their
+plots as embedded PNG. Nothing is loaded from anywhere: the report links are the page's only
+``http(s)://`` references.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from pagelab._exceptions import InvalidInputError
+from pagelab._extras import require
+from pagelab._html import render
+from pagelab._readable import comparison_table, failed_runs_table, frame_table, summary_table
+from pagelab.frames import CELL
+from pagelab.models import HEADLINE_METRICS, METRIC_NAMES, METRICS, metric
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["default_comparison", "frame_of", "html_report", "table_page"]
+
+#: Plot width (inches) and resolution in the HTML report: two plots side by side on a
+#: 1280-pixel screen.
+_WIDTH, _DPI = 6.6, 85
+
+
+@dataclass(frozen=True, slots=True)
+class _Plot:
+    alt: str
+    src: str
+
+
+def frame_of(data: object) -> pd.DataFrame:
+    """The wide frame of ``Results``, or ``data`` itself when it is a DataFrame."""
+    if isinstance(data, pd.DataFrame):
+        return data
+    frame = getattr(data, "frame", None)
+    if isinstance(frame, pd.DataFrame):
+        return frame
+    raise InvalidInputError(
+        f"data: expected Results or a DataFrame, got {type(data).__name__}"
+    )
+
+
+def _timestamp(value: pd.Timestamp) -> str:
+    if value.tzinfo is None:
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    return value.tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def table_page(frame: pd.DataFrame, *, title: str | None = None) -> str:
+    """A self-contained page holding ``frame`` as a table."""
+    return render("table.html.j2", title=title or "pagelab table", rows=len(frame),
+                  columns=len(frame.columns), table=frame_table(frame))
+
+
+def _metric_names(frame: pd.DataFrame, metrics: Iterable[str] | None) -> list[str]:
+    """The metrics to show: those asked for, else every one with a value (the headline ones
+    first, in the registry's reading order)."""
+    if metrics is not None:
+        names = []
+        for name in ([metrics] if isinstance(metrics, str) else list(metrics)):
+            try:
+                names.append(metric(name).name)
+            except KeyError:
+                raise InvalidInputError(
+                    f"metrics: unknown {name!r}; valid: {', '.join(METRICS)}") from None
+        return [n for n in names if n in frame.columns]
+    ordered = [*HEADLINE_METRICS, *(n for n in METRIC_NAMES if n not in HEADLINE_METRICS)]
+    return [n for n in ordered if n in frame.columns and frame[n].notna().any()]
+
+
+def default_comparison(frame: pd.DataFrame) -> tuple[str, object, object] | None:
+    """The comparison a report shows unless told: the first two values (in the column's
+    order) of the first cell column (URL, device, location, connection) with two or more."""
+    from pagelab.plots import successful
+
+    ok = frame[successful(frame)]
+    for column in CELL:
+        if column not in ok.columns:
+            continue
+        values = ok[column].dropna()
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            present = [v for v in values.cat.categories if (values == v).any()]
+        else:
+            present = list(dict.fromkeys(values))
+        if len(present) >= 2:
+            return column, present[0], present[1]
+    return None
+
+
+def _side(value: object) -> str:
+    if isinstance(value, list | tuple):
+        return " \u00b7 ".join(map(str, value))
+    return str(value)
+
+
+def _figure(draw: Callable[[Axes], object], size: tuple[float, float]) -> Figure:
+    """A fresh figure (not pyplot's: no global state, no backend switch) with ``draw`` done
+    on its axes; constrained layout keeps legends beside the axes and titles inside."""
+    figure_module = require("matplotlib.figure", "notebook")
+    figure: Figure = figure_module.Figure(figsize=size, dpi=_DPI, layout="constrained")
+    draw(figure.subplots())
+    return figure
+
+
+def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> _Plot:
+    """:func:`_figure` as a base64 PNG ``data:`` address with its title as the alternative
+    text."""
+    figure = _figure(draw, size)
+    ax = figure.axes[0]
+    buffer = io.BytesIO()
+    # No Software tag: it would put matplotlib's web address into the file.
+    figure.savefig(buffer, format="png", metadata={"Software": None})
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return _Plot(ax.get_title(loc="left") or ax.get_title(), f"data:image/png;base64,{data}")
+
+
+def _plots(frame: pd.DataFrame, names: list[str], compared: pd.DataFrame | None,
+           sides: tuple[object, object] | None) -> list[_Plot]:
+    from pagelab import plots
+    from pagelab.plots import group_columns
+
+    keys = group_columns(frame, None)
+    groups = frame.groupby(keys, observed=True, dropna=False).ngroups if keys else 1
+    images = []
+    if compared is not None and sides is not None and len(compared):
+        images.append(_png(
+            lambda ax: plots.comparison(compared, ax=ax, a=sides[0], b=sides[1]),
+            (_WIDTH, 1.2 + 0.62 * len(compared)),
+        ))
+    for name in (n for n in HEADLINE_METRICS if n in names):
+        images.append(_png(partial(_by_group, frame, name), (_WIDTH, 1.4 + 0.75 * groups)))
+    if len(keys) >= 2 and "largest_contentful_paint" in names:
+        rows, columns = keys[0], keys[1]
+        width = frame[columns].nunique()
+        height = frame[rows].nunique()
+        images.append(_png(
+            lambda ax: plots.heatmap(frame, "largest_contentful_paint", rows=rows,
+                                     columns=columns, ax=ax),
+            (2.2 + 1.9 * width, 1.4 + 0.75 * height),
+        ))
+    return images
+
+
+def _by_group(frame: pd.DataFrame, name: str, ax: Axes) -> object:
+    from pagelab import plots
+
+    return plots.metric_by_group(frame, name, ax=ax)
+
+
+def html_report(
+    results: object,
+    *,
+    by: str | Sequence[str] | None = None,
+    a: object = None,
+    b: object = None,
+    title: str | None = None,
+    metrics: Iterable[str] | None = None,
+) -> str:
+    """One self-contained HTML page about ``results`` (``Results`` or the wide frame).
+
+    It holds: how many runs, cells and failures, over which time; the summary per cell
+    (units in the headers, rating colours, CV, a link to each representative run's report);
+    the comparison of ``b`` against ``a`` by ``by`` (:func:`pagelab.stats.compare`; default
+    the first two values of the first cell column with two or more, none when every run is
+    one cell); plots as embedded PNG (the comparison, each headline metric per cell, a heat
+    map of LCP when two cell columns vary); the failed runs. Every text is escaped (the
+    template autoescapes); nothing is loaded from anywhere.
+    """
+    from pagelab.stats import compare, summarize
+
+    frame = frame_of(results)
+    if not {"status", "url"} <= set(frame.columns):
+        raise InvalidInputError("results: expected Results or the wide frame of runs")
+    names = _metric_names(frame, metrics)
+    if (by is None) != (a is None) or (by is None) != (b is None):
+        raise InvalidInputError("by, a, b: give all three to choose the comparison, or none")
+    chosen = (by, a, b) if by is not None else default_comparison(frame)
+    compared = None
+    if chosen is not None and names:
+        try:
+            compared = compare(frame, chosen[0], chosen[1], chosen[2], metrics=names)
+        except InvalidInputError:
+            if by is not None:
+                raise
+            compared = None  # the default pair shares no cell: nothing to compare within
+    status = frame["status"].astype("string")
+    n_ok = int((status == "success").sum())
+    n_failed = int((status == "failed").sum())
+    times = pd.to_datetime(frame["created_at"], utc=True).dropna() if (
+        "created_at" in frame.columns) else pd.Series([], dtype="datetime64[ns, UTC]")
+    when = (f"{_timestamp(pd.Timestamp(times.min()))} to "
+            f"{_timestamp(pd.Timestamp(times.max()))}" if len(times) else "no times")
+    versions = sorted({str(v) for v in frame.get("lighthouse_version", pd.Series()).dropna()})
+    meta = (f"{len(frame):,} runs ({n_ok:,} successful, {n_failed:,} failed) from {when}"
+            + (f"; Lighthouse {', '.join(versions)}" if versions else "")
+            + f". Written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} by pagelab.")
+    return render(
+        "report.html.j2",
+        title=title or "pagelab report",
+        meta=meta,
+        interrupted=getattr(results, "interrupted", False) is True,
+        summary=summary_table(summarize(frame, metrics=names)) if names else None,
+        comparison=(comparison_table(compared, a=chosen[1], b=chosen[2])
+                    if compared is not None and chosen is not None else None),
+        by=_side(chosen[0]) if chosen else "",
+        within=" \u00d7 ".join(compared.attrs.get("within", [])) if compared is not None else "",
+        a=_side(chosen[1]) if chosen else "",
+        b=_side(chosen[2]) if chosen else "",
+        plots=_plots(frame, names, compared,
+                     (chosen[1], chosen[2]) if chosen is not None else None),
+        failed=failed_runs_table(frame),
+        n_failed=n_failed,
+    )
