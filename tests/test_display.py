@@ -103,7 +103,8 @@ def test_compare_is_a_dataframe_with_labelled_readable_display(
         metrics=["LCP"]).columns)
     shown = compared._repr_html_()
     page = HtmlParts(shown)
-    assert page.headers[:6] == ["metric", "http://demo.test/fast (a)",
+    # The cell each row compares within comes first (one comparison per device, location).
+    assert page.headers[:8] == ["device", "location", "metric", "http://demo.test/fast (a)",
                                 "http://demo.test/heavy (b)", "b \u2212 a", "b vs a",
                                 "95 % interval of b \u2212 a"]
     assert "rel_diff" not in shown
@@ -120,9 +121,9 @@ def test_compare_shows_columns_it_does_not_know(results: pagelab.Results) -> Non
     as text before the metric."""
     compared = Comparison(results.compare(by="url", a="http://demo.test/fast",
                                           b="http://demo.test/heavy", metrics=["LCP"])
-                          .frame.assign(device="mobile"))
+                          .frame.assign(browser="chromium"))
     page = HtmlParts(compared._repr_html_())
-    assert page.headers[:2] == ["device", "metric"]
+    assert page.headers[:4] == ["device", "location", "browser", "metric"]
 
 
 def test_hostile_url_and_report_address_stay_inert(results: pagelab.Results) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from pagelab._html import MISSING, Markup, link, pill, table
+from pagelab._public import publish
 from pagelab.models import (
     HEADLINE_METRICS,
     METRICS,
@@ -356,3 +357,6 @@ def runs_html(frame: pd.DataFrame, title: str, summary: pd.DataFrame) -> str:
         ".frame: one row per run; .summary(): this table as a DataFrame; .long: tidy rows")
     return str(_BOX.format("pagelab-results", Markup("").join(parts), hint))
 
+
+# Public as pagelab.Summary and pagelab.Comparison (loaded on first use by the root).
+publish("pagelab", globals(), ["Comparison", "Summary"])

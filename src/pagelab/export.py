@@ -36,6 +36,7 @@ import pandas as pd
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
+from pagelab._public import publish
 from pagelab._report import frame_of, html_report, table_page
 
 __all__ = ["SUFFIXES", "export", "html_report"]
@@ -157,3 +158,6 @@ def export(
                 else html_report(data, by=by, a=a, b=b, title=title))
         target.write_text(page, encoding="utf-8")
     return target
+
+
+publish(__name__, globals(), __all__)
