@@ -100,7 +100,13 @@ def held_always() -> Iterator[HeldImageSite]:
     site.close()
 
 
-def _budget_test(pytester: pytest.Pytester, url: str) -> None:
+def _check_budget(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                  engine_cache: str, url: str, run_timeout: float) -> pytest.RunResult:
+    """One budget test of ``url``, one run, on the real engine with this run time limit."""
+    monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
+    # The plugin's runner is pagelab.LocalRunner(): the real engine, given this limit.
+    monkeypatch.setattr(pagelab, "LocalRunner",
+                        functools.partial(pagelab.LocalRunner, run_timeout=run_timeout))
     pytester.makepyfile(f"""
         import pytest
 
@@ -108,12 +114,7 @@ def _budget_test(pytester: pytest.Pytester, url: str) -> None:
         def test_page(perf):
             perf.measure("{url}", device="desktop")
     """)
-
-
-def _with_run_timeout(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
-    # The plugin's runner is pagelab.LocalRunner(): the real engine, with this time limit.
-    monkeypatch.setattr(pagelab, "LocalRunner",
-                        functools.partial(pagelab.LocalRunner, run_timeout=seconds))
+    return pytester.runpytest("--pagelab-runs=1", "--pagelab-results=results.json")
 
 
 @pytest.mark.timeout(600)
@@ -121,12 +122,9 @@ def test_an_engine_failure_is_measured_once_more(
     pytester: pytest.Pytester, held_once: HeldImageSite, engine_cache: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
     # Long enough for a healthy run on a busy machine, shorter than Lighthouse's 45 s
     # wait for the load event (which would end the held run as the page's failure).
-    _with_run_timeout(monkeypatch, 35)
-    _budget_test(pytester, held_once.url)
-    result = pytester.runpytest("--pagelab-runs=1", "--pagelab-results=results.json")
+    result = _check_budget(pytester, monkeypatch, engine_cache, held_once.url, 35)
     result.assert_outcomes(passed=1)
     # Two runs of the page: the held one and the retry, which got its image.
     assert held_once.counts.get("/", 0) == 2, held_once.counts
@@ -143,10 +141,7 @@ def test_two_engine_failures_are_an_engine_error(
     pytester: pytest.Pytester, held_always: HeldImageSite, engine_cache: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
-    _with_run_timeout(monkeypatch, 10)
-    _budget_test(pytester, held_always.url)
-    result = pytester.runpytest("--pagelab-runs=1", "--pagelab-results=results.json")
+    result = _check_budget(pytester, monkeypatch, engine_cache, held_always.url, 10)
     result.assert_outcomes(errors=1)
     message = (f"the engine failed twice on desktop/us {held_always.url}: TIMEOUT "
                "(not a budget miss; the page was not measured)")
