@@ -103,9 +103,11 @@ def test_hero_image_is_a_large_valid_jpeg(client: httpx.Client) -> None:
 
 def test_slow_waits_before_the_first_byte(server: DemoServer, client: httpx.Client) -> None:
     with ThreadPoolExecutor(1) as pool, httpx.Client(trust_env=False, timeout=60) as other:
-        # Started first, ten times as long: still pending when the 300 ms answer comes
+        # Received first, ten times as long: still pending when the 300 ms answer comes
         # (a wait that ignored ``ms`` would answer both alike, the first one first).
         longer = pool.submit(other.get, server.page_url("slow?ms=3000"))
+        while not server.requests:  # received: its wait has begun
+            time.sleep(0.01)
         started = time.perf_counter()
         with client.stream("GET", "/slow?ms=300") as response:
             first_byte = time.perf_counter() - started

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psutil
 import pytest
 
 from fixtures_http import (
@@ -181,9 +182,12 @@ def test_plain_http_to_a_tls_port_is_probe_failed(https_server: FixtureServer) -
 
 def test_silent_server_times_out() -> None:
     with SilentServer() as silent, ThreadPoolExecutor(1) as pool:
-        # Started first with a 30 s timeout: still waiting when the 1 s probe gives up (a
-        # probe that ignored its timeout would end them alike, the first one first).
+        # Connected first with a 30 s timeout: still waiting when the 1 s probe gives up
+        # (a probe that ignored its timeout would end them alike, the first one first).
         longer = pool.submit(probe, silent.url(), timeout=30)
+        while not any(c.raddr and c.raddr.port == silent.port
+                      for c in psutil.Process().net_connections("tcp")):
+            time.sleep(0.01)
         started = time.monotonic()
         error = _failed(probe(silent.url(), timeout=1))
         elapsed = time.monotonic() - started
