@@ -9,6 +9,9 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+# Imported out here: pytester's in-process runs drop the modules first imported inside
+# them, and numpy cannot be loaded twice in one process.
+import pandas  # noqa: F401
 import pytest
 from live_server import ServerProcess, create_key
 
@@ -30,7 +33,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerPro
         server.stop()
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)
 def test_budgets_measured_through_the_api_server(
     served: tuple[ServerProcess, str], demo_url: str, pytester: pytest.Pytester,
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
