@@ -1,4 +1,5 @@
-"""Shared fixtures: an isolated store per test; the real engine for tests marked ``engine``."""
+"""Shared fixtures: an isolated store per test; the real engine for tests marked ``engine``;
+the notebook cells' longer time limit."""
 
 from __future__ import annotations
 
@@ -6,6 +7,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+#: pytest-timeout's limit for a notebook cell (nbval), over the suite's 600 s: a cell runs a
+#: whole measurement matrix (one took 650 s on a loaded machine, waiting for the engine).
+#: Set here because notebooks/ ships to users and takes no conftest.py; a conftest's
+#: collection hook sees every item of the session, the notebooks' too.
+NOTEBOOK_CELL_TIMEOUT_S = 1800
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.timeout(NOTEBOOK_CELL_TIMEOUT_S))
 
 
 @pytest.fixture(autouse=True)

@@ -175,7 +175,7 @@ def test_a_child_of_another_user_dies_with_the_python_that_started_it() -> None:
     assert _status(pid, "Groups") == []  # no supplementary groups (root's dropped)
     parent.send_signal(signal.SIGKILL)
     parent.wait(timeout=10)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # returns as soon as it happens; 30 s only if never
     while time.monotonic() < deadline:
         if not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
             return

@@ -137,15 +137,15 @@ def test_ttfb_locations_are_probed_by_their_workers(short_fleet: Fleet, demo_url
         assert body["vantage"] == "syd-1"
         wait_for(lambda: "TTFB probe for au-east: success" in short_fleet.worker_log("syd-1"),
                  10, "the worker to log its probe")
-        assert elapsed < 20
+        # No location was waited out: one that was would be TIMEOUT, not NO_WORKER.
+        assert by_location["au-south"]["error"]["message"] == "no live worker serves au-south"
         assert _credits(client, "ttfb") == 4
-        # A region with no worker at all: failed at once, and the credit comes back.
-        started = time.monotonic()
+        # A region with no worker at all: failed at once (NO_WORKER, decided before any
+        # request is sent; a waited-out one is TIMEOUT), and the credit comes back.
         africa = client.post("/v1/ttfb-tests", json={"url": f"{demo_url}/fast",
                                                      "region": "africa"}).json()
         assert [(r["status"], r["error"]["code"]) for r in africa["result"]] == [
             ("failed", "NO_WORKER")]
-        assert time.monotonic() - started < 10
         assert _credits(client, "ttfb") == 4
     print(f"TTFB through the au-east worker: {by_location['au-east']['data']['timings']}"
           f" answered in {elapsed:.2f} s")

@@ -89,7 +89,7 @@ def test_an_engine_failure_gives_the_credit_back(start_server: StartServer) -> N
                         lighthouse_version="13.5.0", metrics=None,
                         error=LighthouseError(code="NO_FCP", message="y"), vantage="local",
                         environment=None)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30  # returns as soon as it happens; 30 s only if never
         while time.monotonic() < deadline:
             credits = client.get("/v1/account/credits").json()["lighthouse"]
             if credits["available_credits"] == 1:

@@ -100,10 +100,10 @@ def test_a_long_retry_after_is_raised_at_once(start_server: StartServer) -> None
     server = start_server(rate_limit_per_minute=1)
     with Client(server.base_url, server.key(), retry=RetryPolicy(max_retry_after=5)) as client:
         client.get_credits()
-        started = time.monotonic()
+        # Raised, not waited out: after the 60 s the token is back and the call succeeds
+        # (and a wait of max_retry_after's 5 s then a retry would see a shorter Retry-After).
         with pytest.raises(errors.RateLimitedError) as limited:
             client.get_credits()
-    assert time.monotonic() - started < 1
     assert limited.value.retry_after == 60
     assert limited.value.code == "rate_limited"
 
@@ -175,9 +175,11 @@ def test_wait_times_out(client: Client) -> None:
     created = client.create_test("https://a.test/")
     seen: list[TestReport] = []
     started = time.monotonic()
+    # Nothing runs the test (worker off), so only the 0.3 s timeout ends the wait (else
+    # pytest-timeout does); it waited the whole of it (a lower bound: load only adds).
     with pytest.raises(errors.RequestTimeoutError, match="last status: idle"):
         client.wait_test(created, timeout=0.3, poll_interval=0.05, progress=seen.append)
-    assert 0.3 <= time.monotonic() - started < 2
+    assert time.monotonic() - started >= 0.3
     assert [report.status for report in seen] == [TestStatus.IDLE]
 
 

@@ -1,0 +1,156 @@
+"""pytest-pagelab's retry of an engine failure, on the real engine: a run the engine fails
+(here: a run past its time limit) is measured once more and the second run is used; a
+second failure is an error (EngineFailure), not a missed budget.
+
+The failure is real, not mocked: a loopback page whose image is held back, so its load
+event never fires, for the first N requests only. The run waiting on it outlasts the
+runner's run timeout (shorter than Lighthouse's own 45 s wait for load), the engine ends
+it as TIMEOUT (an engine failure); a later run gets the image at once and succeeds.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+# Imported out here: pytester's in-process runs drop the modules first imported inside
+# them, and numpy cannot be loaded twice in one process.
+import pandas  # noqa: F401
+import pytest
+
+import pagelab
+
+pytest_plugins = ["pytester"]
+pytestmark = pytest.mark.engine
+
+PAGE = b"""<!doctype html><html><head><title>held image</title></head>
+<body><h1>A page whose image comes late</h1><img src="/image.png" alt=""></body></html>"""
+# A 1x1 transparent PNG.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d4944415478da63600000000200010ee2e3c80000000049454e44ae426082"
+)
+
+
+class HeldImageSite:
+    """Serves ``/`` and ``/image.png``; the first ``held`` image requests get no answer
+    until the site closes. Counts the requests of each path."""
+
+    def __init__(self, held: int) -> None:
+        self.held = held
+        self.counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                with site._lock:
+                    count = site.counts.get(self.path, 0)
+                    site.counts[self.path] = count + 1
+                if self.path == "/image.png" and count < site.held:
+                    site._closing.wait()  # held: the page's load event never fires
+                    return
+                body, kind = {"/": (PAGE, "text/html"), "/image.png": (PNG, "image/png")}.get(
+                    self.path, (b"", "text/plain"))
+                self.send_response(200 if body else 404)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Cache-Control", "no-store")
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/"
+
+    def close(self) -> None:
+        self._closing.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture(scope="module")
+def engine_cache() -> str:
+    """The installed engine's cache dir, read before pytester points HOME elsewhere."""
+    from pagelab._paths import cache_dir
+
+    return str(cache_dir())
+
+
+@pytest.fixture
+def held_once() -> Iterator[HeldImageSite]:
+    site = HeldImageSite(held=1)
+    yield site
+    site.close()
+
+
+@pytest.fixture
+def held_always() -> Iterator[HeldImageSite]:
+    site = HeldImageSite(held=1000)
+    yield site
+    site.close()
+
+
+def _check_budget(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                  engine_cache: str, url: str, run_timeout: float) -> pytest.RunResult:
+    """One budget test of ``url``, one run, on the real engine with this run time limit."""
+    monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
+    # The plugin's runner is pagelab.LocalRunner(): the real engine, given this limit.
+    monkeypatch.setattr(pagelab, "LocalRunner",
+                        functools.partial(pagelab.LocalRunner, run_timeout=run_timeout))
+    pytester.makepyfile(f"""
+        import pytest
+
+        @pytest.mark.budget(largest_contentful_paint=30000)
+        def test_page(perf):
+            perf.measure("{url}", device="desktop")
+    """)
+    return pytester.runpytest("--pagelab-runs=1", "--pagelab-results=results.json")
+
+
+@pytest.mark.timeout(1200)
+def test_an_engine_failure_is_measured_once_more(
+    pytester: pytest.Pytester, held_once: HeldImageSite, engine_cache: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Long enough for a healthy run on a busy machine, shorter than Lighthouse's 45 s
+    # wait for the load event (which would end the held run as the page's failure).
+    result = _check_budget(pytester, monkeypatch, engine_cache, held_once.url, 35)
+    result.assert_outcomes(passed=1)
+    # Two runs of the page: the held one and the retry, which got its image.
+    assert held_once.counts.get("/", 0) == 2, held_once.counts
+    assert held_once.counts.get("/image.png", 0) == 2, held_once.counts
+    results = json.loads((pytester.path / "results.json").read_text())
+    (run,) = results["runs"]  # the retry replaced the failed run
+    assert (run["status"], run["run"], run["engine_failure"]) == ("success", 0, False)
+    assert all(check["passed"] for check in results["checks"])
+    assert results.get("errors", []) == []
+
+
+@pytest.mark.timeout(1200)
+def test_two_engine_failures_are_an_engine_error(
+    pytester: pytest.Pytester, held_always: HeldImageSite, engine_cache: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = _check_budget(pytester, monkeypatch, engine_cache, held_always.url, 10)
+    result.assert_outcomes(errors=1)
+    message = (f"the engine failed twice on desktop/us {held_always.url}: TIMEOUT "
+               "(not a budget miss; the page was not measured)")
+    result.stdout.fnmatch_lines([f"*{message}*"])
+    result.stdout.no_fnmatch_line("*Traceback*")
+    assert held_always.counts.get("/", 0) == 2, held_always.counts
+    results = json.loads((pytester.path / "results.json").read_text())
+    assert [e["message"] for e in results["errors"]] == [message]
+    assert results["checks"] == []
