@@ -16,6 +16,7 @@ from ._lazy import LazyEngine
 from ._load import MachineLoad, machine_load
 from ._lock import engine_lock
 from ._mapping import LHR_AUDITS, LhrSummary, filmstrip, final_screenshot, summarize_lhr
+from ._resolver import dns_server_resolver
 from ._sandbox import BROWSER_USER, BrowserSandbox
 from ._settings import LighthouseRunSpec, build_run_spec
 from ._targets import REFUSED_NETWORKS, TargetPolicy, TargetRefusedError, parse_networks
@@ -44,6 +45,7 @@ __all__ = [
     "TargetRefusedError",
     "build_run_spec",
     "chromium_version",
+    "dns_server_resolver",
     "engine_install",
     "engine_lock",
     "ensure_browser_user",
