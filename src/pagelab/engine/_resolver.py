@@ -13,6 +13,7 @@ import socket
 from collections.abc import Callable
 
 from pagelab._exceptions import InvalidInputError
+from pagelab._extras import require
 
 from ._targets import IPAddress
 
@@ -62,6 +63,7 @@ def dns_server_resolver(server: str, *, timeout: float = 5.0) -> Resolver:
     """A :data:`Resolver` asking the name server at ``server`` for A and AAAA records
     (no cache, no search domains) instead of the system resolver; numeric hosts are read
     without a query. Raises :class:`InvalidInputError` for a malformed ``server``."""
+    require("dns.resolver", "server")
     import dns.exception
     import dns.resolver
 
