@@ -3,9 +3,10 @@
 :class:`RecordingSite` is a threaded HTTP/1.1 server on 127.0.0.1 (or another loopback
 address) whose pages a test registers (path -> body), so a page can reference a second
 :class:`RecordingSite` on another port (a second origin). Every TCP connection is counted and
-every request recorded (path, lower-case headers, protocol) before it is answered, and pages that include :data:`BEACON_JS` POST their viewport, DPR, user agent
-and ``document.cookie`` to ``/beacon`` after load (plus ``window.pagelabBefore``, which a
-page may set to report what it found before it changed anything).
+every request recorded (path, lower-case headers, protocol) before it is answered, and pages
+that include :data:`BEACON_JS` POST their viewport, DPR, user agent and ``document.cookie`` to
+``/beacon`` after load (plus ``window.pagelabBefore``, which a page may set to report what it
+found before it changed anything).
 """
 
 from __future__ import annotations
@@ -140,6 +141,7 @@ class RecordingSite:
         self._requests: list[RecordedRequest] = []
         self._beacons: list[dict[str, Any]] = []
         self.connections = 0
+        self.host = host
         self._server = _Server(self, host, port)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -151,7 +153,7 @@ class RecordingSite:
 
     @property
     def origin(self) -> str:
-        return f"http://{self._server.server_address[0]}:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def url(self, path: str = "/") -> str:
         return self.origin + path

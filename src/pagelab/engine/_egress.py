@@ -101,6 +101,8 @@ class EgressProxy:
         self._lock = threading.Lock()
         self._policy: TargetPolicy | None = None
         self._refusals: list[Refusal] = []
+        #: Connections the browser opened through the proxy (refused ones included).
+        self.connections = 0
         self._answers: dict[tuple[str, int], tuple[float, asyncio.Future[_Addresses]]] = {}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -166,6 +168,7 @@ class EgressProxy:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         upstream: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        self.connections += 1
         try:
             host, port = await asyncio.wait_for(self._request(reader, writer), _HANDSHAKE_TIMEOUT)
             upstream = await self._connect(host, port, writer)
