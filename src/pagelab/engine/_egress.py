@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 import socket
 import threading
 import time
@@ -40,6 +41,7 @@ from ._targets import IPAddress, TargetPolicy, resolve
 __all__ = ["EgressProxy", "Refusal"]
 
 _Addresses = tuple[IPAddress, ...]
+logger = logging.getLogger("pagelab.engine")
 
 # SOCKS5 (RFC 1928) constants.
 _VERSION = 5
@@ -177,6 +179,8 @@ class EgressProxy:
             await _relay(reader, writer, *upstream)
         except (_Closed, TimeoutError, ConnectionError, OSError, asyncio.IncompleteReadError):
             pass
+        except Exception:  # a bug must cost one connection, never the proxy
+            logger.exception("egress proxy: connection failed")
         finally:
             for side in (writer, upstream[1] if upstream else None):
                 if side is not None:
