@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -188,9 +189,45 @@ def test_the_proxy_connects_to_the_address_it_checked(
 # -- the real engine: every way out of the page goes through the proxy --------------------
 
 
-def _vector_pages(allowed: RecordingSite, forbidden: RecordingSite) -> str:
+class _UdpCounter:
+    """Counts the datagrams sent to a UDP port on 127.0.0.2 (a STUN server for WebRTC)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.2", 0))
+        self.sock.settimeout(0.2)
+        self.port = int(self.sock.getsockname()[1])
+        self.datagrams = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._count, daemon=True)
+        self._thread.start()
+
+    def _count(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.sock.recvfrom(4096)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.datagrams += 1
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self.sock.close()
+
+
+@pytest.fixture
+def stun() -> Iterator[_UdpCounter]:
+    counter = _UdpCounter()
+    yield counter
+    counter.close()
+
+
+def _vector_pages(allowed: RecordingSite, forbidden: RecordingSite, stun_port: int) -> str:
     """A page on the allowed site that reaches for the forbidden one in every way the
-    finding names; returns its URL."""
+    finding names, and WebRTC (STUN over UDP); returns its URL."""
     bad = forbidden.origin
     frame_origin = f"http://frame.test:{allowed.port}"  # another site: an OOPIF
     allowed.add("/app.js", f"window.app = 1;\n//# sourceMappingURL={bad}/app.js.map\n",
@@ -211,6 +248,11 @@ def _vector_pages(allowed: RecordingSite, forbidden: RecordingSite) -> str:
       try {{ new Worker("/worker.js"); }} catch (e) {{}}
       try {{ new SharedWorker("/shared.js"); }} catch (e) {{}}
       navigator.serviceWorker && navigator.serviceWorker.register("/sw.js").catch(() => {{}});
+      try {{
+        const rtc = new RTCPeerConnection({{iceServers: [{{urls: "stun:127.0.0.2:{stun_port}"}}]}});
+        rtc.createDataChannel("x");
+        rtc.createOffer().then((offer) => rtc.setLocalDescription(offer)).catch(() => {{}});
+      }} catch (e) {{}}
     """
     return allowed.add("/vectors", page(
         f'<h1>egress</h1><iframe src="{frame_origin}/frame"></iframe>'
@@ -239,9 +281,10 @@ def _requested_urls(lhr: dict[str, Any]) -> set[str]:
 @pytest.mark.engine
 def test_no_way_out_of_a_page_reaches_a_refused_address(
     proxied_engine: Engine, sites: tuple[RecordingSite, RecordingSite, RecordingSite],
+    stun: _UdpCounter,
 ) -> None:
     allowed, forbidden, _twin = sites
-    url = _vector_pages(allowed, forbidden)
+    url = _vector_pages(allowed, forbidden, stun.port)
 
     # Control: the same page, the same proxied browser, 127.0.0.2 allowed: every way out
     # reaches the server (so zero below means refused, not broken).
@@ -261,6 +304,15 @@ def test_no_way_out_of_a_page_reaches_a_refused_address(
     assert (f"127.0.0.2:{forbidden.port}", "target") in result.blocked
     lhr = json.loads(result.artifacts["lighthouse-json"])
     assert f"{forbidden.origin}/direct-frame" in _requested_urls(lhr)
+    # WebRTC sends no UDP outside the proxy (none at all: SOCKS here carries TCP only), in
+    # either run; an unguarded browser does send STUN requests (docs/security.md).
+    assert stun.datagrams == 0
+    browser = proxied_engine._processes.browser
+    assert browser is not None
+    argv = browser.process.popen.args
+    assert isinstance(argv, list)
+    assert {"--proxy-bypass-list=<-loopback>", "--disable-quic",
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"} <= set(argv)
 
 
 @pytest.mark.engine
