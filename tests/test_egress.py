@@ -311,8 +311,7 @@ def test_no_way_out_of_a_page_reaches_a_refused_address(
     assert browser is not None
     argv = browser.process.popen.args
     assert isinstance(argv, list)
-    assert {"--proxy-bypass-list=<-loopback>", "--disable-quic",
-            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"} <= set(argv)
+    assert {"--proxy-bypass-list=<-loopback>", "--disable-quic"} <= set(argv)
 
 
 @pytest.mark.engine

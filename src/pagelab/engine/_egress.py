@@ -5,11 +5,11 @@ Chromium is told to use it for everything (``--proxy-server=socks5://...``: HTTP
 WebSocket of pages, subresources, iframes in other processes, dedicated, shared and service
 workers, and Lighthouse's own fetches, which all leave through Chromium's network stack;
 ``<-loopback>`` so that loopback is not bypassed), with QUIC off and WebRTC limited to
-proxied traffic. For each connection the proxy resolves the host **once**, checks every
-address with the run's :class:`TargetPolicy` and opens the TCP connection to exactly those
-addresses, so a name that answers differently a moment later (DNS rebinding) reaches nothing
-new. A refused connection gets SOCKS reply 2 ("not allowed by ruleset"), which Chromium
-turns into a failed request.
+proxied traffic (a profile preference). For each connection the proxy resolves the host
+**once**, checks every address with the run's :class:`TargetPolicy` and opens the TCP
+connection to exactly those addresses, so a name that answers differently a moment later
+(DNS rebinding) reaches nothing new. A refused connection gets SOCKS reply 2 ("not allowed
+by ruleset"), which Chromium turns into a failed request.
 
 Why SOCKS5 rather than an HTTP proxy: Chromium sends the host name, not an address, and
 opens one tunnel per origin connection exactly as it opens direct connections, so its
@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ._resolver import Resolver
 from ._targets import IPAddress, TargetPolicy, resolve
@@ -123,14 +123,20 @@ class EgressProxy:
     @property
     def chromium_flags(self) -> tuple[str, ...]:
         """Chromium's switches: every connection through this proxy, loopback included
-        (Chromium bypasses loopback by default), no QUIC (UDP cannot be proxied here) and
-        no WebRTC UDP outside the proxy."""
+        (Chromium bypasses loopback by default), and no QUIC (UDP cannot be proxied here)."""
         return (
             f"--proxy-server=socks5://127.0.0.1:{self.port}",
             "--proxy-bypass-list=<-loopback>",
             "--disable-quic",
-            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
         )
+
+    @property
+    def profile_preferences(self) -> dict[str, Any]:
+        """The browser profile's preferences: WebRTC only through the proxy (so over TCP,
+        or not at all). The command-line switch for it
+        (``--force-webrtc-ip-handling-policy``) does not stop STUN over UDP in Chromium 156
+        headless; this preference does (tests/test_egress.py)."""
+        return {"webrtc": {"ip_handling_policy": "disable_non_proxied_udp"}}
 
     @contextlib.contextmanager
     def guarding(self, policy: TargetPolicy) -> Iterator[list[Refusal]]:

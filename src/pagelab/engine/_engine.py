@@ -152,8 +152,13 @@ class _Browser:
     or a sandboxed start fails, then it starts again with ``--no-sandbox`` (``_sandbox``).
     """
 
-    def __init__(self, binary: Path, extra_flags: tuple[str, ...], timeout: float) -> None:
+    def __init__(
+        self, binary: Path, extra_flags: tuple[str, ...], timeout: float,
+        preferences: dict[str, Any] | None = None,
+    ) -> None:
         self.extra_flags = extra_flags
+        #: The profile's ``Default/Preferences``, written before the start (None: none).
+        self.preferences = preferences
         plan = sandbox_plan(binary, extra_flags)
         if plan.sandboxed:
             try:
@@ -172,6 +177,12 @@ class _Browser:
         self.profile = new_profile(plan)
         flags = [f for f in CHROMIUM_FLAGS if f != NO_SANDBOX or not plan.sandboxed]
         try:
+            if self.preferences is not None:
+                # Read for every context of the profile, the runs' own included.
+                (self.profile / "Default").mkdir()
+                (self.profile / "Default" / "Preferences").write_text(
+                    json.dumps(self.preferences)
+                )
             if plan.switches_user:
                 chown_tree(self.profile, plan.uid, plan.gid)
             self.process = ChildProcess(
@@ -357,10 +368,13 @@ class Engine:
                 pids += [p.pid for p in part.process.descendants()]
         return pids
 
-    def _ensure_started(self, browser_flags: tuple[str, ...]) -> tuple[_Browser, _Driver]:
+    def _ensure_started(
+        self, browser_flags: tuple[str, ...], preferences: dict[str, Any] | None = None
+    ) -> tuple[_Browser, _Driver]:
         procs = self._processes
         if procs.browser is not None and (
             not procs.browser.process.alive or procs.browser.extra_flags != browser_flags
+            or procs.browser.preferences != preferences
         ):
             procs.browser.close()
             procs.browser = None
@@ -368,7 +382,8 @@ class Engine:
             procs.driver.close()
             procs.driver = None
         if procs.browser is None:
-            procs.browser = _Browser(self._binary(), browser_flags, self.startup_timeout)
+            procs.browser = _Browser(self._binary(), browser_flags, self.startup_timeout,
+                                     preferences)
         if procs.driver is None:
             procs.driver = _Driver(self._engine_install(), self.startup_timeout)
         return procs.browser, procs.driver
@@ -418,7 +433,9 @@ class Engine:
         try:
             egress = self._egress() if guarded else None
             browser, driver = self._ensure_started(
-                self.chromium_flags + spec.browser_flags + (egress.chromium_flags if egress else ())
+                (*self.chromium_flags, *spec.browser_flags,
+                 *(egress.chromium_flags if egress else ())),
+                egress.profile_preferences if egress else None,
             )
         except (RuntimeError, OSError) as exc:
             self._processes.close()
