@@ -1,11 +1,13 @@
 """Two warm engines compared on the demo pages, run by run, interleaved (not a benchmark by
 itself: ``sandbox.py`` and ``egress.py`` use it).
 
-Each side is a callable making one run of a URL; the order alternates every round so that
-neither side always runs first. Seconds a run are counted from the moment the engine lock is
-held (another job's runs on the machine do not count). Prints per page and metric the medians
-of both sides, their difference and each side's range (min-max): the run-to-run variation a
-difference is to be judged against.
+Each side is a callable making one run of a URL. Every page is first run once, untimed, on
+each side (the demo site draws some of its images on the first request: without this, the
+side that ran a page first paid for it, e.g. +240 ms server response time in its LHR); then
+the order alternates every round so that neither side always runs first. Seconds a run are
+counted from the moment the engine lock is held (another job's runs on the machine do not
+count). Prints per page and metric the medians of both sides, their difference and each
+side's range (min-max): the run-to-run variation a difference is to be judged against.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ def compare(sides: Mapping[str, Run], urls: Mapping[str, str], n: int) -> dict[s
     names = list(sides)
     assert len(names) == 2, "two sides"
     rows: dict[str, dict[str, list[dict[str, float]]]] = {}
+    for url in urls.values():
+        for name in names:
+            sides[name](url, lambda: None)
     for page, url in urls.items():
         results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
         for index in range(n):

@@ -56,8 +56,6 @@ def main(argv: list[str] | None = None) -> int:
             sides = {"proxy": runs_of(proxied, config, policy),
                      "no proxy": runs_of(direct, config, None)}
             urls = {page: site.page_url(page) for page in args.pages}
-            for run in sides.values():  # warm-ups: browser start, first Lighthouse run
-                run(urls[args.pages[0]], lambda: None)
             print(f"\n== throttling {throttling}")
             compare(sides, urls, args.n)
             egress = proxied._processes.egress
