@@ -1,11 +1,10 @@
 """Chromium's sandbox and the metrics: the engine as it runs now (sandboxed, as the browser's
 unprivileged user when run as root) against the old way (root, ``--no-sandbox``),
-interleaved on the demo pages, one warm engine each.
+interleaved on the demo pages, one warm engine each (``_interleaved.py``).
 
     .venv/bin/python benchmarks/sandbox.py -n 5 --pages fast heavy
 
-Seconds a run are counted from the moment the engine lock is held (another job's runs on
-the machine do not count). Needs root for the "old way" side (``PAGELAB_BROWSER_USER=root``);
+Needs root for the "old way" side (``PAGELAB_BROWSER_USER=root``);
 as another user that side is Chromium with ``--no-sandbox`` as the same user.
 """
 
@@ -13,15 +12,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 _ROOT = Path(__file__).resolve().parents[1]
-_METRICS = ("first_contentful_paint", "largest_contentful_paint", "speed_index",
-            "total_blocking_time", "performance_score")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _interleaved import Run, compare  # noqa: E402
+
+if TYPE_CHECKING:
+    from pagelab.engine import Engine
+
+
+def runs_of(engine: Engine) -> Run:
+    return lambda url, mark: engine.run(url, "mobile", on_start=mark)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,31 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"sandbox {'on' if status and status.sandboxed else 'off'}")
             print(f"{args.n} runs a side and page, interleaved, device mobile, "
                   f"{os.cpu_count()} cores")
-            for page in args.pages:
-                url = site.page_url(page)
-                results: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
-                for index in range(args.n):
-                    order = list(sides) if index % 2 == 0 else list(reversed(sides))
-                    for name in order:
-                        started: list[float] = []
-
-                        def mark(into: list[float] = started) -> None:
-                            into.append(time.monotonic())
-
-                        result = sides[name].run(url, "mobile", on_start=mark)
-                        seconds = time.monotonic() - started[0]
-                        if result.status != "success" or result.metrics is None:
-                            raise RuntimeError(f"{name} run failed: {result.error}")
-                        row = {m: getattr(result.metrics, m) for m in _METRICS}
-                        row["seconds"] = seconds
-                        results[name].append(row)
-                print(f"\nPage {page}: medians")
-                print(f"  {'':<26}{'sandboxed':>12}{'no-sandbox':>12}{'diff':>9}")
-                for metric in (*_METRICS, "seconds"):
-                    a = statistics.median(r[metric] for r in results["sandboxed"])
-                    b = statistics.median(r[metric] for r in results["no-sandbox"])
-                    diff = f"{(a - b) / b * 100:+7.1f} %" if b else "      -"
-                    print(f"  {metric:<26}{a:12.1f}{b:12.1f}{diff:>9}")
+            compare({name: runs_of(engine) for name, engine in sides.items()},
+                    {page: site.page_url(page) for page in args.pages}, args.n)
         finally:
             for engine in sides.values():
                 engine.close()

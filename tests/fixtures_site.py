@@ -1,11 +1,12 @@
 """A recording fixture site for the engine's option tests (not a test module).
 
-:class:`RecordingSite` is a threaded HTTP/1.1 server on 127.0.0.1 whose pages a test
-registers (path -> body), so a page can reference a second :class:`RecordingSite` on another
-port (a second origin). Every request is recorded (path, lower-case headers, protocol) before
-it is answered, and pages that include :data:`BEACON_JS` POST their viewport, DPR, user agent
-and ``document.cookie`` to ``/beacon`` after load (plus ``window.pagelabBefore``, which a
-page may set to report what it found before it changed anything).
+:class:`RecordingSite` is a threaded HTTP/1.1 server on 127.0.0.1 (or another loopback
+address) whose pages a test registers (path -> body), so a page can reference a second
+:class:`RecordingSite` on another port (a second origin). Every TCP connection is counted and
+every request recorded (path, lower-case headers, protocol) before it is answered, and pages
+that include :data:`BEACON_JS` POST their viewport, DPR, user agent and ``document.cookie`` to
+``/beacon`` after load (plus ``window.pagelabBefore``, which a page may set to report what it
+found before it changed anything).
 """
 
 from __future__ import annotations
@@ -78,9 +79,13 @@ class RecordedRequest:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, site: RecordingSite) -> None:
+    def __init__(self, site: RecordingSite, host: str, port: int) -> None:
         self.site = site
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__((host, port), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.site.count_connection()
+        super().process_request(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -130,19 +135,25 @@ class _Handler(BaseHTTPRequestHandler):
 class RecordingSite:
     """A loopback HTTP server with test-defined routes that records what it receives."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.routes: dict[str, Route] = {}
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._beacons: list[dict[str, Any]] = []
-        self._server = _Server(self)
+        self.connections = 0
+        self.host = host
+        self._server = _Server(self, host, port)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
 
     @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://{self.host}:{self.port}"
 
     def url(self, path: str = "/") -> str:
         return self.origin + path
@@ -152,6 +163,10 @@ class RecordingSite:
         data = body.encode() if isinstance(body, str) else body
         self.routes[path] = Route(data, **kwargs)
         return self.url(path)
+
+    def count_connection(self) -> None:
+        with self._lock:
+            self.connections += 1
 
     def record(self, request: RecordedRequest) -> None:
         with self._lock:
@@ -179,6 +194,7 @@ class RecordingSite:
         with self._lock:
             self._requests.clear()
             self._beacons.clear()
+            self.connections = 0
 
     def __enter__(self) -> Self:
         self._thread.start()

@@ -114,8 +114,9 @@ def test_chromium_runs_sandboxed_as_an_unprivileged_user(
     uid = pwd.getpwnam(user).pw_uid
     if os.geteuid() == 0:
         assert uid != 0
-    # A guarded run (the server's): the profile gets a Preferences file before the start,
-    # which must belong to the browser's user too. Loopback re-opened for the demo site.
+    # A guarded run (the server's: its connections go through the egress proxy, and the
+    # profile gets a Preferences file before the start, which must belong to the browser's
+    # user too). Loopback re-opened for the demo site.
     policy = TargetPolicy(allowed=tuple(parse_networks(["127.0.0.0/8"])))
     with Engine(target_policy=policy) as engine:
         result = engine.run(site.page_url("fast"), "mobile", LighthouseConfig(video=True))

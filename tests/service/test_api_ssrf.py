@@ -89,6 +89,7 @@ def corpus(port: int) -> list[str]:
         f"http://127.1:{port}/",  # short form
         f"http://[::ffff:127.0.0.1]:{port}/",  # IPv4-mapped IPv6
         f"http://[::ffff:7f00:1]:{port}/",
+        f"http://[::127.0.0.1]:{port}/",  # IPv4-compatible IPv6 (::/96, issue 22)
         f"http://user:pw@127.0.0.1:{port}/",
         f"http://0:{port}/",
         "http://169.254.169.254/latest/meta-data/",

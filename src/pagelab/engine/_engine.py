@@ -32,11 +32,13 @@ from pagelab.models import (
     TestStatus,
 )
 
+from ._egress import EgressProxy, Refusal
 from ._install import EngineInstall, chromium_version, engine_install, find_chromium
 from ._load import MachineLoad, machine_load
 from ._lock import engine_lock, hold_engine
 from ._mapping import filmstrip, final_screenshot, summarize_lhr
 from ._process import ChildProcess
+from ._resolver import Resolver
 from ._sandbox import (
     NO_SANDBOX,
     BrowserSandbox,
@@ -49,7 +51,7 @@ from ._sandbox import (
     sandbox_status,
     without_sandbox,
 )
-from ._settings import build_run_spec
+from ._settings import LighthouseRunSpec, build_run_spec
 from ._targets import TargetPolicy
 from ._video import Frame, VideoError, encode_video
 
@@ -109,15 +111,6 @@ def _with_load(environment: EngineEnvironment, load: MachineLoad) -> EngineEnvir
         "cpu_count": load.cpu_count,
     })
 
-#: Switches of a run under a restricting target policy. Chromium opens a TCP connection to
-#: a redirect's target before the redirected request exists (the loading predictor's
-#: preconnect), and a preconnect never passes the driver's request interception: off.
-GUARDED_FLAGS: tuple[str, ...] = (
-    "--disable-features=LoadingPreconnectToRedirectTarget,LoadingPredictorUseLocalPredictions",
-    "--dns-prefetch-disable",
-)
-
-
 def _merge_feature_flags(flags: tuple[str, ...]) -> list[str]:
     """One ``--disable-features`` switch: Chromium reads only the last of several."""
     features: list[str] = []
@@ -159,8 +152,13 @@ class _Browser:
     or a sandboxed start fails, then it starts again with ``--no-sandbox`` (``_sandbox``).
     """
 
-    def __init__(self, binary: Path, extra_flags: tuple[str, ...], timeout: float) -> None:
+    def __init__(
+        self, binary: Path, extra_flags: tuple[str, ...], timeout: float,
+        preferences: dict[str, Any] | None = None,
+    ) -> None:
         self.extra_flags = extra_flags
+        #: The profile's ``Default/Preferences``, written before the start (None: none).
+        self.preferences = preferences
         plan = sandbox_plan(binary, extra_flags)
         if plan.sandboxed:
             try:
@@ -179,12 +177,11 @@ class _Browser:
         self.profile = new_profile(plan)
         flags = [f for f in CHROMIUM_FLAGS if f != NO_SANDBOX or not plan.sandboxed]
         try:
-            if GUARDED_FLAGS[0] in self.extra_flags:
-                # No speculative connections (preconnect, DNS prefetch): they bypass the
-                # driver's per-request check. The pref covers every context of the profile.
+            if self.preferences is not None:
+                # Read for every context of the profile, the runs' own included.
                 (self.profile / "Default").mkdir()
                 (self.profile / "Default" / "Preferences").write_text(
-                    json.dumps({"net": {"network_prediction_options": 2}})
+                    json.dumps(self.preferences)
                 )
             if plan.switches_user:
                 chown_tree(self.profile, plan.uid, plan.gid)
@@ -258,17 +255,25 @@ class _Driver:
 
 
 class _Processes:
-    """The engine's live processes; a separate object so a finalizer can close them."""
+    """The engine's live processes and its egress proxy (a thread); a separate object so a
+    finalizer can close them."""
 
     def __init__(self) -> None:
         self.browser: _Browser | None = None
         self.driver: _Driver | None = None
+        self.egress: EgressProxy | None = None
 
     def close(self) -> None:
         for part in (self.driver, self.browser):
             if part is not None:
                 part.close()
         self.browser = self.driver = None
+
+    def close_all(self) -> None:
+        self.close()
+        if self.egress is not None:
+            self.egress.close()
+            self.egress = None
 
 
 class Engine:
@@ -290,12 +295,16 @@ class Engine:
         lock: filelock.BaseFileLock | None = None,
         chromium_flags: tuple[str, ...] = (),
         target_policy: TargetPolicy | None = None,
+        resolver: Resolver | None = None,
     ) -> None:
         """``chromium_flags`` are added to every Chromium this engine starts (tests use it to
         trust a fixture's self-signed certificate); never needed in normal use.
 
         ``target_policy`` (a server's SSRF guard) limits the addresses every run's browser
-        may reach, unless a run passes its own; None (the local runners) allows all."""
+        may reach, unless a run passes its own; None (the local runners) allows all.
+        ``resolver`` is how the egress proxy of such runs resolves host names (default:
+        the system resolver; :func:`pagelab.engine.dns_server_resolver` asks a name server
+        of one's own)."""
         self.target_policy = target_policy
         self.run_timeout = run_timeout
         self.chromium_flags = tuple(chromium_flags)
@@ -305,8 +314,9 @@ class Engine:
         self._lock = lock if lock is not None else engine_lock()
         self._mutex = threading.Lock()
         self._ids = itertools.count(1)
+        self._resolver = resolver
         self._processes = _Processes()
-        self._finalizer = weakref.finalize(self, self._processes.close)
+        self._finalizer = weakref.finalize(self, self._processes.close_all)
 
     # -- parts -------------------------------------------------------------------------
 
@@ -358,10 +368,13 @@ class Engine:
                 pids += [p.pid for p in part.process.descendants()]
         return pids
 
-    def _ensure_started(self, browser_flags: tuple[str, ...]) -> tuple[_Browser, _Driver]:
+    def _ensure_started(
+        self, browser_flags: tuple[str, ...], preferences: dict[str, Any] | None = None
+    ) -> tuple[_Browser, _Driver]:
         procs = self._processes
         if procs.browser is not None and (
             not procs.browser.process.alive or procs.browser.extra_flags != browser_flags
+            or procs.browser.preferences != preferences
         ):
             procs.browser.close()
             procs.browser = None
@@ -369,7 +382,8 @@ class Engine:
             procs.driver.close()
             procs.driver = None
         if procs.browser is None:
-            procs.browser = _Browser(self._binary(), browser_flags, self.startup_timeout)
+            procs.browser = _Browser(self._binary(), browser_flags, self.startup_timeout,
+                                     preferences)
         if procs.driver is None:
             procs.driver = _Driver(self._engine_install(), self.startup_timeout)
         return procs.browser, procs.driver
@@ -390,9 +404,10 @@ class Engine:
         ``failed`` results; only a missing engine raises (:class:`EngineNotInstalledError`).
 
         ``on_start`` is called once the engine lock is held, when the run really starts.
-        ``target_policy`` (default: the engine's) makes the driver resolve and check every
-        request the browser makes, the navigation, redirects and subresources, and fail
-        those to a refused address before they leave the browser.
+        ``target_policy`` (default: the engine's), when it refuses anything, sends every
+        connection of the browser through the engine's egress proxy, which resolves the
+        host, checks every address and connects to exactly the checked one; refused
+        connections are listed in ``RunResult.blocked`` as (``host:port``, ``"target"``).
         """
         device = Device(device)
         config = config or LighthouseConfig()
@@ -414,14 +429,34 @@ class Engine:
         spec = build_run_spec(
             device, config, chrome_major=int(chrome.split(".")[0]) if chrome else None
         )
+        guarded = policy if policy is not None and policy.restricts else None
         try:
-            guard = GUARDED_FLAGS if policy is not None and policy.restricts else ()
+            egress = self._egress() if guarded else None
             browser, driver = self._ensure_started(
-                self.chromium_flags + spec.browser_flags + guard
+                (*self.chromium_flags, *spec.browser_flags,
+                 *(egress.chromium_flags if egress else ())),
+                egress.profile_preferences if egress else None,
             )
         except (RuntimeError, OSError) as exc:
             self._processes.close()
             return self._engine_failure(ENGINE_CRASHED, str(exc), started)
+        no_refusals: list[Refusal] = []
+        with (egress.guarding(guarded) if egress and guarded
+              else contextlib.nullcontext(no_refusals)) as refusals:
+            return self._drive(browser, driver, url, spec, timeout, started, chrome, load,
+                               refusals)
+
+    def _egress(self) -> EgressProxy:
+        if self._processes.egress is None:
+            self._processes.egress = EgressProxy(self._resolver)
+        return self._processes.egress
+
+    def _drive(
+        self, browser: _Browser, driver: _Driver, url: str, spec: LighthouseRunSpec,
+        timeout: float, started: datetime, chrome: str | None, load: MachineLoad,
+        refusals: list[Refusal],
+    ) -> RunResult:
+        """The run itself, on a started browser and driver."""
         with tempfile.TemporaryDirectory(prefix="pagelab-run-") as tmp:
             out = Path(tmp)
             request_id = next(self._ids)
@@ -437,7 +472,6 @@ class Engine:
                     "network": spec.network,
                     "user_agent": spec.user_agent,
                     "frames_dir": str(out) if spec.video else None,
-                    "targets": policy.to_wire() if policy and policy.restricts else None,
                 })
             except (OSError, ValueError) as exc:
                 self._processes.close()
@@ -472,7 +506,7 @@ class Engine:
                     finished_at=datetime.now(UTC),
                 )
             return self._result_from_files(
-                out, chrome, started, reply, video=spec.video, load=load
+                out, chrome, started, reply, video=spec.video, load=load, refusals=refusals
             )
 
     def _await_reply(
@@ -501,7 +535,7 @@ class Engine:
 
     def _result_from_files(
         self, out: Path, chrome: str | None, started: datetime, reply: dict[str, Any],
-        *, video: bool, load: MachineLoad,
+        *, video: bool, load: MachineLoad, refusals: list[Refusal],
     ) -> RunResult:
         lhr_bytes = (out / "lhr.json").read_bytes()
         lhr = json.loads(lhr_bytes)
@@ -529,6 +563,7 @@ class Engine:
             except VideoError as exc:
                 errors["video"] = str(exc)
         blocked = tuple((str(b["url"]), str(b["reason"])) for b in reply.get("blocked") or [])
+        blocked += tuple((refusal.target, "target") for refusal in refusals)
         return RunResult(
             status=summary.status,
             lighthouse_version=summary.lighthouse_version,
@@ -557,9 +592,9 @@ class Engine:
     # -- lifetime ----------------------------------------------------------------------
 
     def close(self) -> None:
-        """End Chromium and Node (a later run starts them again)."""
+        """End Chromium, Node and the egress proxy (a later run starts them again)."""
         with self._mutex:
-            self._processes.close()
+            self._processes.close_all()
 
     def __enter__(self) -> Engine:
         return self

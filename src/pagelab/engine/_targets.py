@@ -6,9 +6,10 @@ A server that loads any URL a key holder names must not become a way into its ow
 that resolves to ``10.0.0.1`` all reach a refused address and are refused the same way.
 
 The same list is checked in three places (see docs/security.md): the submitted URL (the
-service answers 400 before charging), every request the browser makes (the Node driver
-pauses each one and resolves and checks its host before it may leave), and every TTFB
-probe (libcurl is told to connect to the checked address only, ``CURLOPT_CONNECT_TO``).
+service answers 400 before charging), every connection the browser opens (the engine's
+egress proxy resolves the host, checks it and connects to the checked address only), and
+every TTFB probe (libcurl is told to connect to the checked address only,
+``CURLOPT_CONNECT_TO``).
 The local runners pass no policy: a notebook may test ``localhost``.
 """
 
@@ -18,7 +19,6 @@ import ipaddress
 import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
@@ -37,7 +37,7 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 # Written out rather than taken from ``ipaddress``'s ``is_global``, whose tables change
-# between Python versions: the Node driver gets this very list, so both sides agree.
+# between Python versions (and are documented in docs/security.md as they are here).
 _REFUSED = (
     # IPv4: "this network", private, CGNAT (also Alibaba's metadata 100.100.100.200),
     # loopback, link-local (cloud metadata 169.254.169.254), IETF protocol assignments
@@ -47,11 +47,11 @@ _REFUSED = (
     "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16",
     "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
     "168.63.129.16/32",
-    # IPv6: unspecified, loopback, IPv4-mapped and -translated (they carry an IPv4
-    # address, possibly a refused one), NAT64, discard, IETF assignments (Teredo),
-    # documentation, 6to4, unique-local (AWS metadata fd00:ec2::254), link-local,
-    # site-local and multicast.
-    "::/128", "::1/128", "::ffff:0:0/96", "::ffff:0:0:0/96", "64:ff9b::/96",
+    # IPv6: unspecified, loopback and IPv4-compatible (``::/96``: ``[::127.0.0.2]``),
+    # IPv4-mapped and -translated (they carry an IPv4 address, possibly a refused one),
+    # NAT64, discard, IETF assignments (Teredo), documentation, 6to4, unique-local (AWS
+    # metadata fd00:ec2::254), link-local, site-local and multicast.
+    "::/96", "::ffff:0:0/96", "::ffff:0:0:0/96", "64:ff9b::/96",
     "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32", "2002::/16", "fc00::/7",
     "fe80::/10", "fec0::/10", "ff00::/8",
 )
@@ -158,14 +158,6 @@ class TargetPolicy:
     def check_urls(self, urls: Sequence[str], *, field: str) -> None:
         for index, url in enumerate(urls):
             self.check_url(url, field=f"{field}[{index}]" if len(urls) > 1 else field)
-
-    def to_wire(self) -> dict[str, Any]:
-        """The policy as the Node driver reads it (JSON)."""
-        return {
-            "allow_private": self.allow_private,
-            "allowed": [str(net) for net in self.allowed],
-            "refused": [str(net) for net in REFUSED_NETWORKS],
-        }
 
 
 def resolve(host: str, port: int) -> tuple[IPAddress, ...]:

@@ -6,8 +6,7 @@
 //   stdin  -> {"id", "url", "browser_url", "config", "lhr_path", "html_path", "secrets": [...],
 //              "network": null | {"origin_headers", "block", "allow", "adblock"},
 //              "user_agent": null | string,
-//              "frames_dir": null | path,
-//              "targets": null | {"allow_private", "allowed": [cidr], "refused": [cidr]}}
+//              "frames_dir": null | path}
 //   stdout <- {"type": "result", "id", "ok": true, "blocked": [{"url", "reason"}],
 //              "frames": [{"file", "ms"}], "main_document_error": null | "net::ERR_..."}
 //          |  {"type": "result", "id", "ok": false, "error": {"code", "message", "lighthouse"}}
@@ -15,9 +14,7 @@
 // Each run gets a fresh browser context, so no cookie, cache or storage survives a run.
 
 import {createInterface} from 'node:readline';
-import {lookup} from 'node:dns/promises';
 import {readFile, writeFile} from 'node:fs/promises';
-import {BlockList, isIP} from 'node:net';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
 
@@ -170,42 +167,6 @@ function patternMatcher(pattern) {
   return (url) => wildcardMatches(pattern, url);
 }
 
-// The server's target policy (SSRF guard; pagelab.engine.TargetPolicy has the same rules
-// and sends its list): null when every address is allowed, else a check of one address.
-function addressChecker(targets) {
-  if (!targets || targets.allow_private) return null;
-  const toList = (cidrs) => {
-    const list = new BlockList();
-    for (const cidr of cidrs) {
-      const [address, prefix] = cidr.split('/');
-      const type = address.includes(':') ? 'ipv6' : 'ipv4';
-      list.addSubnet(address, Number(prefix), type);
-    }
-    return list;
-  };
-  const refused = toList(targets.refused || []);
-  const allowed = toList(targets.allowed || []);
-  return (address) => {
-    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    return allowed.check(address, type) || !refused.check(address, type);
-  };
-}
-
-// Resolved now, for this very request (never cached: a name may change its answer), and
-// refused if any address is refused, since the browser may connect to any of them.
-async function targetAllowed(url, allowsAddress) {
-  if (!url) return false;
-  if (!['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol)) return true;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host)) return allowsAddress(host);
-  try {
-    const addresses = await lookup(host, {all: true, verbatim: true});
-    return addresses.length > 0 && addresses.every(({address}) => allowsAddress(address));
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Per-request control over the page's network, on a CDP session of our own: the Fetch domain
  * pauses every request so that (1) the whitelist, blacklist and ad list decide whether it may
@@ -218,7 +179,6 @@ async function controlNetwork(page, network) {
   const allow = (network.allow || []).map(patternMatcher);
   const block = (network.block || []).map(patternMatcher);
   const originHeaders = Object.entries(network.origin_headers || {});
-  const allowsAddress = addressChecker(network.targets);
   const blocked = [];
   session.on('Fetch.requestPaused', async (event) => {
     const {requestId, request} = event;
@@ -227,13 +187,6 @@ async function controlNetwork(page, network) {
       url = new URL(request.url);
     } catch {
       url = null;
-    }
-    // First the server's target policy: no list or option of the test can override it.
-    if (allowsAddress && !(await targetAllowed(url, allowsAddress))) {
-      blocked.push({url: request.url, reason: 'target'});
-      session.send('Fetch.failRequest', {requestId, errorReason: 'AddressUnreachable'})
-        .catch(() => {});
-      return;
     }
     const allowed = allow.some((matches) => matches(request.url));
     let reason = null;
@@ -332,9 +285,10 @@ async function runOne(request) {
       await session.send('Network.setUserAgentOverride', {userAgent: request.user_agent});
     }
     // The tested page's origin is the requested URL's (a redirect elsewhere gets nothing).
-    const control = request.network || request.targets
-      ? await controlNetwork(page, {...(request.network || {}), targets: request.targets,
-        origin: new URL(request.url).origin})
+    // The server's target policy is not here: Python's egress proxy enforces it on every
+    // connection of the browser (pagelab/engine/_egress.py).
+    const control = request.network
+      ? await controlNetwork(page, {...request.network, origin: new URL(request.url).origin})
       : null;
     const lighthouseStarted = performance.now();
     const result = await lighthouse(request.url, {logLevel: 'error'}, await slimConfig(config),
