@@ -18,6 +18,7 @@ from ._enums import (
     ThrottlingMethod,
     TTFBStatus,
 )
+from ._flow_reports import FlowReport, FlowStep
 from ._flows import Flow
 from ._inputs import ConfigInput, ProgressCallback, TimeInput
 from ._metrics import METRICS, Direction, Metric, Rating, metric
@@ -41,6 +42,7 @@ from ._display import metric_value as metric_value
 from ._display import status_pill as status_pill
 from ._enums import DEVICE_ALIASES as DEVICE_ALIASES
 from ._enums import DeviceId as DeviceId
+from ._flow_reports import FLOW_ACTION_FAILED as FLOW_ACTION_FAILED
 from ._flows import FLOW_ACTIONS as FLOW_ACTIONS
 from ._flows import Navigate as Navigate
 from ._flows import Snapshot as Snapshot
@@ -80,6 +82,8 @@ __all__ = [
     "EngineEnvironment",
     "ErrorBody",
     "Flow",
+    "FlowReport",
+    "FlowStep",
     "HttpVersion",
     "LighthouseConfig",
     "LighthouseError",
