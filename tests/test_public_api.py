@@ -28,8 +28,9 @@ PUBLIC_API: dict[str, list[str]] = {
         "METRICS", "APIError", "APINotFoundError", "ApiRunner", "AsyncClient",
         "AuthenticationError", "BadRequestError", "BatchItem", "BatchReport", "BatchStatus",
         "BatchType", "Client", "Comparison", "Connection", "Device", "EngineError",
-        "EngineNotInstalledError", "HttpVersion", "InsufficientCreditsError",
-        "InvalidInputError", "LighthouseConfig", "LighthouseError", "LocalRunner",
+        "EngineNotInstalledError", "Flow", "HttpVersion", "InsufficientCreditsError",
+        "InvalidFlowError", "InvalidInputError", "LighthouseConfig", "LighthouseError",
+        "LocalRunner",
         "Location", "Metric", "Metrics", "MissingDependencyError", "NotFoundError",
         "PagelabError", "RateLimitedError", "RequestTimeoutError", "Results", "RetryPolicy",
         "Runner", "ServerError", "StoreError", "Summary", "TTFBResult", "TestReport",
@@ -63,7 +64,8 @@ PUBLIC_API: dict[str, list[str]] = {
     "pagelab.models": [
         "METRICS", "BatchItem", "BatchReport", "BatchStatus", "BatchTestRequest", "BatchType",
         "ConfigInput", "Connection", "CreditPool", "Credits", "Device", "Direction",
-        "EngineEnvironment", "ErrorBody", "HttpVersion", "LighthouseConfig", "LighthouseError",
+        "EngineEnvironment", "ErrorBody", "Flow", "FlowReport", "FlowStep", "HttpVersion",
+        "LighthouseConfig", "LighthouseError",
         "LighthouseTestRequest", "Location", "LocationInfo", "Metric", "Metrics",
         "ProgressCallback", "Rating", "TTFBData", "TTFBError", "TTFBLocation",
         "TTFBLocationResult", "TTFBRegion", "TTFBResult", "TTFBStatus", "TTFBTestRequest",
@@ -161,7 +163,7 @@ def test_exceptions_share_one_root_and_pickle() -> None:
         if inspect.isclass(getattr(pagelab, name))
         and issubclass(getattr(pagelab, name), BaseException)
     ]
-    assert len(errors) == 16
+    assert len(errors) == 17
     for cls in errors:
         assert issubclass(cls, pagelab.PagelabError), cls
         assert repr(cls) == f"<class 'pagelab.{cls.__name__}'>"

@@ -176,9 +176,9 @@ def test_summarize_columns_values_and_cv(runs: pd.DataFrame) -> None:
     # connection is empty in these runs (the device's default): not a grouping column.
     assert list(summary.columns[:6]) == ["url", "device", "location", "runs", "failed",
                                          "engine_failures"]
-    assert list(summary.columns[6:15]) == list(METRIC_NAMES)
-    assert list(summary.columns[15:24]) == [f"{name}_cv" for name in METRIC_NAMES]
-    assert list(summary.columns[24:]) == ["representative_id", "representative_report_url"]
+    assert list(summary.columns[6:16]) == list(METRIC_NAMES)
+    assert list(summary.columns[16:26]) == [f"{name}_cv" for name in METRIC_NAMES]
+    assert list(summary.columns[26:]) == ["representative_id", "representative_report_url"]
     assert summary["url"].tolist() == [FAST, HEAVY]
     assert summary["runs"].tolist() == [10, 5]
     assert summary["runs"].dtype == "int64"

@@ -2,6 +2,7 @@
 
     PagelabError
     ├── InvalidInputError (also ValueError)   bad arguments to a runner, a model or the CLI
+    │   └── InvalidFlowError                  a user flow that cannot run (names the step)
     ├── NotFoundError (also KeyError)         no test or batch with that id
     ├── EngineError                           the local engine cannot run at all
     │   └── EngineNotInstalledError           Chromium, Node or Lighthouse missing
@@ -31,6 +32,7 @@ __all__ = [
     "EngineError",
     "EngineNotInstalledError",
     "InsufficientCreditsError",
+    "InvalidFlowError",
     "InvalidInputError",
     "MissingDependencyError",
     "NotFoundError",
@@ -49,6 +51,12 @@ class PagelabError(Exception):
 
 class InvalidInputError(PagelabError, ValueError):
     """An argument is invalid; the message names it."""
+
+
+class InvalidFlowError(InvalidInputError):
+    """A user flow is malformed (an action outside a page, an unclosed timespan, an unknown
+    key, a selector that is not a string...); the message names the flow and the step.
+    Raised before anything runs."""
 
 
 class NotFoundError(PagelabError, KeyError):

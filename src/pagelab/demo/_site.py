@@ -46,6 +46,7 @@ _ROUTES: dict[str, str] = {
     "heavy": "/heavy",
     "shift": "/shift",
     "slow": "/slow",
+    "shop": "/shop",
 }
 _SLOW_DEFAULT_MS = 1000
 _SLOW_MAX_MS = 30_000
@@ -272,7 +273,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _get(self, *, head: bool) -> None:
         target = urlsplit(self.path)
         path = target.path
-        if path in ("/", "/fast", "/heavy", "/shift"):
+        if path in ("/", "/fast", "/heavy", "/shift", "/shop"):
             self._send(HTTPStatus.OK, _render(path.strip("/") or "index"), _HTML, head=head)
         elif path == "/slow":
             self._slow(target.query, head=head)
@@ -463,7 +464,8 @@ class DemoServer:
         return f"http://{host}:{port}"
 
     def page_url(self, name: str) -> str:
-        """The URL of a page by name: ``fast``, ``heavy``, ``shift``, ``slow`` or ``index``.
+        """The URL of a page by name: ``fast``, ``heavy``, ``shift``, ``slow``, ``shop`` (user
+        flows: a fast and a slow add-to-cart button, ``shop?block=<ms>``) or ``index``.
 
         A query may follow the name, as in ``page_url("slow?ms=300")``.
         """

@@ -26,6 +26,8 @@ from pagelab.models import (
     TIMEOUT,
     Device,
     EngineEnvironment,
+    Flow,
+    FlowStep,
     LighthouseConfig,
     LighthouseError,
     Metrics,
@@ -33,6 +35,7 @@ from pagelab.models import (
 )
 
 from ._egress import EgressProxy, Refusal
+from ._flows import FlowRunResult, failure_message, flow_steps, flow_wire
 from ._install import EngineInstall, chromium_version, engine_install, find_chromium
 from ._load import MachineLoad, machine_load
 from ._lock import engine_lock, hold_engine
@@ -418,6 +421,109 @@ class Engine:
             if on_start is not None:
                 on_start()
             return self._run_locked(url, device, config, timeout or self.run_timeout, policy)
+
+    def run_flow(
+        self,
+        flow: Flow,
+        device: Device | str = Device.MOBILE,
+        config: LighthouseConfig | None = None,
+        *,
+        timeout: float | None = None,
+        on_start: Callable[[], None] | None = None,
+    ) -> FlowRunResult:
+        """One run of a user flow in a fresh browser context (``engine/_flows.py``). An
+        invalid flow raises :class:`~pagelab.InvalidFlowError` before anything starts."""
+        flow.check()
+        device = Device(device)
+        config = config or LighthouseConfig()
+        self._binary()
+        self._engine_install()
+        with self._mutex, hold_engine(self._lock):
+            if on_start is not None:
+                on_start()
+            return self._run_flow_locked(flow, device, config, timeout or self.run_timeout)
+
+    def _run_flow_locked(
+        self, flow: Flow, device: Device, config: LighthouseConfig, timeout: float,
+    ) -> FlowRunResult:
+        """Run ``flow`` under the engine lock (the caller holds it)."""
+        engine = self
+
+        started = datetime.now(UTC)
+        load = machine_load()
+        chrome = engine.chrome_version
+        spec = build_run_spec(device, config, chrome_major=int(chrome.split(".")[0]) if chrome
+                              else None)
+        secrets = [*spec.secrets, *flow.secrets]
+        policy = engine.target_policy
+
+        def failed(code: str, message: str, *, engine_failure: bool = True) -> FlowRunResult:
+            return FlowRunResult(TestStatus.FAILED, [], LighthouseError(code=code, message=message),
+                                 None, None, None, started, datetime.now(UTC),
+                                 engine_failure=engine_failure)
+
+        guarded = policy if policy is not None and policy.restricts else None
+        try:
+            # A guarded flow goes through the egress proxy, as a page run does.
+            egress = engine._egress() if guarded else None
+            browser, driver = engine._ensure_started(
+                (*engine.chromium_flags, *spec.browser_flags,
+                 *(egress.chromium_flags if egress else ())),
+                egress.profile_preferences if egress else None,
+            )
+        except (RuntimeError, OSError) as exc:
+            engine._processes.close()
+            return failed(ENGINE_CRASHED, str(exc))
+        no_refusals: list[Refusal] = []
+        with (egress.guarding(guarded) if egress and guarded
+              else contextlib.nullcontext(no_refusals)), \
+                tempfile.TemporaryDirectory(prefix="pagelab-flow-") as tmp:
+            out = Path(tmp)
+            request_id = next(engine._ids)
+            try:
+                driver.send({
+                    "id": request_id, "browser_url": browser.url, "config": spec.config,
+                    "flow": flow_wire(flow), "secrets": secrets,
+                    "flow_path": str(out / "flow.json"), "html_path": str(out / "flow.html"),
+                    "network": spec.network, "user_agent": spec.user_agent,
+                })
+            except (OSError, ValueError) as exc:
+                engine._processes.close()
+                return failed(ENGINE_CRASHED, f"driver unreachable: {exc}")
+            reply = engine._await_reply(driver, browser, request_id, timeout)
+            if reply is None:
+                engine._processes.close()
+                return failed(TIMEOUT, f"the flow did not finish within {timeout:.0f} s")
+            if reply is _EOF or not browser.process.alive or not isinstance(reply, dict):
+                engine._processes.close()
+                return failed(ENGINE_CRASHED, "the browser or the driver exited mid-flow")
+            if not reply.get("ok"):
+                error = reply.get("error") or {}
+                engine._processes.close()
+                return failed(ENGINE_CRASHED, f"{error.get('code')}: {error.get('message')}")
+            artifacts: dict[str, bytes] = {}
+            steps: list[FlowStep] = []
+            version = driver.lighthouse_version
+            environment = _with_load(EngineEnvironment(chrome_version=chrome), load)
+            if (out / "flow.json").exists():
+                artifacts["flow-json"] = (out / "flow.json").read_bytes()
+                artifacts["flow-report"] = (out / "flow.html").read_bytes()
+                flow_result = json.loads(artifacts["flow-json"])
+                steps = flow_steps(flow_result, chrome_version=chrome)
+                lhrs = [s.get("lhr") or {} for s in flow_result.get("steps") or []]
+                if lhrs:
+                    environment = _with_load(summarize_lhr(lhrs[0], chrome_version=chrome)
+                                             .environment, load)
+            failure = reply.get("failure")
+            error = failed_step = None
+            if isinstance(failure, dict):
+                message, failed_step = failure_message(failure, flow, secrets)
+                error = LighthouseError(code=str(failure.get("code")), message=message)
+            return FlowRunResult(
+                status=TestStatus.FAILED if error else TestStatus.SUCCESS, steps=steps, error=error,
+                failed_step=failed_step, lighthouse_version=version, environment=environment,
+                started_at=started, finished_at=datetime.now(UTC), artifacts=artifacts,
+            )
 
     def _run_locked(
         self, url: str, device: Device, config: LighthouseConfig, timeout: float,

@@ -18,6 +18,8 @@ from ._enums import (
     ThrottlingMethod,
     TTFBStatus,
 )
+from ._flow_reports import FlowReport, FlowStep
+from ._flows import Flow
 from ._inputs import ConfigInput, ProgressCallback, TimeInput
 from ._metrics import METRICS, Direction, Metric, Rating, metric
 from ._reference import CreditPool, Credits, ErrorBody, LocationInfo, TTFBLocation, TTFBRegion
@@ -40,6 +42,12 @@ from ._display import metric_value as metric_value
 from ._display import status_pill as status_pill
 from ._enums import DEVICE_ALIASES as DEVICE_ALIASES
 from ._enums import DeviceId as DeviceId
+from ._flow_reports import FLOW_ACTION_FAILED as FLOW_ACTION_FAILED
+from ._flows import FLOW_ACTIONS as FLOW_ACTIONS
+from ._flows import Navigate as Navigate
+from ._flows import Snapshot as Snapshot
+from ._flows import Timespan as Timespan
+from ._flows import step_name as step_name
 from ._inputs import check_paging as check_paging
 from ._inputs import coerce_config as coerce_config
 from ._inputs import epoch_ms_or_none as epoch_ms_or_none
@@ -73,6 +81,9 @@ __all__ = [
     "Direction",
     "EngineEnvironment",
     "ErrorBody",
+    "Flow",
+    "FlowReport",
+    "FlowStep",
     "HttpVersion",
     "LighthouseConfig",
     "LighthouseError",

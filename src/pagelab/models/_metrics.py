@@ -164,6 +164,10 @@ METRICS: dict[str, Metric] = {
               200, 600),
         Metric("performance_score", "Score", "Performance score", "score",
                Direction.HIGHER, None, ".0f", 90, 50),
+        # Measured in user-flow timespans only (a page load has no interaction): null in
+        # every page test. Thresholds: web.dev's (good <= 200 ms, poor > 500 ms).
+        _time("interaction_to_next_paint", "INP", "Interaction to Next Paint",
+              "interaction-to-next-paint", 200, 500),
     )
 }
 

@@ -45,6 +45,8 @@ class Metrics(_Model):
     speed_index: float | None = Field(default=None, ge=0)
     total_blocking_time: float | None = Field(default=None, ge=0)
     performance_score: float | None = Field(default=None, ge=0, le=100)
+    #: User flows' timespans only (pagelab's addition to the spec's nine; null otherwise).
+    interaction_to_next_paint: float | None = Field(default=None, ge=0)
 
 
 #: The engine crashed mid-run (Chromium, Node or the driver died).

@@ -8,17 +8,24 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import NoReturn, Self
 
 import httpx
 from pydantic import ValidationError
 
-from pagelab._exceptions import APIError, APINotFoundError, NotFoundError, RequestTimeoutError
+from pagelab._exceptions import (
+    APIError,
+    APINotFoundError,
+    InvalidInputError,
+    NotFoundError,
+    RequestTimeoutError,
+)
 from pagelab.client import Client, RetryPolicy
 from pagelab.models import (
     BatchReport,
     BatchType,
     ConfigInput,
+    Flow,
     LighthouseTestRequest,
     LocationInfo,
     ProgressCallback,
@@ -218,6 +225,13 @@ class ApiRunner(ResourceReader):
             raise APIError(201, "unexpected_response",
                            f"batch {batch.id}: the server dropped {len(by_target)} of the tests")
         return submitted
+
+    def flow(self, flow: Flow, *args: object, **kwargs: object) -> NoReturn:
+        """User flows need the local engine: the API has no flow endpoint yet."""
+        raise InvalidInputError(
+            f"flow {flow.name!r}: user flows run on the local engine only (LocalRunner); "
+            "the Web Performance Testing API has no flow endpoint (docs/flows.md)"
+        )
 
     def ttfb(self, url: str, region: str) -> TTFBResult:
         return self.client.create_ttfb_test(url, region)

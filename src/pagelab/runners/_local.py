@@ -19,6 +19,8 @@ from pagelab.models import (
     BatchReport,
     BatchType,
     ConfigInput,
+    Flow,
+    FlowReport,
     LighthouseError,
     LighthouseTestRequest,
     LocationInfo,
@@ -119,6 +121,33 @@ class LocalRunner(ResourceReader):
                 raise
             report = self._notify(progress, test_id)
         return report
+
+    def flow(
+        self,
+        flow: Flow,
+        device: str = "mobile",
+        location: str = "us",
+        config: ConfigInput = None,
+    ) -> FlowReport:
+        """Run a user flow once on the local engine (a fresh browser context) and return its
+        report; a failed action gives a ``failed`` report keeping the steps before it.
+        Flow runs are not kept in the store yet (docs/flows.md)."""
+        flow.check()
+        try:
+            request = LighthouseTestRequest.model_validate(
+                {"url": flow.steps[0].url, "device": device,  # type: ignore[union-attr]
+                 "location": location, "config": coerce_config(config)}
+            )
+        except ValidationError as exc:
+            raise invalid_input(exc) from exc
+        result = self.engine.run_flow(flow, request.device, request.config)
+        return FlowReport(
+            flow=flow.name, status=result.status, steps=result.steps, error=result.error,
+            failed_step=result.failed_step, device=request.device, location=request.location,
+            connection=request.config.connection, lighthouse_version=result.lighthouse_version,
+            environment=result.environment, started_at=result.started_at,
+            finished_at=result.finished_at, resources=result.artifacts,
+        )
 
     def batch(
         self,

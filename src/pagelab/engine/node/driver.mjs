@@ -21,7 +21,7 @@ import {pathToFileURL} from 'node:url';
 const engineDir = process.env.PAGELAB_ENGINE_DIR;
 const fromEngine = (rel) => import(pathToFileURL(path.join(engineDir, 'node_modules', rel)).href);
 
-const {default: lighthouse} = await fromEngine('lighthouse/core/index.js');
+const {default: lighthouse, startFlow} = await fromEngine('lighthouse/core/index.js');
 const {ReportGenerator} = await fromEngine('lighthouse/report/generator/report-generator.js');
 const constants = await fromEngine('lighthouse/core/config/constants.js');
 const {default: puppeteer} = await fromEngine('puppeteer-core/lib/puppeteer/puppeteer-core.js');
@@ -316,6 +316,111 @@ async function runOne(request) {
   }
 }
 
+// -- user flows ---------------------------------------------------------------------------
+// A flow request carries {"flow": {"name", "steps": [...]}, "flow_path", "html_path"} beside
+// the run's usual fields. Steps run through Lighthouse's own user-flow API in one fresh
+// context; a failing action stops the flow and the steps measured before it are kept.
+
+async function runFlowAction(page, action) {
+  switch (action.kind) {
+    case 'click': return page.click(action.selector);
+    case 'type': return page.type(action.selector, action.text);
+    case 'press': return page.keyboard.press(action.key);
+    case 'select': return page.select(action.selector, action.value);
+    case 'scroll':
+      if (typeof action.to === 'number') {
+        return page.evaluate((y) => window.scrollBy(0, y), action.to);
+      }
+      return page.$eval(action.to, (element) => element.scrollIntoView());
+    case 'wait_for':
+      return page.waitForSelector(action.selector, {timeout: action.timeout_ms});
+    case 'wait': return new Promise((resolve) => setTimeout(resolve, action.ms));
+    default: throw new Error(`unknown action ${action.kind}`);
+  }
+}
+
+function describeAction(action) {
+  const target = action.selector ?? action.key ?? action.to ?? action.ms;
+  return target === undefined ? action.kind : `${action.kind} ${JSON.stringify(target)}`;
+}
+
+async function runFlow(request) {
+  const browser = await browserAt(request.browser_url);
+  const context = await browser.createBrowserContext();
+  try {
+    const page = await context.newPage();
+    const config = request.config;
+    const settings = config.settings;
+    if (settings.emulatedUserAgent === null) {
+      settings.emulatedUserAgent = constants.userAgents[settings.formFactor];
+    }
+    if (request.user_agent) {
+      const session = await page.createCDPSession();
+      await session.send('Network.setUserAgentOverride', {userAgent: request.user_agent});
+    }
+    const firstUrl = request.flow.steps.find((step) => step.kind === 'navigate').url;
+    const control = request.network
+      ? await controlNetwork(page, {...request.network, origin: new URL(firstUrl).origin})
+      : null;
+    const flow = await startFlow(page, {name: request.flow.name, config,
+      flags: {logLevel: 'error'}});
+    let failure = null;
+    let stepIndex = 0;
+    for (const [itemIndex, item] of request.flow.steps.entries()) {
+      const where = {item_index: itemIndex + 1, step_index: stepIndex + 1};
+      try {
+        if (item.kind === 'navigate') {
+          await flow.navigate(item.url, {name: item.name ?? item.url});
+          stepIndex += 1;
+        } else if (item.kind === 'snapshot') {
+          await flow.snapshot({name: item.name});
+          stepIndex += 1;
+        } else if (item.kind === 'timespan') {
+          await flow.startTimespan({name: item.name});
+          for (const [actionIndex, action] of item.actions.entries()) {
+            try {
+              await runFlowAction(page, action);
+            } catch (err) {
+              err.pagelabAction = {action_index: actionIndex + 1, action: describeAction(action)};
+              throw err;
+            }
+          }
+          await flow.endTimespan();
+          stepIndex += 1;
+        } else {
+          try {
+            await runFlowAction(page, item);
+          } catch (err) {
+            err.pagelabAction = {action_index: null, action: describeAction(item)};
+            throw err;
+          }
+        }
+      } catch (err) {
+        failure = {
+          code: err?.pagelabAction ? 'FLOW_ACTION_FAILED' : (typeof err?.code === 'string'
+            ? err.code : 'FLOW_STEP_FAILED'),
+          message: String(err?.friendlyMessage || err?.message || err),
+          ...where, ...(err?.pagelabAction || {}),
+        };
+        break;
+      }
+    }
+    await control?.session.detach().catch(() => {});
+    const secrets = request.secrets || [];
+    let steps = 0;
+    if (flow._gatherSteps.length) {
+      const flowResult = await flow.createFlowResult();
+      steps = flowResult.steps.length;
+      await writeFile(request.flow_path, scrub(JSON.stringify(flowResult), secrets));
+      await writeFile(request.html_path,
+        scrub(ReportGenerator.generateFlowReportHtml(flowResult), secrets));
+    }
+    return {blocked: control ? control.blocked : [], steps, failure};
+  } finally {
+    await context.close().catch(() => {});
+  }
+}
+
 send({
   type: 'ready',
   lighthouse_version: lighthousePackage.version,
@@ -337,7 +442,7 @@ for await (const line of lines) {
     continue;
   }
   try {
-    const extra = await runOne(request);
+    const extra = request.flow ? await runFlow(request) : await runOne(request);
     send({type: 'result', id: request.id, ok: true, ...extra});
   } catch (err) {
     const isLighthouseError = Boolean(err?.code && err?.friendlyMessage !== undefined);

@@ -1,0 +1,99 @@
+"""User flows on the warm engine: what goes to the driver and how its FlowResult maps to
+steps (pure). The run itself is ``Engine.run_flow``: one fresh browser context per flow
+run, Lighthouse's own user-flow API (``startFlow``) in the driver."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pagelab.models import (
+    EngineEnvironment,
+    Flow,
+    FlowStep,
+    LighthouseError,
+    Metrics,
+    TestStatus,
+    Timespan,
+)
+
+from ._mapping import summarize_lhr
+
+__all__ = ["TIMESPAN_METRICS", "FlowRunResult", "failure_message", "flow_steps", "flow_wire"]
+
+#: What a timespan measures (Lighthouse computes no load metric without a navigation).
+TIMESPAN_METRICS: tuple[str, ...] = (
+    "interaction_to_next_paint", "total_blocking_time", "cumulative_layout_shift",
+)
+_MODES = {"navigation": "navigation", "timespan": "timespan", "snapshot": "snapshot"}
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRunResult:
+    """The outcome of one flow run on the engine."""
+
+    status: TestStatus
+    steps: list[FlowStep]
+    error: LighthouseError | None
+    #: The step the run failed at, by name (None when it succeeded).
+    failed_step: str | None
+    lighthouse_version: str | None
+    environment: EngineEnvironment | None
+    started_at: datetime
+    finished_at: datetime
+    #: ``flow-report`` (HTML) and ``flow-json`` (Lighthouse's FlowResult), secrets scrubbed.
+    artifacts: dict[str, bytes] = field(default_factory=dict)
+    engine_failure: bool = False
+
+
+def flow_steps(flow_result: dict[str, Any], *, chrome_version: str | None = None) -> list[
+        FlowStep]:
+    """Lighthouse's FlowResult -> steps with their metrics (pure; per mode)."""
+    steps: list[FlowStep] = []
+    for index, step in enumerate(flow_result.get("steps") or [], 1):
+        lhr = step.get("lhr") or {}
+        mode = _MODES.get(str(lhr.get("gatherMode")), "navigation")
+        summary = summarize_lhr(lhr, chrome_version=chrome_version)
+        metrics: Metrics | None = summary.metrics
+        if mode == "navigation" and metrics is not None:
+            metrics = metrics.model_copy(update={"interaction_to_next_paint": None})
+        elif mode == "timespan" and metrics is not None:
+            metrics = Metrics(**{name: getattr(metrics, name) for name in TIMESPAN_METRICS})
+        elif mode == "snapshot":
+            metrics = None
+        steps.append(FlowStep(index=index, name=str(step.get("name") or mode), mode=mode,
+                              url=lhr.get("finalDisplayedUrl"), metrics=metrics))
+    return steps
+
+
+def _wire(item: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"kind": item.kind, **item.model_dump()}
+    if isinstance(item, Timespan):
+        data["actions"] = [_wire(action) for action in item.actions]
+    return data
+
+
+def flow_wire(flow: Flow) -> dict[str, Any]:
+    """The flow as the driver reads it: items with their ``kind`` (secret text included:
+    the driver types it, and scrubs it from what it writes)."""
+    return {"name": flow.name, "steps": [_wire(item) for item in flow.steps]}
+
+
+def failure_message(failure: dict[str, Any], flow: Flow, secrets: list[str]) -> tuple[str, str]:
+    """(message, failed step name) from the driver's failure record."""
+    item_index = int(failure.get("item_index") or 0)
+    item = flow.steps[item_index - 1] if 0 < item_index <= len(flow.steps) else None
+    where = f"flow {flow.name!r}, step {item_index}"
+    step_name = ""
+    if item is not None:
+        step_name = getattr(item, "name", None) or getattr(item, "url", None) or item.keyword
+        where += f" ({item.describe()})"
+    if failure.get("action_index"):
+        where += f", action {failure['action_index']}"
+    if failure.get("action") and failure.get("action_index"):
+        where += f" ({failure['action']})"
+    message = f"{where}: {failure.get('message', 'failed')}"
+    for secret in secrets:
+        message = message.replace(secret, "***")
+    return message, str(step_name)

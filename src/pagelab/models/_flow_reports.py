@@ -1,0 +1,63 @@
+"""The result of one user-flow run: its measured steps, in order."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._enums import DeviceId, Location, TestStatus
+from ._reports import EngineEnvironment, LighthouseError, Metrics
+from ._types import Timestamp
+
+__all__ = ["FLOW_ACTION_FAILED", "FlowReport", "FlowStep", "StepMode"]
+
+#: A flow's action failed (a selector never appeared, a click on nothing...).
+FLOW_ACTION_FAILED = "FLOW_ACTION_FAILED"
+
+StepMode = Literal["navigation", "timespan", "snapshot"]
+
+
+class FlowStep(BaseModel):
+    """One measured step: a navigation (every page metric), a timespan (INP, TBT, CLS) or
+    a snapshot (no metric)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    index: int = Field(ge=1)
+    name: str
+    mode: StepMode
+    #: The page's URL when the step ended.
+    url: str | None = None
+    metrics: Metrics | None = None
+
+
+class FlowReport(BaseModel):
+    """One run of a :class:`~pagelab.Flow`. A failed run keeps the steps measured before
+    the failure; ``error`` names the step (and action) it failed at."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    flow: str
+    status: TestStatus
+    steps: list[FlowStep] = Field(default_factory=list)
+    error: LighthouseError | None = None
+    #: The name of the step the run failed at (None when it succeeded).
+    failed_step: str | None = None
+    device: DeviceId
+    location: Location | None = None
+    connection: str | None = None
+    lighthouse_version: str | None = None
+    environment: EngineEnvironment | None = None
+    started_at: Timestamp | None = None
+    finished_at: Timestamp | None = None
+    #: Resource name -> content: ``flow-report`` (Lighthouse's flow report, HTML) and
+    #: ``flow-json`` (its FlowResult); secrets scrubbed. Not part of the JSON form.
+    resources: dict[str, bytes] = Field(default_factory=dict, exclude=True, repr=False)
+
+    def step(self, name: str) -> FlowStep:
+        """The step named ``name`` (KeyError naming the steps otherwise)."""
+        for step in self.steps:
+            if step.name == name:
+                return step
+        raise KeyError(f"no step {name!r}; steps: {', '.join(s.name for s in self.steps)}")
