@@ -55,9 +55,12 @@ PUBLIC_API: dict[str, list[str]] = {
     "pagelab.export": ["SUFFIXES", "export", "html_report"],
     "pagelab.fleet": ["FleetSettings"],
     "pagelab.frames": [
-        "AUDIT_COLUMNS", "CELL", "COLUMNS", "REQUEST_COLUMNS", "TTFB_COLUMNS", "UNITS", "CellKey",
-        "audits", "cell_columns", "cell_key", "cell_keys", "cell_label", "from_records",
-        "read_runs", "requests", "to_frame", "to_long", "to_records", "to_reports", "ttfb_frame",
+        "AUDIT_COLUMNS", "CELL", "COLUMNS", "MAIN_THREAD_COLUMNS", "REQUEST_COLUMNS",
+        "RESOURCE_SUMMARY_COLUMNS", "THIRD_PARTY_COLUMNS", "TTFB_COLUMNS", "UNITS",
+        "USER_TIMING_COLUMNS", "CellKey", "audits", "cell_columns", "cell_key", "cell_keys",
+        "cell_label", "from_records", "main_thread", "read_runs", "requests", "resource_summary",
+        "third_parties", "to_frame", "to_long", "to_records", "to_reports", "ttfb_frame",
+        "user_timings",
     ],
     "pagelab.models": [
         "METRICS", "BatchItem", "BatchReport", "BatchStatus", "BatchTestRequest", "BatchType",

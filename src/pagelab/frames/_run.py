@@ -30,6 +30,11 @@ navigation start, so they share an axis with FCP, LCP and the filmstrip):
 url                   string    requested URL (``data:`` URLs elided by Lighthouse)
 resource_type         string    ``Document``, ``Script``, ``Stylesheet``, ``Image``, ``Font``,
                                 ``Fetch``, ``XHR``, ``Ping``, ``Media``, ``Other``
+entity                string    who serves it, by Lighthouse's own classification (the LHR's
+                                ``entities``: third-party-web's list, else the host's root
+                                domain, e.g. ``127.0.0.2``)
+party                 category  ``first`` or ``third`` (Lighthouse's ``isFirstParty`` of the
+                                entity); NA when Lighthouse classified no entity
 mime_type             string
 status                Int64     HTTP status; NA when no response came
 protocol              string    ``http/1.1``, ``h2``, ``h3``...
@@ -45,6 +50,8 @@ blocked               boolean   no HTTP response at all: blocked (pagelab's blac
                                 list, which fail requests before they leave the browser) or
                                 failed at the network level; the LHR keeps no reason
 finished              boolean   Lighthouse saw it finish
+render_blocking       boolean   Lighthouse's render-blocking insight lists it (it held the
+                                first paint back)
 ====================  ========  ===========================================================
 """
 
@@ -59,7 +66,13 @@ import pandas as pd
 
 from pagelab._exceptions import InvalidInputError
 
-__all__ = ["AUDIT_COLUMNS", "AUDIT_GROUPS", "REQUEST_COLUMNS", "audits", "requests"]
+__all__ = [
+    "AUDIT_COLUMNS", "AUDIT_GROUPS", "PARTIES", "REQUEST_COLUMNS", "as_lhr", "audits",
+    "entity_parties", "requests", "table_items",
+]
+
+#: The values of the ``party`` column.
+PARTIES: tuple[str, ...] = ("first", "third")
 
 #: The audit groups, in the order rows are sorted.
 AUDIT_GROUPS: tuple[str, ...] = ("opportunity", "diagnostic", "passed")
@@ -84,6 +97,8 @@ AUDIT_COLUMNS: dict[str, Any] = {
 REQUEST_COLUMNS: dict[str, Any] = {
     "url": "string",
     "resource_type": "string",
+    "entity": "string",
+    "party": pd.CategoricalDtype(list(PARTIES)),
     "mime_type": "string",
     "status": "Int64",
     "protocol": "string",
@@ -97,6 +112,7 @@ REQUEST_COLUMNS: dict[str, Any] = {
     "from_cache": "boolean",
     "blocked": "boolean",
     "finished": "boolean",
+    "render_blocking": "boolean",
 }
 
 # Lighthouse's report shows an audit as passed at this score (report-utils.js, PASS).
@@ -106,7 +122,7 @@ _TIME_SAVINGS = ("FCP", "LCP", "TBT", "INP")
 _NAN = float("nan")
 
 
-def _as_lhr(lhr: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
+def as_lhr(lhr: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
     """The LHR as a mapping (the ``lighthouse-json`` resource's text is parsed)."""
     if isinstance(lhr, str | bytes):
         try:
@@ -162,7 +178,7 @@ def audits(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
 
     ``lhr`` is a Lighthouse result as :meth:`Runner.lhr` returns it (or its JSON text).
     """
-    result = _as_lhr(lhr)
+    result = as_lhr(lhr)
     all_audits: Mapping[str, Any] = result["audits"]
     category = (result.get("categories") or {}).get("performance") or {}
     refs = category.get("auditRefs") if isinstance(category, Mapping) else None
@@ -249,7 +265,7 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
     throttling (the default) the reported metrics are Lighthouse's *simulation* and differ
     from these observed times.
     """
-    result = _as_lhr(lhr)
+    result = as_lhr(lhr)
     audit = result["audits"].get("network-requests") or {}
     details: Any = audit.get("details") if isinstance(audit, Mapping) else None
     if not isinstance(details, Mapping):
@@ -261,6 +277,8 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
     if not isinstance(debug, Mapping):
         debug = {}
     observed = _observed(result)
+    parties = entity_parties(result)
+    blocking = {str(i.get("url")) for i in table_items(result, "render-blocking-insight")}
     offset = _navigation_offset_ms(observed, debug.get("networkStartTimeTs"))
     rows: list[dict[str, Any]] = []
     for item in items:
@@ -273,6 +291,8 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
         rows.append({
             "url": item.get("url"),
             "resource_type": item.get("resourceType"),
+            "entity": item.get("entity"),
+            "party": parties.get(str(item.get("entity"))),
             "mime_type": item.get("mimeType"),
             "status": status if answered else None,
             "protocol": item.get("protocol"),
@@ -286,6 +306,7 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
             "from_cache": item.get("cache") not in (None, "none"),
             "blocked": not answered,
             "finished": bool(item.get("finished")),
+            "render_blocking": item.get("url") in blocking,
         })
     frame = _typed(rows, REQUEST_COLUMNS)
     # The page's own milestones on the same clock, for the waterfall's marks.
@@ -294,6 +315,25 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
         if not math.isnan(value := _number(observed.get(key)))
     }
     return frame
+
+
+def table_items(lhr: Mapping[str, Any], audit_id: str) -> list[Mapping[str, Any]]:
+    """The ``details.items`` of one audit's table (empty when the audit or table is absent)."""
+    audit = lhr["audits"].get(audit_id)
+    details = audit.get("details") if isinstance(audit, Mapping) else None
+    items = details.get("items") if isinstance(details, Mapping) else None
+    return [item for item in items if isinstance(item, Mapping)] if isinstance(items, list) else []
+
+
+def entity_parties(lhr: Mapping[str, Any]) -> dict[str, str]:
+    """Entity name -> ``first`` or ``third``, from the LHR's ``entities``."""
+    entities = lhr.get("entities")
+    if not isinstance(entities, list):
+        return {}
+    return {
+        str(entity["name"]): "first" if entity.get("isFirstParty") else "third"
+        for entity in entities if isinstance(entity, Mapping) and entity.get("name")
+    }
 
 
 def _integer(value: Any) -> int | None:
