@@ -47,7 +47,7 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "pagelab.cli": ["main"],
     "pagelab.client": ["AsyncClient", "Client", "RetryPolicy"],
-    "pagelab.demo": ["PAGES", "DemoServer", "RecordedRequest", "serve"],
+    "pagelab.demo": ["PAGES", "WIDGET_BYTES", "DemoServer", "RecordedRequest", "serve"],
     "pagelab.engine": [
         "REFUSED_NETWORKS", "Engine", "RunResult", "TargetPolicy", "TargetRefusedError",
         "ensure_browser_user",
@@ -82,8 +82,8 @@ PUBLIC_API: dict[str, list[str]] = {
     "pagelab.service": ["Settings", "create_app"],
     "pagelab.service.routes": [],
     "pagelab.stats": [
-        "AGGREGATIONS", "CELL", "MIN_RUNS", "compare", "describe", "history", "representative_run",
-        "representative_runs", "summarize",
+        "AGGREGATIONS", "CELL", "MIN_RUNS", "Explanation", "compare", "describe", "explain",
+        "history", "representative_run", "representative_runs", "summarize",
     ],
     "pagelab.store": [],
     "pagelab.widgets": ["BatchComparison", "TTFBExplorer", "TrendExplorer"],

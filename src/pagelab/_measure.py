@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
+    from pagelab.stats import Explanation
+
 __all__ = ["Results", "measure"]
 
 #: What a :class:`Results` built from a frame needs at least.
@@ -376,6 +378,21 @@ class Results:
 
         return compare(self.frame, by, a, b, metrics, within=within, resamples=resamples,
                        seed=seed, confidence=confidence)
+
+    def explain(
+        self,
+        by: str | Sequence[str],
+        a: object,
+        b: object,
+        *,
+        within: str | Sequence[str] | None = None,
+    ) -> Explanation:
+        """Why the runs where ``by == b`` differ from those where ``by == a``: requests,
+        entities, resource types, main thread and user timings, ranked
+        (:func:`pagelab.stats.explain`)."""
+        from pagelab.stats import explain
+
+        return explain(self, by, a, b, within=within)
 
     def export(self, path: str | os.PathLike[str], **options: Any) -> Path:
         """Write the runs to ``path`` by its suffix (:func:`pagelab.export.export`; the

@@ -1,5 +1,5 @@
 """Statistics over the wide frame: aggregation per cell, the representative run, A/B
-comparison and history.
+comparison, its explanation and history.
 
 Plain functions on the wide frame of :func:`pagelab.frames.to_frame` (one row per run). A
 *cell* is one combination of the grouping columns, by default :data:`CELL` (URL x device x
@@ -19,6 +19,8 @@ import pandas as pd
 
 from pagelab._bootstrap import Bootstrap
 from pagelab._exceptions import InvalidInputError
+from pagelab._explain import Explanation, explain_runs
+from pagelab._public import publish
 from pagelab.frames import CELL, cell_columns, to_frame
 from pagelab.models import (
     METRIC_NAMES,
@@ -36,8 +38,10 @@ __all__ = [
     "AGGREGATIONS",
     "CELL",
     "MIN_RUNS",
+    "Explanation",
     "compare",
     "describe",
+    "explain",
     "history",
     "representative_run",
     "representative_runs",
@@ -609,6 +613,61 @@ def compare(
     return out
 
 
+def explain(
+    results: Any,
+    by: str | Sequence[str],
+    a: object,
+    b: object,
+    *,
+    within: str | Sequence[str] | None = None,
+) -> Explanation:
+    """Why the runs where ``by == b`` differ from those where ``by == a``: an
+    :class:`Explanation` of the requests, entities, resource types, main-thread categories
+    and user timings that changed, ranked, with a summary in words.
+
+    ``results`` is :class:`~pagelab.Results` (its wide frame and each run's LHR, read
+    through its runner). ``by``, ``a``, ``b`` and ``within`` choose the runs as in
+    :func:`compare`: within each cell ``by`` does not name (``within=[]`` pools). Each
+    contribution is the difference of the medians over each side's successful runs.
+    """
+    frame = _check_frame(getattr(results, "frame", None))
+    if not callable(getattr(results, "lhr", None)):
+        raise InvalidInputError(
+            "results: expected Results (runs and their LHRs), got "
+            f"{type(results).__name__}; a bare frame has no requests to explain"
+        )
+    if by is None:
+        raise InvalidInputError("by: name the column (or columns) whose values a and b are")
+    keys = _by_columns(by, frame)
+    groups = _within_columns(frame, within, keys)
+    mask_a = _side_mask(frame, keys, a, "a") & _successful(frame)
+    mask_b = _side_mask(frame, keys, b, "b") & _successful(frame)
+    codes, cells = _cells(frame, groups)
+    chosen = []
+    for cell in range(len(cells)):
+        ids_a = frame.loc[mask_a & (codes == cell), "id"].astype(str).tolist()
+        ids_b = frame.loc[mask_b & (codes == cell), "id"].astype(str).tolist()
+        if ids_a and ids_b:
+            where = {key: _plain(cells.at[cell, key]) for key in groups}
+            chosen.append((where, [results.lhr(i) for i in ids_a],
+                           [results.lhr(i) for i in ids_b]))
+    if not chosen:
+        raise InvalidInputError(
+            f"a and b share no cell with successful runs of both: no {', '.join(groups)} "
+            "has them; explain within=[] to pool every run of each side"
+        )
+    return explain_runs(chosen, a_label=_label(a), b_label=_label(b))
+
+
+def _plain(value: object) -> object:
+    return None if value is None or (isinstance(value, float) and np.isnan(value)) or (
+        value is pd.NA) else value
+
+
+def _label(value: object) -> str:
+    return "/".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
 def _compare_one(m: Metric, xa: np.ndarray, xb: np.ndarray, bootstrap: Bootstrap,
                  confidence: float, alpha: float, pooled: str) -> dict[str, Any]:
     """One metric's comparison of one cell's runs (values without NaN)."""
@@ -663,3 +722,6 @@ def history(
     frame = to_frame(read_history(runner, since=since, until=until, url=url, device=device,
                                   location=location, limit=limit))
     return frame.sort_values("created_at", kind="stable").reset_index(drop=True)
+
+
+publish(__name__, globals(), __all__)
