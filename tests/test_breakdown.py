@@ -121,3 +121,56 @@ def test_a_report_needs_its_runner() -> None:
 
     with pytest.raises(InvalidInputError, match="runner="):
         frames.main_thread("lt_abc")
+
+
+# -- explain and its pictures, on the recorded twins ------------------------------------------
+
+
+def test_explain_on_recorded_twins() -> None:
+    from pagelab.stats import explain
+
+    explanation = explain(_Runs(), "url", "http://x/lean", "http://x/bloated")
+    frame = explanation.frame
+    widget = frame[(frame["kind"] == "request") & (frame["unit"] == "bytes")].iloc[0]
+    assert widget["item"].endswith("/static/widget.js?cb=*")
+    assert widget["delta"] == pytest.approx(300_206)
+    # 300 kB at the desktop profile's 10 Mbit/s: 234.5 ms of download
+    assert widget["weight_ms"] == pytest.approx(300_206 * 8 / 10_240)
+    assert list(frame["weight_ms"]) == sorted(frame["weight_ms"], reverse=True)
+    assert explanation.summary == (
+        "http://x/bloated loads 1 more script (300 KB, 127.0.0.2) and spends +296 ms in "
+        "script evaluation."
+    )
+    assert "&lt;" not in explanation._repr_html_()
+
+
+def test_cache_busters_are_normalised() -> None:
+    from pagelab._explain import normalise_url
+
+    assert normalise_url("https://cdn.test/a.js?cb=8f3a9c01&lang=en") == (
+        "https://cdn.test/a.js?cb=*&lang=en")
+    assert normalise_url("https://cdn.test/a.js?v=1700000000123") == "https://cdn.test/a.js?v=*"
+    assert normalise_url("https://cdn.test/a.js?page=2") == "https://cdn.test/a.js?page=2"
+
+
+def test_pictures_keep_legends_beside_the_data() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pagelab import plots
+    from pagelab.stats import explain
+    from test_plot_layout import check_layout
+
+    try:
+        top, bottom = plots.compare_waterfalls(load("lean"), load("bloated"))
+        assert top.get_xlim() == bottom.get_xlim()
+        check_layout(top.figure)
+        strips = plots.compare_filmstrips(load("lean"), load("bloated"), frames=6)
+        labels = [[t.get_text() for t in ax.texts] for ax in strips]
+        assert labels[0] == labels[1]  # the same ticks
+        ax = plots.contributions(explain(_Runs(), "url", "http://x/lean", "http://x/bloated"))
+        check_layout(ax.figure)
+    finally:
+        plt.close("all")

@@ -72,8 +72,9 @@ PUBLIC_API: dict[str, list[str]] = {
         "TTFBTimings", "TestReport", "TestStatus", "ThrottlingMethod", "TimeInput", "metric",
     ],
     "pagelab.plots": [
-        "Video", "comparison", "distribution", "filmstrip", "heatmap", "metric_by_group", "trend",
-        "ttfb", "video", "waterfall",
+        "Video", "compare_filmstrips", "compare_waterfalls", "comparison", "contributions",
+        "distribution", "filmstrip", "heatmap", "metric_by_group", "trend", "ttfb", "video",
+        "waterfall",
     ],
     "pagelab.runners": [
         "ApiRunner", "LocalRunner", "MatrixCell", "ReportSink", "Runner", "connect",
