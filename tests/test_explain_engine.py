@@ -69,3 +69,14 @@ def test_third_parties_and_user_timings(twins: Results, site: DemoServer) -> Non
     assert set(marks["name"]) >= {"article-ready", "app-init"}
     assert twins.main_thread().groupby("url")["time_ms"].sum().loc[
         site.page_url("bloated")] > 300
+
+
+def test_a_user_timing_mark_is_a_metric_and_can_be_budgeted(twins: Results) -> None:
+    from pagelab.budgets import evaluate
+
+    mark = "user_timing:article-ready"
+    assert twins.frame[mark].notna().all()
+    assert mark in set(twins.summary()[[mark]].columns)
+    median = float(twins.frame[mark].median())
+    assert all(r.passed for r in evaluate({mark: median * 10 + 100}, twins.frame))
+    assert not any(r.passed for r in evaluate({mark: median / 100}, twins.frame))

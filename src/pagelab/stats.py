@@ -28,6 +28,7 @@ from pagelab.models import (
     Metric,
     TimeInput,
     metric,
+    metric_columns,
 )
 from pagelab.runners import read_history
 
@@ -75,6 +76,12 @@ _FCP = "first_contentful_paint"
 _TTI = "time_to_interactive"
 #: The tidy frames' ``metric`` dtype, as in :func:`pagelab.frames.to_long`.
 _METRIC_DTYPE = pd.CategoricalDtype(list(METRIC_NAMES))
+
+
+def _metric_dtype(names: Iterable[str]) -> pd.CategoricalDtype:
+    """:data:`_METRIC_DTYPE`, with the user timings among ``names`` after the nine."""
+    extra = [n for n in names if n not in METRICS]
+    return pd.CategoricalDtype([*METRIC_NAMES, *extra]) if extra else _METRIC_DTYPE
 _STATS = ("median", "mean", "p75", "p90", "min", "max", "std")
 
 
@@ -93,7 +100,7 @@ def _check_frame(frame: object) -> pd.DataFrame:
 def _metric_names(metrics: str | Iterable[str] | None, frame: pd.DataFrame) -> list[str]:
     """Spec names of the requested metrics (names or labels such as ``LCP``), in given order."""
     if metrics is None:
-        return [name for name in METRIC_NAMES if name in frame.columns]
+        return metric_columns(frame.columns)
     items = [metrics] if isinstance(metrics, str) else list(metrics)
     names: list[str] = []
     for item in items:
@@ -330,11 +337,11 @@ def describe(
     n_cells, n_metrics = len(cells), len(names)
     stats = _cell_stats(frame, names, codes, n_cells)
     out = cells.iloc[np.repeat(np.arange(n_cells), n_metrics)].reset_index(drop=True)
-    out["metric"] = pd.Categorical(names * n_cells, dtype=_METRIC_DTYPE)
+    out["metric"] = pd.Categorical(names * n_cells, dtype=_metric_dtype(names))
     for key in (*_STATS, "cv"):
         out[key] = stats[key].to_numpy(dtype=float).ravel()
     out["n"] = stats["n"].to_numpy(dtype="int64").ravel()
-    out["unit"] = pd.array([METRICS[name].unit for name in names] * n_cells, dtype="string")
+    out["unit"] = pd.array([metric(name).unit for name in names] * n_cells, dtype="string")
     return out
 
 
@@ -590,7 +597,7 @@ def compare(
         in_cell = ok & (codes == cell)
         where = {key: cells.at[cell, key] for key in groups}
         for index, name in enumerate(names):
-            m = METRICS[name]
+            m = metric(name)
             xa = columns[index][in_cell & mask_a]
             xb = columns[index][in_cell & mask_b]
             xa, xb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]
@@ -602,7 +609,7 @@ def compare(
     out = pd.DataFrame(rows, columns=out_columns)
     for key in groups:
         out[key] = out[key].astype(frame[key].dtype)
-    out["metric"] = pd.Categorical(out["metric"], dtype=_METRIC_DTYPE)
+    out["metric"] = pd.Categorical(out["metric"], dtype=_metric_dtype(names))
     for text in ("unit", "verdict", "note"):
         out[text] = out[text].astype("string")
     for number in ("a_median", "b_median", "diff", "rel_diff", "ci_low", "ci_high", "p_value",

@@ -73,7 +73,7 @@ import pandas as pd
 
 from pagelab._cells import CELL
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import BatchItem, TestReport
+from pagelab.models import USER_TIMING_PREFIX, BatchItem, TestReport, user_timing_values
 
 from ._run import PARTIES, as_lhr, entity_parties, table_items
 from ._run import requests as _run_requests
@@ -344,15 +344,16 @@ def main_thread(source: Source, *, runner: LhrReader | None = None) -> pd.DataFr
 
 
 def _user_timings(lhr: Mapping[str, Any]) -> pd.DataFrame:
+    items = table_items(lhr, "user-timings")
+    values = user_timing_values([dict(item) for item in items])
     rows = []
-    for item in table_items(lhr, "user-timings"):
+    for item in items:
         kind = str(item.get("timingType", "")).lower()
         if kind not in ("mark", "measure") or not item.get("name"):
             continue
-        start, duration = _ms(item.get("startTime")), _ms(item.get("duration"))
-        rows.append({"name": item["name"], "kind": kind, "start_ms": start,
-                     "duration_ms": duration,
-                     "value_ms": start if kind == "mark" else duration})
+        rows.append({"name": item["name"], "kind": kind, "start_ms": _ms(item.get("startTime")),
+                     "duration_ms": _ms(item.get("duration")),
+                     "value_ms": values.get(f"{USER_TIMING_PREFIX}{item['name']}", math.nan)})
     return _typed(rows, USER_TIMING_COLUMNS)
 
 

@@ -45,6 +45,9 @@ class Metrics(_Model):
     speed_index: float | None = Field(default=None, ge=0)
     total_blocking_time: float | None = Field(default=None, ge=0)
     performance_score: float | None = Field(default=None, ge=0, le=100)
+    #: pagelab extension: the page's User Timing marks (start) and measures (duration), ms,
+    #: keyed ``user_timing:<name>``; None when the page recorded none.
+    user_timings: dict[str, float] | None = None
 
 
 #: The engine crashed mid-run (Chromium, Node or the driver died).
