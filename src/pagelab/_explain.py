@@ -121,12 +121,15 @@ def _run(lhr: Mapping[str, Any]) -> _Run:
         type_bytes[kind] = type_bytes.get(kind, 0.0) + size
         type_count[kind] = type_count.get(kind, 0.0) + 1
     parties = third_parties(lhr)
+    # The first party's main-thread time comes from bootup-time, which drops scripts under
+    # 50 ms: not comparable between pages, and the categories below hold it anyway.
+    third = parties[parties["party"] == "third"]
     work = main_thread(lhr)
     timings = user_timings(lhr)
     return _Run(
         request_bytes, request_ms, info, type_bytes, type_count,
         dict(zip(parties["entity"], parties["transfer_bytes"].astype(float), strict=True)),
-        dict(zip(parties["entity"], parties["main_thread_ms"], strict=True)),
+        dict(zip(third["entity"], third["main_thread_ms"], strict=True)),
         dict(zip(work["category"], work["time_ms"], strict=True)),
         dict(zip(work["category"], work["label"], strict=True)),
         dict(zip(timings["name"], timings["value_ms"], strict=True)),

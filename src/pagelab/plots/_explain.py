@@ -50,7 +50,7 @@ def compare_waterfalls(
     top, bottom = _two_axes(axes, (10, 2.6 + 0.64 * rows))
     for ax, frame, label in zip((top, bottom), frames, labels, strict=True):
         waterfall(frame, ax)
-        ax.set_title(f"{plain(label)}: {ax.get_title()}", fontsize=10, loc="left")
+        ax.set_title(f"{plain(label)}: {ax.get_title(loc='left')}", fontsize=10, loc="left")
     right = max(top.get_xlim()[1], bottom.get_xlim()[1])
     for ax in (top, bottom):
         ax.set_xlim(0, right)
@@ -61,16 +61,18 @@ def compare_filmstrips(
     a: Any, b: Any, axes: Sequence[Axes] | None = None, *, frames: int = 8,
     labels: tuple[str, str] = ("a", "b"),
 ) -> tuple[Axes, Axes]:
-    """Two runs' filmstrips, a above b, at the same times: ``frames`` ticks from 0 to the
-    later run's last thumbnail, each showing what the page looked like then. ``a`` and ``b``
-    are LHRs or ``runner.filmstrip(report)``."""
+    """Two runs' filmstrips, a above b, at the same times: ``frames`` ticks from the earlier
+    first thumbnail to the later last one, each showing what the page looked like then (its
+    latest thumbnail at or before the tick). ``a`` and ``b`` are LHRs or
+    ``runner.filmstrip(report)``."""
     strips = [_thumbnails(a), _thumbnails(b)]
     if not strips[0] or not strips[1]:
         raise InvalidInputError("compare_filmstrips: both runs need thumbnails")
     if frames < 2:
         raise InvalidInputError("compare_filmstrips: frames must be at least 2")
+    start = min(strips[0][0][0], strips[1][0][0])
     end = max(strips[0][-1][0], strips[1][-1][0])
-    ticks = [end * i / (frames - 1) for i in range(frames)]
+    ticks = [start + (end - start) * i / (frames - 1) for i in range(frames)]
     top, bottom = _two_axes(axes, (14, 5.4))
     for ax, strip, label in zip((top, bottom), strips, labels, strict=True):
         shown = []
