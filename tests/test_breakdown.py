@@ -174,3 +174,25 @@ def test_pictures_keep_legends_beside_the_data() -> None:
         check_layout(ax.figure)
     finally:
         plt.close("all")
+
+
+def test_explain_stays_within_cells_and_says_what_is_wrong() -> None:
+    from pagelab import InvalidInputError
+    from pagelab.stats import explain
+
+    runs = _Runs()
+    other = runs.frame.copy()
+    other["id"] = pd.array(["lt_a", "lt_b", "lt_c"], dtype="string")
+    other["device"] = ["mobile"] * 3
+    runs.frame = pd.concat([runs.frame, other], ignore_index=True)
+    explanation = explain(runs, "url", "http://x/lean", "http://x/bloated")
+    assert set(explanation.frame["device"]) == {"desktop", "mobile"}
+    assert explanation.summary.startswith("desktop/us: ")
+    assert "mobile/us: " in explanation.summary
+    pooled = explain(runs, "url", "http://x/lean", "http://x/bloated", within=[])
+    assert "device" not in pooled.frame.columns
+    assert pooled.runs == (2, 2)
+    with pytest.raises(InvalidInputError, match="a bare frame"):
+        explain(pd.DataFrame(runs.frame), "url", "http://x/lean", "http://x/bloated")
+    with pytest.raises(InvalidInputError, match="no run has url"):
+        explain(runs, "url", "http://x/lean", "http://x/nowhere")

@@ -637,12 +637,12 @@ def explain(
     :func:`compare`: within each cell ``by`` does not name (``within=[]`` pools). Each
     contribution is the difference of the medians over each side's successful runs.
     """
-    frame = _check_frame(getattr(results, "frame", None))
     if not callable(getattr(results, "lhr", None)):
         raise InvalidInputError(
             "results: expected Results (runs and their LHRs), got "
             f"{type(results).__name__}; a bare frame has no requests to explain"
         )
+    frame = _check_frame(getattr(results, "frame", None))
     if by is None:
         raise InvalidInputError("by: name the column (or columns) whose values a and b are")
     keys = _by_columns(by, frame)
