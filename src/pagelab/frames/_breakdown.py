@@ -75,7 +75,7 @@ from pagelab._cells import CELL
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import USER_TIMING_PREFIX, BatchItem, TestReport, user_timing_values
 
-from ._run import PARTIES, as_lhr, entity_parties, table_items
+from ._run import PARTIES, as_lhr, entity_parties, table_items, typed_frame
 from ._run import requests as _run_requests
 
 __all__ = [
@@ -211,13 +211,6 @@ def _per_run(
     return out
 
 
-def _typed(rows: list[dict[str, Any]], columns: Mapping[str, Any]) -> pd.DataFrame:
-    return pd.DataFrame({
-        name: pd.Series([row[name] for row in rows], dtype=dtype)
-        for name, dtype in columns.items()
-    }, columns=list(columns))
-
-
 def _is_network(url: str) -> bool:
     return urlsplit(url).scheme not in _NON_NETWORK
 
@@ -260,7 +253,7 @@ def _resource_summary(lhr: Mapping[str, Any]) -> pd.DataFrame:
         for (kind, party), (n, transfer, size) in sorted(
             totals.items(), key=lambda kv: (order[kv[0][0]], str(kv[0][1])))
     ]
-    return _typed(rows, RESOURCE_SUMMARY_COLUMNS)
+    return typed_frame(rows, RESOURCE_SUMMARY_COLUMNS)
 
 
 def resource_summary(source: Source, *, runner: LhrReader | None = None) -> pd.DataFrame:
@@ -319,7 +312,7 @@ def _third_parties(lhr: Mapping[str, Any]) -> pd.DataFrame:
                     row(name)["blocking_ms"] += max(
                         0.0, _ms(task.get("duration")) - _BLOCKING_THRESHOLD_MS)
     ordered = sorted(rows.values(), key=lambda r: (-r["transfer_bytes"], r["entity"]))
-    return _typed(ordered, THIRD_PARTY_COLUMNS)
+    return typed_frame(ordered, THIRD_PARTY_COLUMNS)
 
 
 def third_parties(source: Source, *, runner: LhrReader | None = None) -> pd.DataFrame:
@@ -335,7 +328,7 @@ def _main_thread(lhr: Mapping[str, Any]) -> pd.DataFrame:
          "time_ms": _ms(item.get("duration"))}
         for item in table_items(lhr, "mainthread-work-breakdown") if item.get("group")
     ]
-    return _typed(rows, MAIN_THREAD_COLUMNS)
+    return typed_frame(rows, MAIN_THREAD_COLUMNS)
 
 
 def main_thread(source: Source, *, runner: LhrReader | None = None) -> pd.DataFrame:
@@ -354,7 +347,7 @@ def _user_timings(lhr: Mapping[str, Any]) -> pd.DataFrame:
         rows.append({"name": item["name"], "kind": kind, "start_ms": _ms(item.get("startTime")),
                      "duration_ms": _ms(item.get("duration")),
                      "value_ms": values.get(f"{USER_TIMING_PREFIX}{item['name']}", math.nan)})
-    return _typed(rows, USER_TIMING_COLUMNS)
+    return typed_frame(rows, USER_TIMING_COLUMNS)
 
 
 def user_timings(source: Source, *, runner: LhrReader | None = None) -> pd.DataFrame:

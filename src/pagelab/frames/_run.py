@@ -68,7 +68,7 @@ from pagelab._exceptions import InvalidInputError
 
 __all__ = [
     "AUDIT_COLUMNS", "AUDIT_GROUPS", "PARTIES", "REQUEST_COLUMNS", "as_lhr", "audits",
-    "entity_parties", "requests", "table_items",
+    "entity_parties", "requests", "table_items", "typed_frame",
 ]
 
 #: The values of the ``party`` column.
@@ -216,7 +216,7 @@ def audits(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
             "lighthouse_group": lighthouse_group,
             "description": audit.get("description"),
         })
-    frame = _typed(rows, AUDIT_COLUMNS)
+    frame = typed_frame(rows, AUDIT_COLUMNS)
     # Opportunities by savings (largest first), then diagnostics, then passed; Lighthouse's
     # order within a tie (a stable sort).
     return frame.sort_values(
@@ -308,7 +308,7 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
             "finished": bool(item.get("finished")),
             "render_blocking": item.get("url") in blocking,
         })
-    frame = _typed(rows, REQUEST_COLUMNS)
+    frame = typed_frame(rows, REQUEST_COLUMNS)
     # The page's own milestones on the same clock, for the waterfall's marks.
     frame.attrs["observed_ms"] = {
         label: value for label, key in _OBSERVED.items()
@@ -341,7 +341,8 @@ def _integer(value: Any) -> int | None:
     return None if math.isnan(number) else round(number)
 
 
-def _typed(rows: list[dict[str, Any]], columns: Mapping[str, Any]) -> pd.DataFrame:
+def typed_frame(rows: list[dict[str, Any]], columns: Mapping[str, Any]) -> pd.DataFrame:
+    """A frame of ``rows`` with ``columns``' dtypes, in their order."""
     return pd.DataFrame({
         name: pd.Series([row[name] for row in rows], dtype=dtype)
         for name, dtype in columns.items()
