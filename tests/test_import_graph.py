@@ -43,6 +43,7 @@ FLOORS: dict[str, int] = {
     "pagelab.fleet": 5,
     "pagelab.runners": 5,
     "pagelab._progress": 5,
+    "pagelab._explain": 5,
     "pagelab.service": 6,
     "pagelab.stats": 6,
     "pagelab.plots": 7,

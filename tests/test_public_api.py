@@ -49,7 +49,7 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "pagelab.cli": ["main"],
     "pagelab.client": ["AsyncClient", "Client", "RetryPolicy"],
-    "pagelab.demo": ["PAGES", "DemoServer", "RecordedRequest", "serve"],
+    "pagelab.demo": ["PAGES", "WIDGET_BYTES", "DemoServer", "RecordedRequest", "serve"],
     "pagelab.engine": [
         "REFUSED_NETWORKS", "Engine", "RunResult", "TargetPolicy", "TargetRefusedError",
         "ensure_browser_user",
@@ -57,9 +57,12 @@ PUBLIC_API: dict[str, list[str]] = {
     "pagelab.export": ["SUFFIXES", "export", "html_report"],
     "pagelab.fleet": ["FleetSettings"],
     "pagelab.frames": [
-        "AUDIT_COLUMNS", "CELL", "COLUMNS", "REQUEST_COLUMNS", "TTFB_COLUMNS", "UNITS", "CellKey",
-        "audits", "cell_columns", "cell_key", "cell_keys", "cell_label", "from_records",
-        "read_runs", "requests", "to_frame", "to_long", "to_records", "to_reports", "ttfb_frame",
+        "AUDIT_COLUMNS", "CELL", "COLUMNS", "MAIN_THREAD_COLUMNS", "REQUEST_COLUMNS",
+        "RESOURCE_SUMMARY_COLUMNS", "THIRD_PARTY_COLUMNS", "TTFB_COLUMNS", "UNITS",
+        "USER_TIMING_COLUMNS", "CellKey", "audits", "cell_columns", "cell_key", "cell_keys",
+        "cell_label", "from_records", "main_thread", "read_runs", "requests", "resource_summary",
+        "third_parties", "to_frame", "to_long", "to_records", "to_reports", "ttfb_frame",
+        "user_timings",
     ],
     "pagelab.models": [
         "METRICS", "BatchItem", "BatchReport", "BatchStatus", "BatchTestRequest", "BatchType",
@@ -72,8 +75,9 @@ PUBLIC_API: dict[str, list[str]] = {
         "TTFBTimings", "TestReport", "TestStatus", "ThrottlingMethod", "TimeInput", "metric",
     ],
     "pagelab.plots": [
-        "Video", "comparison", "distribution", "filmstrip", "heatmap", "metric_by_group", "trend",
-        "ttfb", "video", "waterfall",
+        "Video", "compare_filmstrips", "compare_waterfalls", "comparison", "contributions",
+        "distribution", "filmstrip", "heatmap", "metric_by_group", "trend", "ttfb", "video",
+        "waterfall",
     ],
     "pagelab.runners": [
         "ApiRunner", "LocalRunner", "MatrixCell", "ReportSink", "Runner", "connect",
@@ -82,8 +86,8 @@ PUBLIC_API: dict[str, list[str]] = {
     "pagelab.service": ["Settings", "create_app"],
     "pagelab.service.routes": [],
     "pagelab.stats": [
-        "AGGREGATIONS", "CELL", "MIN_RUNS", "compare", "describe", "history", "representative_run",
-        "representative_runs", "summarize",
+        "AGGREGATIONS", "CELL", "MIN_RUNS", "Explanation", "compare", "describe", "explain",
+        "history", "representative_run", "representative_runs", "summarize",
     ],
     "pagelab.store": [],
     "pagelab.widgets": ["BatchComparison", "TTFBExplorer", "TrendExplorer"],

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from pagelab._readable import Comparison, Summary
+    from pagelab.stats import Explanation
 
 __all__ = ["Results", "measure"]
 
@@ -236,6 +237,7 @@ class Results:
             )
         self._runs: list[int | None] | None = list(runs) if runs is not None else None
         self._frame: pd.DataFrame | None = None
+        self._lhrs: dict[str, dict[str, Any]] = {}
         #: The runner the runs came from (closed if :func:`measure` opened it), or None.
         self.runner = runner
         #: True when an interrupt stopped :func:`measure` before every run was done.
@@ -291,6 +293,49 @@ class Results:
 
         return to_long(self.frame)
 
+    def lhr(self, report: TestReport | str) -> dict[str, Any]:
+        """One run's full Lighthouse result (a report or its ``lt_…`` id), read through the
+        runner the runs came from and kept (each LHR is read once)."""
+        test_id = report.id if isinstance(report, TestReport) else report
+        if not isinstance(test_id, str):
+            raise InvalidInputError(f"report: expected a TestReport or a test id, got {report!r}")
+        if test_id not in self._lhrs:
+            if self.runner is None:
+                raise InvalidInputError(
+                    "these Results have no runner to read LHRs from (built from a frame): "
+                    "set results.runner to the runner that stored the runs"
+                )
+            self._lhrs[test_id] = self.runner.lhr(test_id)
+        return self._lhrs[test_id]
+
+    # -- per-run breakdowns (pagelab.frames) ------------------------------------------------
+
+    def requests(self) -> pd.DataFrame:
+        """Every successful run's network requests (:func:`pagelab.frames.requests`)."""
+        from pagelab.frames import requests
+
+        return requests(self)
+
+    def resource_summary(self) -> pd.DataFrame:
+        """Requests and bytes per run x resource type x party
+        (:func:`pagelab.frames.resource_summary`)."""
+        from pagelab.frames import resource_summary
+
+        return resource_summary(self)
+
+    def third_parties(self) -> pd.DataFrame:
+        """Bytes, main-thread and blocking time per run x entity
+        (:func:`pagelab.frames.third_parties`)."""
+        from pagelab.frames import third_parties
+
+        return third_parties(self)
+
+    def main_thread(self) -> pd.DataFrame:
+        """Main-thread time per run x category (:func:`pagelab.frames.main_thread`)."""
+        from pagelab.frames import main_thread
+
+        return main_thread(self)
+
     # -- analysis (pagelab.stats, pagelab.plots, pagelab.export) ----------------------------
 
     def summary(
@@ -344,6 +389,21 @@ class Results:
                                       resamples=resamples, seed=seed, confidence=confidence))
         compared.attrs.update(by=by, a=a, b=b)
         return compared
+
+    def explain(
+        self,
+        by: str | Sequence[str],
+        a: object,
+        b: object,
+        *,
+        within: str | Sequence[str] | None = None,
+    ) -> Explanation:
+        """Why the runs where ``by == b`` differ from those where ``by == a``: requests,
+        entities, resource types, main thread and user timings, ranked
+        (:func:`pagelab.stats.explain`)."""
+        from pagelab.stats import explain
+
+        return explain(self, by, a, b, within=within)
 
     def export(self, path: str | os.PathLike[str], **options: Any) -> Path:
         """Write the runs to ``path`` by its suffix (:func:`pagelab.export.export`; the

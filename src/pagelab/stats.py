@@ -1,5 +1,5 @@
 """Statistics over the wide frame: aggregation per cell, the representative run, A/B
-comparison and history.
+comparison, its explanation and history.
 
 Plain functions on the wide frame of :func:`pagelab.frames.to_frame` (one row per run). A
 *cell* is one combination of the grouping columns, by default :data:`CELL` (URL x device x
@@ -19,6 +19,8 @@ import pandas as pd
 
 from pagelab._bootstrap import Bootstrap
 from pagelab._exceptions import InvalidInputError
+from pagelab._explain import Explanation, explain_runs
+from pagelab._public import publish
 from pagelab.frames import CELL, cell_columns, to_frame
 from pagelab.models import (
     METRIC_NAMES,
@@ -26,6 +28,7 @@ from pagelab.models import (
     Metric,
     TimeInput,
     metric,
+    metric_columns,
 )
 from pagelab.runners import read_history
 
@@ -36,8 +39,10 @@ __all__ = [
     "AGGREGATIONS",
     "CELL",
     "MIN_RUNS",
+    "Explanation",
     "compare",
     "describe",
+    "explain",
     "history",
     "representative_run",
     "representative_runs",
@@ -71,6 +76,12 @@ _FCP = "first_contentful_paint"
 _TTI = "time_to_interactive"
 #: The tidy frames' ``metric`` dtype, as in :func:`pagelab.frames.to_long`.
 _METRIC_DTYPE = pd.CategoricalDtype(list(METRIC_NAMES))
+
+
+def _metric_dtype(names: Iterable[str]) -> pd.CategoricalDtype:
+    """:data:`_METRIC_DTYPE`, with the user timings among ``names`` after the nine."""
+    extra = [n for n in names if n not in METRICS]
+    return pd.CategoricalDtype([*METRIC_NAMES, *extra]) if extra else _METRIC_DTYPE
 _STATS = ("median", "mean", "p75", "p90", "min", "max", "std")
 
 
@@ -89,7 +100,7 @@ def _check_frame(frame: object) -> pd.DataFrame:
 def _metric_names(metrics: str | Iterable[str] | None, frame: pd.DataFrame) -> list[str]:
     """Spec names of the requested metrics (names or labels such as ``LCP``), in given order."""
     if metrics is None:
-        return [name for name in METRIC_NAMES if name in frame.columns]
+        return metric_columns(frame.columns)
     items = [metrics] if isinstance(metrics, str) else list(metrics)
     names: list[str] = []
     for item in items:
@@ -326,11 +337,11 @@ def describe(
     n_cells, n_metrics = len(cells), len(names)
     stats = _cell_stats(frame, names, codes, n_cells)
     out = cells.iloc[np.repeat(np.arange(n_cells), n_metrics)].reset_index(drop=True)
-    out["metric"] = pd.Categorical(names * n_cells, dtype=_METRIC_DTYPE)
+    out["metric"] = pd.Categorical(names * n_cells, dtype=_metric_dtype(names))
     for key in (*_STATS, "cv"):
         out[key] = stats[key].to_numpy(dtype=float).ravel()
     out["n"] = stats["n"].to_numpy(dtype="int64").ravel()
-    out["unit"] = pd.array([METRICS[name].unit for name in names] * n_cells, dtype="string")
+    out["unit"] = pd.array([metric(name).unit for name in names] * n_cells, dtype="string")
     return out
 
 
@@ -586,7 +597,7 @@ def compare(
         in_cell = ok & (codes == cell)
         where = {key: cells.at[cell, key] for key in groups}
         for index, name in enumerate(names):
-            m = METRICS[name]
+            m = metric(name)
             xa = columns[index][in_cell & mask_a]
             xb = columns[index][in_cell & mask_b]
             xa, xb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]
@@ -598,7 +609,7 @@ def compare(
     out = pd.DataFrame(rows, columns=out_columns)
     for key in groups:
         out[key] = out[key].astype(frame[key].dtype)
-    out["metric"] = pd.Categorical(out["metric"], dtype=_METRIC_DTYPE)
+    out["metric"] = pd.Categorical(out["metric"], dtype=_metric_dtype(names))
     for text in ("unit", "verdict", "note"):
         out[text] = out[text].astype("string")
     for number in ("a_median", "b_median", "diff", "rel_diff", "ci_low", "ci_high", "p_value",
@@ -607,6 +618,61 @@ def compare(
     out[["n_a", "n_b"]] = out[["n_a", "n_b"]].astype("int64")
     out.attrs["within"] = list(groups)
     return out
+
+
+def explain(
+    results: Any,
+    by: str | Sequence[str],
+    a: object,
+    b: object,
+    *,
+    within: str | Sequence[str] | None = None,
+) -> Explanation:
+    """Why the runs where ``by == b`` differ from those where ``by == a``: an
+    :class:`Explanation` of the requests, entities, resource types, main-thread categories
+    and user timings that changed, ranked, with a summary in words.
+
+    ``results`` is :class:`~pagelab.Results` (its wide frame and each run's LHR, read
+    through its runner). ``by``, ``a``, ``b`` and ``within`` choose the runs as in
+    :func:`compare`: within each cell ``by`` does not name (``within=[]`` pools). Each
+    contribution is the difference of the medians over each side's successful runs.
+    """
+    if not callable(getattr(results, "lhr", None)):
+        raise InvalidInputError(
+            "results: expected Results (runs and their LHRs), got "
+            f"{type(results).__name__}; a bare frame has no requests to explain"
+        )
+    frame = _check_frame(getattr(results, "frame", None))
+    if by is None:
+        raise InvalidInputError("by: name the column (or columns) whose values a and b are")
+    keys = _by_columns(by, frame)
+    groups = _within_columns(frame, within, keys)
+    mask_a = _side_mask(frame, keys, a, "a") & _successful(frame)
+    mask_b = _side_mask(frame, keys, b, "b") & _successful(frame)
+    codes, cells = _cells(frame, groups)
+    chosen = []
+    for cell in range(len(cells)):
+        ids_a = frame.loc[mask_a & (codes == cell), "id"].astype(str).tolist()
+        ids_b = frame.loc[mask_b & (codes == cell), "id"].astype(str).tolist()
+        if ids_a and ids_b:
+            where = {key: _plain(cells.at[cell, key]) for key in groups}
+            chosen.append((where, [results.lhr(i) for i in ids_a],
+                           [results.lhr(i) for i in ids_b]))
+    if not chosen:
+        raise InvalidInputError(
+            f"a and b share no cell with successful runs of both: no {', '.join(groups)} "
+            "has them; explain within=[] to pool every run of each side"
+        )
+    return explain_runs(chosen, a_label=_label(a), b_label=_label(b))
+
+
+def _plain(value: object) -> object:
+    return None if value is None or (isinstance(value, float) and np.isnan(value)) or (
+        value is pd.NA) else value
+
+
+def _label(value: object) -> str:
+    return "/".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
 
 def _compare_one(m: Metric, xa: np.ndarray, xb: np.ndarray, bootstrap: Bootstrap,
@@ -663,3 +729,6 @@ def history(
     frame = to_frame(read_history(runner, since=since, until=until, url=url, device=device,
                                   location=location, limit=limit))
     return frame.sort_values("created_at", kind="stable").reset_index(drop=True)
+
+
+publish(__name__, globals(), __all__)

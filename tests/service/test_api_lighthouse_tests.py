@@ -379,6 +379,7 @@ def test_resources(server: LiveServer) -> None:
         "screenshot": b"data:image/webp;base64,UklGRg==",
         "filmstrip": b'[{"timing": 100, "data": "data:image/jpeg;base64,AA=="}]',
         "video": b"\x1aE\xdf\xa3webm-bytes",
+        "har": b'{"log": {"version": "1.2", "entries": []}}',
     }
     with server.client(server.key()) as client:
         test = _create(client)
@@ -407,6 +408,7 @@ def test_resources(server: LiveServer) -> None:
     assert bodies["html-report"].json() == "<!doctype html><title>report</title>"
     assert bodies["screenshot"].json().startswith("data:image/webp;base64,")
     assert json.loads(bodies["filmstrip"].json())[0]["timing"] == 100
+    assert json.loads(bodies["har"].json())["log"]["version"] == "1.2"
     video = bodies["video"].json()
     assert video.startswith("data:video/webm;base64,")
     assert base64.b64decode(video.split(",", 1)[1]) == artifacts["video"]

@@ -88,6 +88,11 @@ def _check_helpers(runner: Runner, report: TestReport) -> None:
     times = [ms for ms, _ in strip]
     assert times == sorted(times)
     assert all(isinstance(ms, float) and image.startswith(JPEG) for ms, image in strip)
+    # The HAR (GET .../resources/har through the API): every request of the run.
+    har = runner.har(report)
+    assert har["log"]["version"] == "1.2"
+    urls = {entry["request"]["url"] for entry in har["log"]["entries"]}
+    assert set(pagelab.frames.requests(lhr)["url"]) <= urls
     with pytest.raises(NotFoundError, match="lt_nope"):
         runner.lhr("lt_nope")
     with pytest.raises(pagelab.InvalidInputError, match="unknown resource"):

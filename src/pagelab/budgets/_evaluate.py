@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pagelab._cells import CELL, CellKey, cell_key, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS
+from pagelab.models import metric as registry_metric
 
 from ._models import AGGREGATION_NAMES, BudgetFile, Check, Level, checks_from_mapping
 
@@ -99,7 +100,7 @@ class BudgetResult:
 def format_value(metric: str, value: float | None) -> str:
     """``3120 ms``, ``0.318``, ``54``: the registry's format without digit grouping, so a
     list of values stays readable."""
-    m = METRICS[metric]
+    m = registry_metric(metric)
     if value is None or math.isnan(value):
         return "\u2013"
     text = format(value, m.spec.replace(",", ""))
@@ -221,7 +222,10 @@ def evaluate(
     measured = {cell[:3] for cell in row_cells}
     expected = [cell for cell in _expected_cells(checks) if cell[:3] not in measured]
     cells = list(dict.fromkeys([*row_cells, *expected]))
-    metrics = sorted({c.metric for c in checks}, key=list(METRICS).index)
+    # The registry's order, then user timings by name.
+    order = list(METRICS)
+    metrics = sorted({c.metric for c in checks},
+                     key=lambda n: (order.index(n) if n in METRICS else len(order), n))
     summaries: dict[str, dict[Cell, dict[str, Any]]] = {}
     failures = run_failures(frame)
     results: list[BudgetResult] = []
@@ -286,7 +290,7 @@ def _result(
         shown_op = check.operator if passed else (">" if check.operator == "<=" else "<")
         label = "representative run" if aggregation == "representative" else aggregation
         listed = ", ".join(
-            format(v, METRICS[name].spec.replace(",", "")) for v in sorted(values)
+            format(v, registry_metric(name).spec.replace(",", "")) for v in sorted(values)
         )
         message = (
             f"{name} {format_value(name, actual)} {shown_op} {format_value(name, check.limit)}"

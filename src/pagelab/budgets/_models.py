@@ -206,7 +206,7 @@ class Check:
     @property
     def operator(self) -> str:
         """``<=`` for a maximum (times, CLS), ``>=`` for a minimum (the score)."""
-        return "<=" if METRICS[self.metric].lower_is_better else ">="
+        return "<=" if metric(self.metric).lower_is_better else ">="
 
     @property
     def is_pattern(self) -> bool:

@@ -11,7 +11,7 @@ N ms. Every request and every beacon the pages send is recorded::
 
 from pagelab._public import publish
 
-from ._site import PAGES, DemoServer, RecordedRequest, serve
+from ._site import PAGES, WIDGET_BYTES, DemoServer, RecordedRequest, serve
 
 # isort: split
 # For ``pagelab demo`` only (not public API, not in __all__).
@@ -19,6 +19,7 @@ from ._site import serve_forever as serve_forever
 
 __all__ = [
     "PAGES",
+    "WIDGET_BYTES",
     "DemoServer",
     "RecordedRequest",
     "serve",

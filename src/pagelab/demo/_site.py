@@ -2,7 +2,11 @@
 
 Pages are HTML templates in ``static/``, beside the hero image of ``/heavy`` (a JPEG file,
 read once and kept in memory). Every request, and every beacon a page sends after it
-loaded, is recorded for tests to inspect.
+loaded, is recorded for tests to inspect, and so are the bytes each response put on the wire.
+
+A second server on another loopback address (``127.0.0.2``; ``localhost`` where that address
+cannot be bound) plays a third party: it serves ``/static/widget.js``, the large script
+``/bloated`` loads and ``/lean`` does not.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import errno
 import ipaddress
 import json
 import re
+import secrets
 import socket
 import sys
 import threading
@@ -47,7 +52,20 @@ _ROUTES: dict[str, str] = {
     "shift": "/shift",
     "slow": "/slow",
     "shop": "/shop",
+    "lean": "/lean",
+    "bloated": "/bloated",
 }
+# The twin articles: (title, description).
+_ARTICLES = {
+    "lean": ("A lean article", "An article with only its own resources."),
+    "bloated": ("A bloated article",
+                "The lean article plus a large third-party script and a long task."),
+}
+#: The size of the third party's ``/static/widget.js``, bytes (a typical tag manager's).
+WIDGET_BYTES = 300_000
+# The third party's loopback address, and what serves it where that cannot be bound.
+_THIRD_PARTY_HOST = "127.0.0.2"
+_THIRD_PARTY_FALLBACK = "localhost"
 _SLOW_DEFAULT_MS = 1000
 _SLOW_MAX_MS = 30_000
 _BLOCKING_SCRIPT_DELAY_S = 0.3
@@ -97,6 +115,8 @@ class _Recorder:
         self.lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.beacons: list[dict[str, Any]] = []
+        # Bytes written per URL (scheme, host, port and path; no query).
+        self.sent: dict[str, int] = {}
         # Set while stopping: wakes handlers that are waiting before they answer.
         self.stopping = threading.Event()
 
@@ -107,6 +127,10 @@ class _Recorder:
     def add_beacon(self, beacon: dict[str, Any]) -> None:
         with self.lock:
             self.beacons.append(beacon)
+
+    def add_sent(self, url: str, size: int) -> None:
+        with self.lock:
+            self.sent[url] = self.sent.get(url, 0) + size
 
 
 # --- content ---------------------------------------------------------------------------
@@ -121,7 +145,11 @@ _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,12}")
 
 
-def _render(page: str, **values: str) -> bytes:
+def _fill(template: str, values: Mapping[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
+
+
+def _render(page: str, template: str | None = None, **values: str) -> bytes:
     """The HTML of ``page``, with the shared style, navigation and beacon script inlined."""
     values = {
         "css": _asset("site.css").strip(),
@@ -129,8 +157,28 @@ def _render(page: str, **values: str) -> bytes:
         "beacon": _asset("beacon.js").replace("{{page}}", page).strip(),
         **values,
     }
-    html = _PLACEHOLDER.sub(lambda match: values[match.group(1)], _asset(f"{page}.html"))
-    return html.encode("utf-8")
+    return _fill(_asset(f"{template or page}.html"), values).encode("utf-8")
+
+
+def _article(page: str, third_party: str) -> bytes:
+    """``/lean`` or ``/bloated``: one article, the second with the third party's script
+    (a fresh cache-busting query each time, as tag snippets do) and a long task."""
+    title, description = _ARTICLES[page]
+    extra = "" if page == "lean" else _fill(
+        _asset("bloated.html"), {"third_party": third_party, "cb": secrets.token_hex(6)})
+    return _render(page, "article", title=title, description=description, extra=extra)
+
+
+@cache
+def _widget_script() -> bytes:
+    """The third party's script: :data:`WIDGET_BYTES` of JavaScript, mostly data (as a tag
+    manager's container is), that evaluates quickly."""
+    head = "/* pagelab demo: a third party's widget */\nvar pagelabWidget = {rules: [\n"
+    tail = "]};\npagelabWidget.ready = true;\n"
+    rule = '  {id: %d, match: "section-%05d", fire: "view", tags: ["a", "b", "c"]},\n'
+    body = "".join(rule % (i, i) for i in range(WIDGET_BYTES // len(rule % (0, 0)) + 1))
+    text = (head + body)[: WIDGET_BYTES - len(tail)]
+    return (text[: text.rindex("\n") + 1] + tail).ljust(WIDGET_BYTES).encode("ascii")
 
 
 @cache
@@ -151,8 +199,13 @@ class _HTTPServer(ThreadingHTTPServer):
     # SO_REUSEPORT would let a second server bind a port already in use.
     allow_reuse_port = False
 
-    def __init__(self, address: tuple[str, int], recorder: _Recorder) -> None:
+    def __init__(self, address: tuple[str, int], recorder: _Recorder, *,
+                 name: str | None = None, third_party: str = "") -> None:
         self.recorder = recorder
+        #: The host name URLs of this server use (None: its address).
+        self.name = name
+        #: The third party's base URL (empty on the third party's own server).
+        self.third_party = third_party
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
         super().__init__(address, _Handler)
@@ -193,6 +246,8 @@ class _Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self._server.track(self.connection, open_=True)
+        self._url = ""
+        self.wfile = cast(Any, _CountingWriter(self.wfile, self))
 
     def finish(self) -> None:
         self._server.track(self.connection, open_=False)
@@ -210,6 +265,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not super().parse_request():
             return False
         target = urlsplit(self.path)
+        host, port = self._server.server_address[:2]
+        self._url = f"http://{self._server.name or str(host)}:{port}{target.path}"
         headers: dict[str, str] = {}
         for name, value in self.headers.items():
             key = name.lower()
@@ -273,7 +330,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _get(self, *, head: bool) -> None:
         target = urlsplit(self.path)
         path = target.path
-        if path in ("/", "/fast", "/heavy", "/shift", "/shop"):
+        if not self._server.third_party:  # the third party's own server
+            if path == "/static/widget.js":
+                self._send(HTTPStatus.OK, _widget_script(), _JS, head=head)
+            else:
+                self._send_text(HTTPStatus.NOT_FOUND, f"no file at {path}", head=head)
+            return
+        if path in ("/lean", "/bloated"):
+            page = _article(path.strip("/"), self._server.third_party)
+            self._send(HTTPStatus.OK, page, _HTML, head=head)
+        elif path in ("/", "/fast", "/heavy", "/shift", "/shop"):
             self._send(HTTPStatus.OK, _render(path.strip("/") or "index"), _HTML, head=head)
         elif path == "/slow":
             self._slow(target.query, head=head)
@@ -355,6 +421,31 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
 
+class _CountingWriter:
+    """The handler's ``wfile``, adding every byte written to its response's URL."""
+
+    def __init__(self, wfile: Any, handler: _Handler) -> None:
+        self._wfile = wfile
+        self._handler = handler
+
+    def write(self, data: bytes) -> int:
+        written: int = self._wfile.write(data)
+        url = getattr(self._handler, "_url", "")
+        if url:
+            self._handler._server.recorder.add_sent(url, len(data))
+        return written
+
+    def flush(self) -> None:
+        self._wfile.flush()
+
+    def close(self) -> None:
+        self._wfile.close()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._wfile.closed)
+
+
 # --- public API ------------------------------------------------------------------------
 
 
@@ -392,6 +483,7 @@ class DemoServer:
         self._recorder = _Recorder()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._third_party: tuple[_HTTPServer, threading.Thread] | None = None
         self._address: tuple[str, int] | None = None
 
     def start(self) -> Self:
@@ -399,9 +491,12 @@ class DemoServer:
         if self._httpd is not None:
             raise RuntimeError("the demo server is already running")
         self._recorder.stopping.clear()
+        third = self._start_third_party()
         try:
-            httpd = _HTTPServer((self._host, self._requested_port), self._recorder)
+            httpd = _HTTPServer((self._host, self._requested_port), self._recorder,
+                                third_party=third)
         except OSError as exc:
+            self._stop_servers()
             where = f"{self._host}:{self._requested_port}"
             if exc.errno == errno.EADDRINUSE:
                 message = (
@@ -414,27 +509,49 @@ class DemoServer:
         host, port = httpd.server_address[:2]
         self._address = (str(host), int(port))
         self._httpd = httpd
-        self._thread = threading.Thread(
+        self._thread = self._serve(httpd)
+        return self
+
+    def _serve(self, httpd: _HTTPServer) -> threading.Thread:
+        port = httpd.server_address[1]
+        thread = threading.Thread(
             target=httpd.serve_forever,
             kwargs={"poll_interval": 0.05},
             name=f"pagelab-demo-{port}",
             daemon=True,
         )
-        self._thread.start()
-        return self
+        thread.start()
+        return thread
+
+    def _start_third_party(self) -> str:
+        """Serve the third party on another loopback host; its base URL."""
+        try:
+            httpd = _HTTPServer((_THIRD_PARTY_HOST, 0), self._recorder)
+        except OSError:  # only 127.0.0.1 is up (macOS): another name for it
+            httpd = _HTTPServer(("127.0.0.1", 0), self._recorder, name=_THIRD_PARTY_FALLBACK)
+        self._third_party = (httpd, self._serve(httpd))
+        host = httpd.name or str(httpd.server_address[0])
+        return f"http://{host}:{httpd.server_address[1]}"
+
+    def _stop_servers(self) -> None:
+        servers = [(self._httpd, self._thread)] if self._httpd is not None else []
+        if self._third_party is not None:
+            servers.append(self._third_party)
+        self._recorder.stopping.set()
+        for httpd, thread in servers:
+            assert httpd is not None
+            httpd.shutdown()
+            httpd.server_close()
+            httpd.close_connections()
+            if thread is not None:
+                thread.join()
+        self._httpd = self._thread = self._third_party = None
 
     def stop(self) -> None:
         """Stop serving, hang up on open connections and free the port. Idempotent."""
-        httpd, thread = self._httpd, self._thread
-        if httpd is None:
+        if self._httpd is None:
             return
-        self._recorder.stopping.set()
-        httpd.shutdown()
-        httpd.server_close()
-        httpd.close_connections()
-        if thread is not None:
-            thread.join()
-        self._httpd = self._thread = None
+        self._stop_servers()
 
     def __enter__(self) -> Self:
         return self.start()
@@ -463,9 +580,29 @@ class DemoServer:
         host, port = self._bound()
         return f"http://{host}:{port}"
 
+    @property
+    def third_party_url(self) -> str:
+        """The third party's base URL (``http://127.0.0.2:PORT``), which serves the large
+        ``/static/widget.js`` that ``/bloated`` loads."""
+        if self._third_party is None:
+            raise RuntimeError("the demo server has not been started; call start() first")
+        httpd = self._third_party[0]
+        host = httpd.name or str(httpd.server_address[0])
+        return f"http://{host}:{httpd.server_address[1]}"
+
+    def bytes_sent(self, url: str | None = None) -> int:
+        """Bytes the site (both hosts) wrote since the last :meth:`clear`, headers included:
+        in all, or for one URL (its query ignored)."""
+        with self._recorder.lock:
+            if url is None:
+                return sum(self._recorder.sent.values())
+            parts = urlsplit(url)
+            return self._recorder.sent.get(f"{parts.scheme}://{parts.netloc}{parts.path}", 0)
+
     def page_url(self, name: str) -> str:
-        """The URL of a page by name: ``fast``, ``heavy``, ``shift``, ``slow``, ``shop`` (user
-        flows: a fast and a slow add-to-cart button, ``shop?block=<ms>``) or ``index``.
+        """The URL of a page by name: ``fast``, ``heavy``, ``shift``, ``slow``, ``lean``,
+        ``bloated``, ``shop`` (user flows: a fast and a slow add-to-cart button,
+        ``shop?block=<ms>``) or ``index``.
 
         A query may follow the name, as in ``page_url("slow?ms=300")``.
         """
@@ -497,6 +634,7 @@ class DemoServer:
         with self._recorder.lock:
             self._recorder.requests.clear()
             self._recorder.beacons.clear()
+            self._recorder.sent.clear()
 
     def _bound(self) -> tuple[str, int]:
         if self._address is None:

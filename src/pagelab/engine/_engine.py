@@ -575,6 +575,7 @@ class Engine:
                     "secrets": spec.secrets,
                     "lhr_path": str(out / "lhr.json"),
                     "html_path": str(out / "report.html"),
+                    "har_path": str(out / "run.har"),
                     "network": spec.network,
                     "user_agent": spec.user_agent,
                     "frames_dir": str(out) if spec.video else None,
@@ -659,6 +660,8 @@ class Engine:
         strip = filmstrip(lhr)
         if strip:
             artifacts["filmstrip"] = strip.encode()
+        if (out / "run.har").is_file():
+            artifacts["har"] = (out / "run.har").read_bytes()
         errors: dict[str, str] = {}
         frames = [Frame(Path(f["file"]), float(f["ms"])) for f in reply.get("frames") or []]
         if video:

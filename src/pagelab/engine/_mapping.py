@@ -6,7 +6,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from pagelab.models import METRICS, EngineEnvironment, LighthouseError, Metrics, TestStatus
+from pagelab.models import (
+    METRICS,
+    EngineEnvironment,
+    LighthouseError,
+    Metrics,
+    TestStatus,
+    user_timing_values,
+)
 
 __all__ = [
     "LHR_AUDITS",
@@ -110,9 +117,12 @@ def summarize_lhr(
     audits = lhr.get("audits") or {}
     values = {field: _numeric(audits, audit_id) for field, audit_id in LHR_AUDITS.items()}
     score = ((lhr.get("categories") or {}).get("performance") or {}).get("score")
+    timings = user_timing_values(
+        ((audits.get("user-timings") or {}).get("details") or {}).get("items"))
     metrics = Metrics(
         **values,
         performance_score=round(score * 100, 2) if isinstance(score, int | float) else None,
+        user_timings=timings or None,
     )
     return LhrSummary(TestStatus.SUCCESS, version, metrics, None, environment)
 

@@ -1,12 +1,24 @@
-"""Reports as pandas DataFrames (the wide frame of runs and its tidy form), and one run's
-audits and network requests, and TTFB results; the codec of runs (frame <-> records <->
+"""Reports as pandas DataFrames (the wide frame of runs and its tidy form), one run's
+audits, and per-run breakdowns (requests, resource summary, third parties, main thread, user
+timings), and TTFB results; the codec of runs (frame <-> records <->
 reports); what a cell is (:data:`CELL`)."""
 
 from pagelab._cells import CELL, CellKey, cell_columns, cell_key, cell_keys, cell_label
 from pagelab._public import publish
 
+from ._breakdown import (
+    MAIN_THREAD_COLUMNS,
+    RESOURCE_SUMMARY_COLUMNS,
+    THIRD_PARTY_COLUMNS,
+    USER_TIMING_COLUMNS,
+    main_thread,
+    requests,
+    resource_summary,
+    third_parties,
+    user_timings,
+)
 from ._records import from_records, read_runs, to_records, to_reports
-from ._run import AUDIT_COLUMNS, REQUEST_COLUMNS, audits, requests
+from ._run import AUDIT_COLUMNS, REQUEST_COLUMNS, audits
 from ._ttfb import TTFB_COLUMNS, ttfb_frame
 from ._wide import COLUMNS, UNITS, to_frame, to_long
 
@@ -14,9 +26,13 @@ __all__ = [
     "AUDIT_COLUMNS",
     "CELL",
     "COLUMNS",
+    "MAIN_THREAD_COLUMNS",
     "REQUEST_COLUMNS",
+    "RESOURCE_SUMMARY_COLUMNS",
+    "THIRD_PARTY_COLUMNS",
     "TTFB_COLUMNS",
     "UNITS",
+    "USER_TIMING_COLUMNS",
     "CellKey",
     "audits",
     "cell_columns",
@@ -24,13 +40,23 @@ __all__ = [
     "cell_keys",
     "cell_label",
     "from_records",
+    "main_thread",
     "read_runs",
     "requests",
+    "resource_summary",
+    "third_parties",
     "to_frame",
     "to_long",
     "to_records",
     "to_reports",
     "ttfb_frame",
+    "user_timings",
 ]
+
+# isort: split
+# For pagelab.stats' explanations (not public API, not in __all__).
+from ._breakdown import RESOURCE_TYPES as RESOURCE_TYPES
+from ._breakdown import RUN_COLUMNS as RUN_COLUMNS
+from ._breakdown import resource_type as resource_type
 
 publish(__name__, globals(), __all__)

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import (
     METRIC_NAMES,
+    USER_TIMING_PREFIX,
     EngineEnvironment,
     LighthouseConfig,
     LighthouseError,
@@ -79,7 +80,11 @@ def from_records(records: list[dict[str, Any]] | pd.DataFrame) -> pd.DataFrame:
             data[name] = pd.to_numeric(column, errors="coerce").astype(dtype)
         else:
             data[name] = column.astype(dtype)
-    return pd.DataFrame(data, columns=list(COLUMNS))
+    # The page's user timings, where it recorded any.
+    for name in raw.columns:
+        if str(name).startswith(USER_TIMING_PREFIX):
+            data[str(name)] = pd.to_numeric(raw[name], errors="coerce").astype("float64")
+    return pd.DataFrame(data, columns=list(data))
 
 
 def read_runs(path: str | PathLike[str]) -> pd.DataFrame:
@@ -121,9 +126,13 @@ def to_reports(frame: pd.DataFrame) -> list[TestReport]:
         except (TypeError, ValueError):  # lists and arrays are values, not NA
             return item
 
+    timing_columns = [str(c) for c in frame.columns if str(c).startswith(USER_TIMING_PREFIX)]
     reports: list[TestReport] = []
     for row in frame.to_dict("records"):
         metrics = {name: value(row, name) for name in METRIC_NAMES}
+        timings = {name: float(v) for name in timing_columns
+                   if (v := value(row, name)) is not None}
+        metrics["user_timings"] = timings or None
         code = value(row, "error_code")
         created = value(row, "created_at")
         environment = {

@@ -30,6 +30,11 @@ navigation start, so they share an axis with FCP, LCP and the filmstrip):
 url                   string    requested URL (``data:`` URLs elided by Lighthouse)
 resource_type         string    ``Document``, ``Script``, ``Stylesheet``, ``Image``, ``Font``,
                                 ``Fetch``, ``XHR``, ``Ping``, ``Media``, ``Other``
+entity                string    who serves it, by Lighthouse's own classification (the LHR's
+                                ``entities``: third-party-web's list, else the host's root
+                                domain, e.g. ``127.0.0.2``)
+party                 category  ``first`` or ``third`` (Lighthouse's ``isFirstParty`` of the
+                                entity); NA when Lighthouse classified no entity
 mime_type             string
 status                Int64     HTTP status; NA when no response came
 protocol              string    ``http/1.1``, ``h2``, ``h3``...
@@ -45,6 +50,8 @@ blocked               boolean   no HTTP response at all: blocked (pagelab's blac
                                 list, which fail requests before they leave the browser) or
                                 failed at the network level; the LHR keeps no reason
 finished              boolean   Lighthouse saw it finish
+render_blocking       boolean   Lighthouse's render-blocking insight lists it (it held the
+                                first paint back)
 ====================  ========  ===========================================================
 """
 
@@ -59,7 +66,13 @@ import pandas as pd
 
 from pagelab._exceptions import InvalidInputError
 
-__all__ = ["AUDIT_COLUMNS", "AUDIT_GROUPS", "REQUEST_COLUMNS", "audits", "requests"]
+__all__ = [
+    "AUDIT_COLUMNS", "AUDIT_GROUPS", "PARTIES", "REQUEST_COLUMNS", "as_lhr", "audits",
+    "entity_parties", "requests", "table_items", "typed_frame",
+]
+
+#: The values of the ``party`` column.
+PARTIES: tuple[str, ...] = ("first", "third")
 
 #: The audit groups, in the order rows are sorted.
 AUDIT_GROUPS: tuple[str, ...] = ("opportunity", "diagnostic", "passed")
@@ -84,6 +97,8 @@ AUDIT_COLUMNS: dict[str, Any] = {
 REQUEST_COLUMNS: dict[str, Any] = {
     "url": "string",
     "resource_type": "string",
+    "entity": "string",
+    "party": pd.CategoricalDtype(list(PARTIES)),
     "mime_type": "string",
     "status": "Int64",
     "protocol": "string",
@@ -97,6 +112,7 @@ REQUEST_COLUMNS: dict[str, Any] = {
     "from_cache": "boolean",
     "blocked": "boolean",
     "finished": "boolean",
+    "render_blocking": "boolean",
 }
 
 # Lighthouse's report shows an audit as passed at this score (report-utils.js, PASS).
@@ -106,7 +122,7 @@ _TIME_SAVINGS = ("FCP", "LCP", "TBT", "INP")
 _NAN = float("nan")
 
 
-def _as_lhr(lhr: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
+def as_lhr(lhr: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
     """The LHR as a mapping (the ``lighthouse-json`` resource's text is parsed)."""
     if isinstance(lhr, str | bytes):
         try:
@@ -162,7 +178,7 @@ def audits(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
 
     ``lhr`` is a Lighthouse result as :meth:`Runner.lhr` returns it (or its JSON text).
     """
-    result = _as_lhr(lhr)
+    result = as_lhr(lhr)
     all_audits: Mapping[str, Any] = result["audits"]
     category = (result.get("categories") or {}).get("performance") or {}
     refs = category.get("auditRefs") if isinstance(category, Mapping) else None
@@ -200,7 +216,7 @@ def audits(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
             "lighthouse_group": lighthouse_group,
             "description": audit.get("description"),
         })
-    frame = _typed(rows, AUDIT_COLUMNS)
+    frame = typed_frame(rows, AUDIT_COLUMNS)
     # Opportunities by savings (largest first), then diagnostics, then passed; Lighthouse's
     # order within a tie (a stable sort).
     return frame.sort_values(
@@ -249,7 +265,7 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
     throttling (the default) the reported metrics are Lighthouse's *simulation* and differ
     from these observed times.
     """
-    result = _as_lhr(lhr)
+    result = as_lhr(lhr)
     audit = result["audits"].get("network-requests") or {}
     details: Any = audit.get("details") if isinstance(audit, Mapping) else None
     if not isinstance(details, Mapping):
@@ -261,6 +277,8 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
     if not isinstance(debug, Mapping):
         debug = {}
     observed = _observed(result)
+    parties = entity_parties(result)
+    blocking = {str(i.get("url")) for i in table_items(result, "render-blocking-insight")}
     offset = _navigation_offset_ms(observed, debug.get("networkStartTimeTs"))
     rows: list[dict[str, Any]] = []
     for item in items:
@@ -273,6 +291,8 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
         rows.append({
             "url": item.get("url"),
             "resource_type": item.get("resourceType"),
+            "entity": item.get("entity"),
+            "party": parties.get(str(item.get("entity"))),
             "mime_type": item.get("mimeType"),
             "status": status if answered else None,
             "protocol": item.get("protocol"),
@@ -286,8 +306,9 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
             "from_cache": item.get("cache") not in (None, "none"),
             "blocked": not answered,
             "finished": bool(item.get("finished")),
+            "render_blocking": item.get("url") in blocking,
         })
-    frame = _typed(rows, REQUEST_COLUMNS)
+    frame = typed_frame(rows, REQUEST_COLUMNS)
     # The page's own milestones on the same clock, for the waterfall's marks.
     frame.attrs["observed_ms"] = {
         label: value for label, key in _OBSERVED.items()
@@ -296,12 +317,32 @@ def requests(lhr: Mapping[str, Any] | str | bytes) -> pd.DataFrame:
     return frame
 
 
+def table_items(lhr: Mapping[str, Any], audit_id: str) -> list[Mapping[str, Any]]:
+    """The ``details.items`` of one audit's table (empty when the audit or table is absent)."""
+    audit = lhr["audits"].get(audit_id)
+    details = audit.get("details") if isinstance(audit, Mapping) else None
+    items = details.get("items") if isinstance(details, Mapping) else None
+    return [item for item in items if isinstance(item, Mapping)] if isinstance(items, list) else []
+
+
+def entity_parties(lhr: Mapping[str, Any]) -> dict[str, str]:
+    """Entity name -> ``first`` or ``third``, from the LHR's ``entities``."""
+    entities = lhr.get("entities")
+    if not isinstance(entities, list):
+        return {}
+    return {
+        str(entity["name"]): "first" if entity.get("isFirstParty") else "third"
+        for entity in entities if isinstance(entity, Mapping) and entity.get("name")
+    }
+
+
 def _integer(value: Any) -> int | None:
     number = _number(value)
     return None if math.isnan(number) else round(number)
 
 
-def _typed(rows: list[dict[str, Any]], columns: Mapping[str, Any]) -> pd.DataFrame:
+def typed_frame(rows: list[dict[str, Any]], columns: Mapping[str, Any]) -> pd.DataFrame:
+    """A frame of ``rows`` with ``columns``' dtypes, in their order."""
     return pd.DataFrame({
         name: pd.Series([row[name] for row in rows], dtype=dtype)
         for name, dtype in columns.items()

@@ -26,6 +26,9 @@ load_average        float64               1-minute load average when the run sta
 cpu_pressure        float64               % of the last 10 s some task waited for a CPU
 report_url          string                the hosted HTML report (success only)
 <nine metrics>      float64               spec names; ms, CLS unitless, score 0-100
+user_timing:<name>  float64               the page's User Timing marks (start) and
+                                          measures (duration), ms; one column per name
+                                          any run recorded, only where present
 ==================  ====================  ==========================================
 """
 
@@ -53,6 +56,8 @@ from pagelab.models import (
     TestReport,
     TestStatus,
     ThrottlingMethod,
+    metric,
+    metric_columns,
 )
 
 __all__ = ["COLUMNS", "UNITS", "to_frame", "to_long"]
@@ -271,14 +276,27 @@ def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
     }
     for index, name in enumerate(METRIC_NAMES):
         data[name] = metric_values[:, index]
+    data.update(_user_timing_columns(columns["metrics"]))
     return pd.DataFrame(data)
+
+
+def _user_timing_columns(metrics: Sequence[Any]) -> dict[str, np.ndarray[Any, Any]]:
+    """A float64 column per user timing any run recorded (NaN where a run has none)."""
+    timings = [getattr(m, "user_timings", None) for m in metrics]
+    if not any(timings):
+        return {}
+    names = list(dict.fromkeys(name for t in timings if t for name in t))
+    return {name: np.array([t.get(name, _NAN) if t else _NAN for t in timings],
+                           dtype="float64") for name in names}
 
 
 def to_long(frame: pd.DataFrame) -> pd.DataFrame:
     """The tidy frame: one row per (test, metric) with ``metric``, ``value`` and ``unit``."""
-    value_vars = [name for name in METRIC_NAMES if name in frame.columns]
-    id_columns = [c for c in frame.columns if c not in METRIC_NAMES]
+    value_vars = metric_columns(frame.columns)
+    id_columns = [c for c in frame.columns if c not in value_vars]
     long = frame.melt(id_vars=id_columns, value_vars=value_vars, var_name="metric")
-    long["metric"] = long["metric"].astype(pd.CategoricalDtype(list(METRIC_NAMES)))
-    long["unit"] = long["metric"].map(UNITS).astype("string")
+    long["metric"] = long["metric"].astype(pd.CategoricalDtype(
+        [*METRIC_NAMES, *(n for n in value_vars if n not in METRICS)]))
+    long["unit"] = long["metric"].map(
+        {name: metric(name).unit for name in value_vars}).astype("string")
     return long

@@ -13,6 +13,7 @@ or better than ``good``, *poor* when it is worse than ``poor``, else *needs impr
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -22,10 +23,13 @@ __all__ = [
     "METRICS",
     "METRIC_NAMES",
     "RATING_COLOURS",
+    "USER_TIMING_PREFIX",
     "Direction",
     "Metric",
     "Rating",
     "metric",
+    "metric_columns",
+    "user_timing_values",
 ]
 
 
@@ -185,15 +189,55 @@ HEADLINE_METRICS: tuple[str, ...] = (
 )
 
 
+#: Metrics named ``user_timing:<name>``: a page's own ``performance.mark`` (its start time)
+#: or ``performance.measure`` (its duration), in ms, lower is better. They exist only where
+#: a page records them, so they are not in :data:`METRICS`; :func:`metric` knows them.
+USER_TIMING_PREFIX = "user_timing:"
+
+
+def _user_timing(name: str) -> Metric:
+    mark = name.removeprefix(USER_TIMING_PREFIX)
+    return Metric(name, mark, f"User timing {mark}", "ms", Direction.LOWER, "user-timings",
+                  ",.0f")
+
+
+def user_timing_values(items: object) -> dict[str, float]:
+    """``user_timing:<name>`` -> ms from the items of Lighthouse's ``user-timings`` audit:
+    a mark's ``startTime``, a measure's ``duration`` (as sitespeed.io reports them); the
+    first entry of a repeated name."""
+    values: dict[str, float] = {}
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or not item.get("name"):
+            continue
+        kind = str(item.get("timingType", "")).lower()
+        value = item.get("startTime" if kind == "mark" else "duration")
+        if kind in ("mark", "measure") and isinstance(value, int | float) and math.isfinite(
+                value):
+            values.setdefault(f"{USER_TIMING_PREFIX}{item['name']}", float(value))
+    return values
+
+
+def metric_columns(columns: object) -> list[str]:
+    """The metric columns among ``columns`` (a frame's), in order: the registry's in the
+    spec's order, then the ``user_timing:`` ones as they come."""
+    names = [str(c) for c in columns] if isinstance(columns, Iterable) else []
+    return [n for n in METRICS if n in names] + [
+        n for n in names if n.startswith(USER_TIMING_PREFIX)]
+
+
 def metric(name: str) -> Metric:
-    """The registry entry for ``name`` (a field name or a label such as ``LCP``).
+    """The registry entry for ``name`` (a field name, a label such as ``LCP``, or a user
+    timing ``user_timing:<name>``).
 
     Raises :class:`KeyError` naming the valid names.
     """
     found = METRICS.get(name)
     if found is not None:
         return found
+    if name.startswith(USER_TIMING_PREFIX) and len(name) > len(USER_TIMING_PREFIX):
+        return _user_timing(name)
     for candidate in METRICS.values():
         if candidate.label.lower() == name.lower():
             return candidate
-    raise KeyError(f"unknown metric {name!r}; valid: {', '.join(METRICS)}")
+    raise KeyError(f"unknown metric {name!r}; valid: {', '.join(METRICS)} or "
+                   f"{USER_TIMING_PREFIX}<mark or measure>")

@@ -47,6 +47,9 @@ class Metrics(_Model):
     performance_score: float | None = Field(default=None, ge=0, le=100)
     #: User flows' timespans only (pagelab's addition to the spec's nine; null otherwise).
     interaction_to_next_paint: float | None = Field(default=None, ge=0)
+    #: pagelab extension: the page's User Timing marks (start) and measures (duration), ms,
+    #: keyed ``user_timing:<name>``; None when the page recorded none.
+    user_timings: dict[str, float] | None = None
 
 
 #: The engine crashed mid-run (Chromium, Node or the driver died).

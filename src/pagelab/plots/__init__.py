@@ -3,6 +3,7 @@ backend (``pip install 'pagelab[notebook]'``)."""
 
 from pagelab._public import publish
 
+from ._explain import compare_filmstrips, compare_waterfalls, contributions
 from ._matrix import comparison, distribution, heatmap, metric_by_group, trend
 from ._run import Video, filmstrip, video, waterfall
 from ._ttfb import ttfb
@@ -14,7 +15,10 @@ from ._common import successful as successful
 
 __all__ = [
     "Video",
+    "compare_filmstrips",
+    "compare_waterfalls",
     "comparison",
+    "contributions",
     "distribution",
     "filmstrip",
     "heatmap",

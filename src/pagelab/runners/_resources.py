@@ -1,4 +1,4 @@
-"""A test's stored resources (LHR, HTML report, screenshot, filmstrip, video), the same on
+"""A test's stored resources (LHR, HTML report, screenshot, filmstrip, video, HAR), the same on
 every runner: each runner only says how it reads one resource's string."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ _WHEN_MISSING = {
     "video": "only tests run with config video=True have one",
     "lighthouse-json": "only successful runs have one",
     "html-report": "only successful runs have one",
+    "har": "only runs of a pagelab engine that records HARs have one",
 }
 
 
@@ -75,7 +76,8 @@ class ResourceReader:
     def resource(self, report: ReportRef, name: str) -> str:
         """One resource of a test as the API's string: ``lighthouse-json`` (LHR JSON text),
         ``html-report`` (HTML), ``screenshot`` (a data URI), ``filmstrip`` (JSON text of
-        ``[{timing, timestamp, data}]``) or ``video`` (a ``data:video/webm`` URI).
+        ``[{timing, timestamp, data}]``), ``video`` (a ``data:video/webm`` URI) or ``har``
+        (JSON text of the run's HAR 1.2 document).
 
         ``report`` is a :class:`TestReport`, a :class:`BatchItem` or a test id. A resource the
         test does not have raises :class:`~pagelab.NotFoundError` naming it.
@@ -97,6 +99,20 @@ class ResourceReader:
             raise ValueError(f"{what} is not JSON") from exc
         if not isinstance(parsed, dict):
             raise ValueError(f"{what} is not an object")
+        return parsed
+
+    def har(self, report: ReportRef) -> dict[str, Any]:
+        """The run's HTTP Archive (HAR 1.2), parsed: every request and response of the page
+        load, converted from the DevTools log the engine recorded (by chrome-har), with
+        credentials (``Authorization``, cookies, the test's secrets) masked as ``***``.
+        ``json.dump`` it to a ``.har`` file to open it in Chromium's DevTools."""
+        text = self.resource(report, "har")
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"the har of {report_test_id(report)} is not JSON") from exc
+        if not isinstance(parsed, dict) or "log" not in parsed:
+            raise ValueError(f"the har of {report_test_id(report)} is not a HAR document")
         return parsed
 
     def screenshot(self, report: ReportRef) -> bytes:

@@ -18,6 +18,7 @@ ARTIFACT_NAMES: dict[str, tuple[str, str]] = {
     "screenshot": ("screenshot.txt", "text/plain"),  # a data URI
     "filmstrip": ("filmstrip.json", "application/json"),
     "video": ("video.webm", "video/webm"),
+    "har": ("run.har", "application/json"),
 }
 
 

@@ -3,7 +3,8 @@
 // Protocol (one JSON object per line):
 //   stdout <- {"type": "ready", "lighthouse_version", "node_version", "user_agents",
 //              "ad_entities", "ad_domains"}
-//   stdin  -> {"id", "url", "browser_url", "config", "lhr_path", "html_path", "secrets": [...],
+//   stdin  -> {"id", "url", "browser_url", "config", "lhr_path", "html_path", "har_path",
+//              "secrets": [...],
 //              "network": null | {"origin_headers", "block", "allow", "adblock"},
 //              "user_agent": null | string,
 //              "frames_dir": null | path}
@@ -28,6 +29,8 @@ const {default: puppeteer} = await fromEngine('puppeteer-core/lib/puppeteer/pupp
 const {ExecutionContext} = await fromEngine('lighthouse/core/gather/driver/execution-context.js');
 const {pageFunctions} = await fromEngine('lighthouse/core/lib/page-functions.js');
 const {initializeConfig} = await fromEngine('lighthouse/core/config/config.js');
+// sitespeed.io's DevTools-log-to-HAR converter (the one browsertime uses).
+const chromeHar = await fromEngine('chrome-har/index.js');
 const lighthousePackage = JSON.parse(
   await readFile(path.join(engineDir, 'node_modules', 'lighthouse', 'package.json'), 'utf8'));
 // The ad entities of third-party-web, the entity list Lighthouse itself classifies requests
@@ -249,6 +252,36 @@ async function writeFrames(artifacts, lhr, dir) {
   return frames;
 }
 
+// Headers whose values are credentials: masked in the HAR whatever the test's secrets are.
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie',
+  'x-api-key']);
+
+function maskHeaders(headers) {
+  for (const header of headers || []) {
+    if (SECRET_HEADERS.has(String(header.name).toLowerCase())) header.value = '***';
+  }
+}
+
+// The run as a HAR 1.2 document, from the DevTools log Lighthouse recorded (its network
+// events), converted by chrome-har; credentials masked, every secret of the test scrubbed.
+function harText(artifacts, lhr, secrets) {
+  const log = artifacts?.DevtoolsLog;
+  if (!Array.isArray(log) || !log.length) return null;
+  const har = chromeHar.harFromMessages(log, {includeTextFromResponseBody: false});
+  har.log.creator = {name: 'pagelab', version: lighthousePackage.version,
+    comment: 'chrome-har from the DevTools log of Lighthouse ' + lighthousePackage.version};
+  har.log.browser = {name: 'Chromium', version: String(lhr.environment?.hostUserAgent || '')
+    .match(/Chrome\/([\d.]+)/)?.[1] || ''};
+  for (const entry of har.log.entries) {
+    maskHeaders(entry.request?.headers);
+    maskHeaders(entry.response?.headers);
+    for (const cookie of [...(entry.request?.cookies || []), ...(entry.response?.cookies || [])]) {
+      cookie.value = '***';
+    }
+  }
+  return scrub(JSON.stringify(har), secrets);
+}
+
 // The main document's network error (net::ERR_CONNECTION_REFUSED...), from the DevTools log
 // Lighthouse keeps when the page failed to load: the LHR names only Lighthouse's own code
 // (a refused connection is CHROME_INTERSTITIAL_ERROR), not what the network said.
@@ -306,6 +339,8 @@ async function runOne(request) {
     await writeFile(request.html_path, scrub(ReportGenerator.generateReport(lhr, 'html'), secrets));
     const frames = request.frames_dir ? await writeFrames(result.artifacts, lhr, request.frames_dir)
       : [];
+    const har = request.har_path ? harText(result.artifacts, lhr, secrets) : null;
+    if (har) await writeFile(request.har_path, har);
     const timings = {setup_ms: lighthouseStarted - started, lighthouse_ms: lighthouseMs,
       output_ms: performance.now() - lighthouseStarted - lighthouseMs};
     const networkError = lhr.runtimeError ? mainDocumentError(result.artifacts) : null;

@@ -1,0 +1,141 @@
+"""Pictures of a difference between two runs: waterfalls on one time axis, filmstrips at
+the same ticks, and the ranked contributions of an :class:`~pagelab.stats.Explanation`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pagelab._exceptions import InvalidInputError
+
+from ._common import plain, pyplot
+from ._run import _thumbnails, filmstrip, waterfall
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from pagelab.stats import Explanation
+
+__all__ = ["compare_filmstrips", "compare_waterfalls", "contributions"]
+
+# Bar colour per kind of contribution.
+_KIND_COLOURS = {
+    "request": "#f9ab00",
+    "entity": "#a142f4",
+    "resource type": "#4285f4",
+    "main thread": "#d93025",
+    "user timing": "#1e8e3e",
+}
+
+
+def _two_axes(axes: Sequence[Axes] | None, figsize: tuple[float, float]) -> tuple[Axes, Axes]:
+    if axes is None:
+        _, found = pyplot().subplots(2, 1, figsize=figsize, layout="constrained")
+        return found[0], found[1]
+    if len(axes) != 2:
+        raise InvalidInputError("axes: expected two Axes (a above b)")
+    return axes[0], axes[1]
+
+
+def compare_waterfalls(
+    a: Mapping[str, Any] | str, b: Mapping[str, Any] | str,
+    axes: Sequence[Axes] | None = None, *, labels: tuple[str, str] = ("a", "b"),
+) -> tuple[Axes, Axes]:
+    """Two runs' request waterfalls, a above b, on one time axis (ms since navigation
+    start). ``a`` and ``b`` are LHRs (``results.lhr(id)``, ``runner.lhr(report)``)."""
+    from pagelab.frames import requests
+
+    frames = [requests(a), requests(b)]
+    rows = max(len(frames[0]), len(frames[1]), 1)
+    top, bottom = _two_axes(axes, (10, 2.6 + 0.64 * rows))
+    for ax, frame, label in zip((top, bottom), frames, labels, strict=True):
+        waterfall(frame, ax)
+        ax.set_title(f"{plain(label)}: {ax.get_title(loc='left')}", fontsize=10, loc="left")
+    right = max(top.get_xlim()[1], bottom.get_xlim()[1])
+    for ax in (top, bottom):
+        ax.set_xlim(0, right)
+    return top, bottom
+
+
+def compare_filmstrips(
+    a: Any, b: Any, axes: Sequence[Axes] | None = None, *, frames: int = 8,
+    labels: tuple[str, str] = ("a", "b"),
+) -> tuple[Axes, Axes]:
+    """Two runs' filmstrips, a above b, at the same times: ``frames`` ticks from the earlier
+    first thumbnail to the later last one, each showing what the page looked like then (its
+    latest thumbnail at or before the tick). ``a`` and ``b`` are LHRs or
+    ``runner.filmstrip(report)``."""
+    strips = [_thumbnails(a), _thumbnails(b)]
+    if not strips[0] or not strips[1]:
+        raise InvalidInputError("compare_filmstrips: both runs need thumbnails")
+    if frames < 2:
+        raise InvalidInputError("compare_filmstrips: frames must be at least 2")
+    start = min(strips[0][0][0], strips[1][0][0])
+    end = max(strips[0][-1][0], strips[1][-1][0])
+    ticks = [start + (end - start) * i / (frames - 1) for i in range(frames)]
+    top, bottom = _two_axes(axes, (14, 5.4))
+    for ax, strip, label in zip((top, bottom), strips, labels, strict=True):
+        shown = []
+        for tick in ticks:
+            before = [data for at, data in strip if at <= tick] or [strip[0][1]]
+            shown.append((tick, before[-1]))
+        filmstrip(shown, ax, max_frames=frames)
+        ax.set_title(f"{plain(label)}: filmstrip (ms since navigation start)", fontsize=10,
+                     loc="left")
+    return top, bottom
+
+
+def contributions(explanation: Explanation, ax: Axes | None = None, *,
+                  top: int = 12) -> Axes:
+    """The ``top`` contributions of an explanation as bars of their weight (ms: a time
+    delta as it is, bytes as the time they take at the runs' throughput), right of zero
+    when b has more, left when less, coloured by kind."""
+    frame = explanation.frame.head(top)
+    frame = frame[frame["weight_ms"] > 0]
+    if frame.empty:
+        raise InvalidInputError("contributions: nothing to draw (no difference found)")
+    if ax is None:
+        _, ax = pyplot().subplots(figsize=(10, 1.0 + 0.42 * len(frame)), layout="constrained")
+    assert ax is not None
+    rows = list(range(len(frame)))
+    signed = [w if d >= 0 else -w for w, d in zip(frame["weight_ms"], frame["delta"],
+                                                    strict=True)]
+    colours = [_KIND_COLOURS.get(str(k), "#80868b") for k in frame["kind"]]
+    ax.barh(rows, signed, color=colours, height=0.6)
+    names = [
+        f"{_short(str(item))} ({_delta(delta, str(unit))})"
+        for item, delta, unit in zip(frame["item"], frame["delta"], frame["unit"], strict=True)
+    ]
+    ax.set_yticks(rows, [plain(n) for n in names], fontsize=8)
+    ax.set_ylim(len(frame) - 0.5, -0.5)
+    ax.axvline(0, color="#5f6368", linewidth=0.8)
+    ax.set_xlabel(f"contribution, ms ({plain(explanation.b_label)} minus "
+                  f"{plain(explanation.a_label)}; bytes as download time)")
+    ax.grid(axis="x", color="#e8eaed", linewidth=0.8)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    from matplotlib.patches import Patch
+
+    kinds = [k for k in _KIND_COLOURS if k in set(map(str, frame["kind"]))]
+    ax.legend(handles=[Patch(color=_KIND_COLOURS[k], label=k) for k in kinds],
+              loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    ax.set_title("Why it differs: contributions, largest first", fontsize=10, loc="left")
+    return ax
+
+
+def _short(item: str) -> str:
+    if "://" not in item:
+        return item
+    tail = item.split("://", 1)[1]
+    host, _, path = tail.partition("/")
+    name = path.rsplit("/", 1)[-1] or host
+    return f"{name} ({host})" if len(name) < 40 else name[:39] + "\u2026"
+
+
+def _delta(value: float, unit: str) -> str:
+    if unit == "bytes":
+        return f"{value / 1000:+,.0f} KB" if abs(value) >= 1000 else f"{value:+,.0f} B"
+    if unit == "ms":
+        return f"{value:+,.0f} ms"
+    return f"{value:+,.0f} {unit}"
