@@ -21,8 +21,7 @@ from pagelab import plots
 from pagelab._exceptions import InvalidInputError
 from pagelab.engine._ttfb import run_ttfb
 from pagelab.frames import TTFB_COLUMNS, ttfb_frame
-from pagelab.models import METRICS, TTFBResult
-from pagelab.plots._common import RATING_FILL
+from pagelab.models import METRICS, RATING_FILL, TTFBResult
 from pagelab.plots._ttfb import TTFB_PHASES
 from pagelab.stats import compare
 from recorded_runs import artifact, load_runs, matrix_frame

@@ -59,7 +59,7 @@ PUBLIC_API: dict[str, list[str]] = {
     "pagelab.frames": [
         "AUDIT_COLUMNS", "CELL", "COLUMNS", "MAIN_THREAD_COLUMNS", "REQUEST_COLUMNS",
         "RESOURCE_SUMMARY_COLUMNS", "THIRD_PARTY_COLUMNS", "TTFB_COLUMNS", "UNITS",
-        "USER_TIMING_COLUMNS", "CellKey", "audits", "cell_columns", "cell_key", "cell_keys",
+        "USER_TIMING_COLUMNS", "audits",
         "cell_label", "from_records", "main_thread", "read_runs", "requests", "resource_summary",
         "third_parties", "to_frame", "to_long", "to_records", "to_reports", "ttfb_frame",
         "user_timings",
@@ -86,7 +86,7 @@ PUBLIC_API: dict[str, list[str]] = {
     "pagelab.service": ["Settings", "create_app"],
     "pagelab.service.routes": [],
     "pagelab.stats": [
-        "AGGREGATIONS", "CELL", "MIN_RUNS", "Explanation", "compare", "describe", "explain",
+        "AGGREGATIONS", "MIN_RUNS", "Explanation", "compare", "describe", "explain",
         "history", "representative_run", "representative_runs", "summarize",
     ],
     "pagelab.store": [],
@@ -213,11 +213,9 @@ def test_one_definition_of_a_cell() -> None:
 
     assert pagelab.frames.CELL == ("url", "device", "location", "connection")
     # The other homes re-export the one definition, never a copy.
-    assert pagelab.stats.CELL is pagelab.frames.CELL
     assert _evaluate.CELL_COLUMNS is pagelab.frames.CELL
     assert _evaluate.cell_label is _baseline.cell_label is pagelab.frames.cell_label
-    assert {"CELL", "CellKey", "cell_columns", "cell_key", "cell_keys", "cell_label"} <= set(
-        pagelab.frames.__all__)
+    assert {"CELL", "cell_label"} <= set(pagelab.frames.__all__)
     assert "MIN_RUNS" in pagelab.stats.__all__
 
 

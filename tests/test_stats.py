@@ -13,7 +13,7 @@ import pytest
 
 import pagelab
 from pagelab import InvalidInputError
-from pagelab.frames import COLUMNS, to_frame
+from pagelab.frames import CELL, COLUMNS, to_frame
 from pagelab.models import (
     METRIC_NAMES,
     Device,
@@ -26,7 +26,6 @@ from pagelab.models import (
 )
 from pagelab.stats import (
     AGGREGATIONS,
-    CELL,
     compare,
     describe,
     history,

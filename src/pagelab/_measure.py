@@ -427,7 +427,7 @@ class Results:
 
     def __repr__(self) -> str:
         reports = self.reports
-        from pagelab.frames import cell_keys
+        from pagelab._cells import cell_keys
 
         cells = set(cell_keys(self.frame))
         failed = sum(r.status.value == "failed" for r in reports)

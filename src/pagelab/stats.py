@@ -18,10 +18,11 @@ import numpy as np
 import pandas as pd
 
 from pagelab._bootstrap import Bootstrap
+from pagelab._cells import cell_columns
 from pagelab._exceptions import InvalidInputError
 from pagelab._explain import Explanation, explain_runs
 from pagelab._public import publish
-from pagelab.frames import CELL, cell_columns, to_frame
+from pagelab.frames import to_frame
 from pagelab.models import (
     METRIC_NAMES,
     METRICS,
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGGREGATIONS",
-    "CELL",
     "MIN_RUNS",
     "Explanation",
     "compare",

@@ -3,7 +3,7 @@ audits, and per-run breakdowns (requests, resource summary, third parties, main 
 timings), and TTFB results; the codec of runs (frame <-> records <->
 reports); what a cell is (:data:`CELL`)."""
 
-from pagelab._cells import CELL, CellKey, cell_columns, cell_key, cell_keys, cell_label
+from pagelab._cells import CELL, cell_label
 from pagelab._public import publish
 
 from ._breakdown import (
@@ -33,11 +33,7 @@ __all__ = [
     "TTFB_COLUMNS",
     "UNITS",
     "USER_TIMING_COLUMNS",
-    "CellKey",
     "audits",
-    "cell_columns",
-    "cell_key",
-    "cell_keys",
     "cell_label",
     "from_records",
     "main_thread",

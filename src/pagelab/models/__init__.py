@@ -54,6 +54,7 @@ from ._inputs import epoch_ms_or_none as epoch_ms_or_none
 from ._metrics import HEADLINE_METRICS as HEADLINE_METRICS
 from ._metrics import METRIC_NAMES as METRIC_NAMES
 from ._metrics import RATING_COLOURS as RATING_COLOURS
+from ._metrics import RATING_FILL as RATING_FILL
 from ._metrics import USER_TIMING_PREFIX as USER_TIMING_PREFIX
 from ._metrics import metric_columns as metric_columns
 from ._metrics import user_timing_values as user_timing_values

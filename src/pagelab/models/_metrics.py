@@ -23,6 +23,7 @@ __all__ = [
     "METRICS",
     "METRIC_NAMES",
     "RATING_COLOURS",
+    "RATING_FILL",
     "USER_TIMING_PREFIX",
     "Direction",
     "Metric",
@@ -49,6 +50,13 @@ RATING_COLOURS: dict[Rating, tuple[str, str]] = {
     "good": ("#e6f4ea", "#0d652d"),
     "needs-improvement": ("#fef3e0", "#8a4b00"),
     "poor": ("#fce8e6", "#a50e0e"),
+}
+#: The same palette for plots: rating -> fill of points, bars and heat-map cells (Lighthouse's
+#: green / orange / red; the pale table backgrounds above are too light for a plot).
+RATING_FILL: dict[Rating, str] = {
+    "good": "#0cce6b",
+    "needs-improvement": "#ffa400",
+    "poor": "#ff4e42",
 }
 
 

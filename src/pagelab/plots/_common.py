@@ -16,13 +16,12 @@ import pandas as pd
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
 from pagelab.frames import CELL
-from pagelab.models import METRICS, Metric, metric
+from pagelab.models import METRICS, RATING_FILL, Metric, metric
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 __all__ = [
-    "RATING_FILL",
     "axis_label",
     "check_metric",
     "frame_of",
@@ -34,13 +33,6 @@ __all__ = [
     "threshold_lines",
 ]
 
-#: Rating -> fill colour of points, bars and heat-map cells (Lighthouse's green / orange /
-#: red; the pale table colours of ``pagelab.models`` are too light for a plot).
-RATING_FILL: dict[str, str] = {
-    "good": "#0cce6b",
-    "needs-improvement": "#ffa400",
-    "poor": "#ff4e42",
-}
 #: A cell or bar with a value but no thresholds, and one without any successful run.
 NEUTRAL_FILL = "#aecbfa"
 EMPTY_FILL = "#f1f3f4"

@@ -18,12 +18,11 @@ import pandas as pd
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
 from pagelab.frames import CELL
-from pagelab.models import METRICS, Metric
+from pagelab.models import METRICS, RATING_FILL, Metric
 
 from ._common import (
     EMPTY_FILL,
     NEUTRAL_FILL,
-    RATING_FILL,
     axis_label,
     check_metric,
     failed,
