@@ -44,6 +44,9 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--allow-target", action="append", default=[], metavar="CIDR",
                        help="let tests reach this network, e.g. 10.20.0.0/16 (repeatable; "
                        "also $PAGELAB_ALLOW_TARGETS, comma-separated)")
+    serve.add_argument("--dns-server", metavar="HOST[:PORT]",
+                       help="name server the SSRF guard asks instead of the system's "
+                       "resolver (also $PAGELAB_DNS_SERVER)")
     serve.add_argument("--trusted-host", action="append", default=[], metavar="HOST",
                        help="a Host header report_url links may be built from when "
                        "--public-url is unset (repeatable)")
@@ -100,6 +103,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         values["retention"] = timedelta(days=args.retention_days)
     if args.public_url:
         values["public_url"] = args.public_url
+    dns_server = args.dns_server or os.environ.get("PAGELAB_DNS_SERVER")
+    if dns_server:
+        values["dns_server"] = dns_server
     broker = getattr(args, "broker", None) or os.environ.get("PAGELAB_BROKER_URL")
     if broker:
         values["fleet"] = _fleet_settings(args, broker)

@@ -48,6 +48,15 @@ class Settings(BaseModel):
     #: ``allow_private_targets`` allows every address; ``allowed_targets`` re-opens CIDRs.
     allow_private_targets: bool = False
     allowed_targets: tuple[str, ...] = ()
+    #: The guard's host look-ups (docs/security.md): seconds before a URL whose host has
+    #: not resolved is refused (400, not charged); threads they run on (never the request
+    #: pool); look-ups in flight per key and per client address.
+    guard_dns_timeout: float = Field(default=5.0, gt=0)
+    guard_dns_threads: int = Field(default=8, ge=1)
+    guard_dns_per_caller: int = Field(default=2, ge=1)
+    #: Ask this name server (``HOST[:PORT]``) instead of the system's resolver for the
+    #: guard's look-ups (``--dns-server``; tests point it at a DNS server of their own).
+    dns_server: str | None = None
     #: Slow clients: seconds to send the request line and headers, then the body.
     header_timeout: float = Field(default=10.0, gt=0)
     body_timeout: float = Field(default=30.0, gt=0)
@@ -76,6 +85,18 @@ class Settings(BaseModel):
             parse_networks(value)
         except InvalidInputError as exc:
             raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("dns_server")
+    @classmethod
+    def _valid_dns_server(cls, value: str | None) -> str | None:
+        if value is not None:
+            from ._guard import dns_server_resolver
+
+            try:
+                dns_server_resolver(value, timeout=1.0)
+            except InvalidInputError as exc:
+                raise ValueError(str(exc)) from None
         return value
 
     @property

@@ -14,6 +14,7 @@ from urllib.parse import quote
 from pagelab.catalog import TTFB_REGIONS
 from pagelab.store import ConnectionPool, Store, link_secrets
 
+from ._guard import TargetGuard, dns_server_resolver
 from ._ratelimit import ConcurrencyGate, RateLimiter
 from ._settings import Settings
 
@@ -73,6 +74,8 @@ class Services:
     #: never the request thread pool.
     ttfb_gate: ConcurrencyGate
     ttfb_executor: ThreadPoolExecutor
+    #: The SSRF guard of the creation endpoints (its look-ups have threads of their own).
+    guard: TargetGuard
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
@@ -97,8 +100,18 @@ class Services:
                 max_workers=settings.ttfb_concurrency * _MAX_REGION_SIZE,
                 thread_name_prefix="pagelab-ttfb",
             ),
+            guard=TargetGuard(
+                settings.target_policy,
+                **({"resolver": dns_server_resolver(settings.dns_server,
+                                                    timeout=settings.guard_dns_timeout)}
+                   if settings.dns_server else {}),
+                threads=settings.guard_dns_threads,
+                timeout=settings.guard_dns_timeout,
+                per_caller=settings.guard_dns_per_caller,
+            ),
         )
 
     def close(self) -> None:
         self.ttfb_executor.shutdown(wait=False, cancel_futures=True)
+        self.guard.close()
         self.pool.close()

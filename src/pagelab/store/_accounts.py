@@ -34,6 +34,7 @@ __all__ = [
     "CreditKind",
     "account_credits",
     "batch_owner",
+    "can_pay",
     "charge_credits",
     "create_account",
     "find_account",
@@ -237,6 +238,26 @@ def account_credits(
         ),
         credits_refill_date=next_refill(at).isoformat().replace("+00:00", "Z"),
     )
+
+
+def can_pay(
+    conn: sqlite3.Connection,
+    account_id: str,
+    kind: CreditKind,
+    amount: int,
+    *,
+    now: int | None = None,
+) -> bool:
+    """Whether the pool could pay ``amount`` credits now (a due refill counted). Reads
+    only: a cheap refusal before slow checks; :func:`charge_credits` decides."""
+    plan_column, paid_column, plan_size = _COLUMNS[kind]
+    current = to_epoch_ms(_month_start(from_epoch(now if now is not None else now_ms())))
+    row = conn.execute(
+        f"SELECT CASE WHEN period_start < ? THEN {plan_size} ELSE {plan_column} END "
+        f"+ {paid_column} FROM accounts WHERE id = ?",
+        (current, account_id),
+    ).fetchone()
+    return row is not None and amount >= 0 and int(row[0]) >= amount
 
 
 def charge_credits(

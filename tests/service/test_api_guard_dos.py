@@ -1,0 +1,85 @@
+"""Issue 22, findings 3-5: the server's own checks cannot freeze it (slow DNS, one client's
+half-sent connections, patterns that cannot finish). Real `pagelab serve` processes."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from fixtures_dns import SlowDnsServer
+from live_server import ServerProcess, create_key
+
+
+def _timed_get(client: httpx.Client, path: str, **kwargs: object) -> tuple[int, float]:
+    started = time.monotonic()
+    status = client.get(path, **kwargs).status_code  # type: ignore[arg-type]
+    return status, time.monotonic() - started
+
+
+def test_slow_resolving_batches_do_not_freeze_the_api(tmp_path: Path) -> None:
+    # Finding 3: batch creations whose hosts resolve slowly held the request thread pool
+    # and the pooled database connections; /healthz and the lists timed out for minutes.
+    with SlowDnsServer(delay=8.0) as dns:
+        server = ServerProcess(tmp_path / "data", tmp_path / "server.log",
+                               "--dns-server", dns.address, "--no-worker",
+                               allow_private_targets=False).start()
+        try:
+            broke = create_key(server.data_dir, lighthouse=0)
+            paying = create_key(server.data_dir, lighthouse=1000)
+            with httpx.Client(base_url=server.base_url, timeout=60) as client:
+                baseline = [_timed_get(client, "/healthz")[1] for _ in range(5)]
+                answers: list[tuple[str, int]] = []
+                # One client for every sender, made before the clock starts: building
+                # 80 httpx clients (TLS contexts) would slow this process, not the server.
+                senders_client = httpx.Client(
+                    timeout=120, limits=httpx.Limits(max_connections=200)
+                )
+
+                def send(key: str, tag: str, index: int) -> None:
+                    urls = [f"http://{tag}-{index}-{n}.slow.test/" for n in range(10)]
+                    response = senders_client.post(
+                        f"{server.base_url}/v1/lighthouse-batch-tests",
+                        headers={"X-API-KEY": key},
+                        json={"batch_type": "multiple-urls", "urls": urls,
+                              "devices": ["desktop"], "locations": ["us"]},
+                    )
+                    answers.append((tag, response.status_code))
+
+                senders = [
+                    threading.Thread(target=send, args=(key, tag, i))
+                    for i in range(40)
+                    for key, tag in ((broke, "broke"), (paying, "paying"))
+                ]
+                for sender in senders:
+                    sender.start()
+                time.sleep(1.0)  # the look-ups are now waiting on the slow name server
+                under_load: list[float] = []
+                for _ in range(5):
+                    for path, headers in (("/healthz", {}), ("/v1/locations", {}),
+                                          ("/v1/lighthouse-tests", {"X-API-KEY": paying})):
+                        status, took = _timed_get(client, path, headers=headers)
+                        assert status == 200, path
+                        under_load.append(took)
+                    time.sleep(0.3)
+                for sender in senders:
+                    sender.join(120)
+                senders_client.close()
+                credits = client.get("/v1/account/credits", headers={"X-API-KEY": paying})
+        finally:
+            server.stop()
+    print(f"healthz alone: median {statistics.median(baseline) * 1000:.0f} ms; "
+          f"slowest answer under load: {max(under_load) * 1000:.0f} ms")
+    # The issue's bound (1 s) on top of what the server takes anyway on this machine.
+    assert max(under_load) < max(baseline) + 1.0, (baseline, under_load)
+    # A key without credits is refused before any look-up; the paying key's hosts did not
+    # resolve in time: refused, nothing charged.
+    assert sorted({status for tag, status in answers if tag == "broke"}) == [402]
+    assert sorted({status for tag, status in answers if tag == "paying"}) == [400]
+    assert not any(name.startswith("broke-") for name in dns.asked)
+    assert credits.json()["lighthouse"]["available_credits"] == 1000
+    # Two look-ups in flight per key at most: of the 400 names sent, the name server was
+    # asked a handful (each ties up a guard thread for the whole time bound).
+    assert 0 < len(dns.asked) <= 40, dns.asked
