@@ -4,6 +4,7 @@ names it was asked. Not a test module."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -53,10 +54,8 @@ class SlowDnsServer:
             response.answer.append(
                 dns.rrset.from_text(question.name, 0, "IN", "A", self.answer)
             )
-        try:
+        with contextlib.suppress(OSError):  # stopped meanwhile
             self._socket.sendto(response.to_wire(), client)
-        except OSError:
-            pass  # stopped meanwhile
 
     def __enter__(self) -> Self:
         self._thread.start()

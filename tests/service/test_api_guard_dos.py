@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 
 import httpx
-from fixtures_dns import SlowDnsServer
 from live_server import ServerProcess, create_key
+
+from fixtures_dns import SlowDnsServer
 
 
 def _timed_get(client: httpx.Client, path: str, **kwargs: object) -> tuple[int, float]:
