@@ -114,12 +114,26 @@ async function browserAt(browserUrl) {
 }
 
 // Secrets (passwords, cookie values) must not survive in the stored LHR or HTML report.
-function scrub(text, secrets) {
+// They are replaced inside the string values (and keys) of the parsed LHR, and both files
+// are generated from the scrubbed object: replacing text in the serialized output broke the
+// JSON (a cookie value "1") and could remove an escaping backslash from the report's inline
+// script (issue 22, finding 6).
+function scrubText(text, secrets) {
   let out = text;
   for (const secret of secrets) {
-    if (secret) out = out.split(secret).join('***');
+    if (secret && out.includes(secret)) out = out.split(secret).join('***');
   }
   return out;
+}
+
+function scrub(value, secrets) {
+  if (typeof value === 'string') return scrubText(value, secrets);
+  if (Array.isArray(value)) return value.map((item) => scrub(item, secrets));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(
+      ([key, item]) => [scrubText(key, secrets), scrub(item, secrets)]));
+  }
+  return value;
 }
 
 function isAdHost(hostname) {
@@ -328,9 +342,9 @@ async function runOne(request) {
       lhr.configSettings.extraHeaders = Object.fromEntries(
         Object.keys(lhr.configSettings.extraHeaders).map((name) => [name, '***']));
     }
-    const secrets = request.secrets || [];
-    await writeFile(request.lhr_path, scrub(ReportGenerator.generateReport(lhr, 'json'), secrets));
-    await writeFile(request.html_path, scrub(ReportGenerator.generateReport(lhr, 'html'), secrets));
+    const scrubbed = scrub(lhr, request.secrets || []);
+    await writeFile(request.lhr_path, ReportGenerator.generateReport(scrubbed, 'json'));
+    await writeFile(request.html_path, ReportGenerator.generateReport(scrubbed, 'html'));
     const frames = request.frames_dir ? await writeFrames(result.artifacts, lhr, request.frames_dir)
       : [];
     const timings = {setup_ms: lighthouseStarted - started, lighthouse_ms: lighthouseMs,
