@@ -7,7 +7,13 @@ by the functions that use them (the ``fleet`` extra). See docs/scale-out.md.
 """
 
 from ._app import DEFAULT_VISIBILITY_TIMEOUT, check_broker_url, fleet_app, results_queue
-from ._dispatcher import NO_WORKER, WORKER_KEY_PREFIX, FleetDispatcher, target_policy_to_wire
+from ._dispatcher import (
+    NO_WORKER,
+    REFUSED_DEGRADES_FOR_S,
+    WORKER_KEY_PREFIX,
+    FleetDispatcher,
+    target_policy_to_wire,
+)
 from ._ingest import IngestOutcome, ingest_message
 from ._install import REDIS_APT_COMMAND, find_redis_server, install_redis_server
 from ._protocol import (
@@ -34,6 +40,7 @@ __all__ = [
     "MIN_SECRET_LENGTH",
     "NO_WORKER",
     "REDIS_APT_COMMAND",
+    "REFUSED_DEGRADES_FOR_S",
     "RESULTS_QUEUE",
     "RUN_LIGHTHOUSE_TASK",
     "TTFB_REPLY_PREFIX",

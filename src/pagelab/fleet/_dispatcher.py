@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -40,12 +41,20 @@ from ._protocol import (
 from ._settings import FleetSettings
 from ._ttfb import TTFBAnswer, publish_ttfb_request, wait_ttfb_answers
 
-__all__ = ["NO_WORKER", "WORKER_KEY_PREFIX", "FleetDispatcher", "target_policy_to_wire"]
+__all__ = [
+    "NO_WORKER",
+    "REFUSED_DEGRADES_FOR_S",
+    "WORKER_KEY_PREFIX",
+    "FleetDispatcher",
+    "target_policy_to_wire",
+]
 
 logger = logging.getLogger("pagelab.fleet.dispatcher")
 
 #: Error code of a test no worker of its location took within the queue timeout.
 NO_WORKER = "NO_WORKER"
+#: ``/healthz`` is ``degraded`` this long after a fleet message was refused.
+REFUSED_DEGRADES_FOR_S = 600
 #: Redis keys ``pagelab:worker:<name>``: a worker's heartbeat (JSON, short TTL).
 WORKER_KEY_PREFIX = "pagelab:worker:"
 
@@ -81,6 +90,10 @@ class FleetDispatcher:
         self.dispatched = 0
         self.ingested = 0
         self.refused = 0
+        #: When the last message was refused (epoch ms) and why: ``/healthz`` is
+        #: ``degraded`` for :data:`REFUSED_DEGRADES_FOR_S` after one.
+        self.last_refused_at: int | None = None
+        self.last_refusal: str | None = None
         self.broker_error: str | None = None
 
     # -- lifetime ----------------------------------------------------------------------
@@ -276,15 +289,42 @@ class FleetDispatcher:
         except Exception as exc:
             logger.warning("could not mark a test done on the broker: %s", exc)
 
+    def _refuse(self, reason: str) -> None:
+        self.refused += 1
+        self.last_refused_at = now_ms()
+        self.last_refusal = reason[:200]
+
+    @property
+    def recently_refused(self) -> bool:
+        """A message was refused within the last :data:`REFUSED_DEGRADES_FOR_S` s."""
+        return (self.last_refused_at is not None
+                and now_ms() - self.last_refused_at < REFUSED_DEGRADES_FOR_S * 1000)
+
     def _results_loop(self) -> None:
         from kombu.messaging import Consumer
 
         queue = results_queue()
 
+        def on_decode_error(message: Any, exc: Exception) -> None:
+            # Not JSON, or a content type other than JSON (a pickle is never loaded): a
+            # message nobody can read would otherwise come back forever and block the
+            # queue behind it. Acknowledged, counted, logged.
+            reason = f"undecodable ({type(exc).__name__}: {exc})"[:300]
+            logger.warning("refused a fleet message: %s", reason)
+            self._refuse(reason)
+            message.ack()
+
         def on_message(body: Any, message: Any) -> None:
-            outcome = ingest_message(self._store, self._keys, body)
+            try:
+                outcome, reason = ingest_message(self._store, self._keys, body)
+            except (StoreError, sqlite3.OperationalError):
+                raise  # the store, not the message: redelivered once it is back
+            except Exception as exc:
+                # Whatever else a message makes go wrong is the message's fault.
+                logger.exception("refused a fleet message that could not be applied")
+                outcome, reason = "refused", f"{type(exc).__name__}: {exc}"
             if outcome == "refused":
-                self.refused += 1
+                self._refuse(reason or "refused")
             elif outcome == "written":
                 self.ingested += 1
             if outcome in ("written", "duplicate", "unknown"):
@@ -298,7 +338,7 @@ class FleetDispatcher:
                     conn.ensure_connection(max_retries=3)
                     with Consumer(  # type: ignore[no-untyped-call]
                         conn, queues=[queue], callbacks=[on_message], accept=["json"],
-                        prefetch_count=4,
+                        prefetch_count=4, on_decode_error=on_decode_error,
                     ):
                         while not self._stop.is_set():
                             try:

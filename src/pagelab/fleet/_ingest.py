@@ -20,6 +20,7 @@ from pagelab.store import (
     finish_test,
     refund_engine_failures,
     start_dispatched_test,
+    status_of_test,
     transaction,
     truncate_wal,
 )
@@ -47,8 +48,11 @@ def _decode_artifacts(raw: Any) -> dict[str, bytes]:
     return artifacts
 
 
-def ingest_message(store: Store, keys: FleetKeys, envelope: Any) -> IngestOutcome:
-    """Verify and apply one message of the results queue.
+def ingest_message(
+    store: Store, keys: FleetKeys, envelope: Any
+) -> tuple[IngestOutcome, str | None]:
+    """Verify and apply one message of the results queue: the outcome, and for a refused
+    message why (the caller counts it).
 
     ``refused`` (logged as a warning) for an unsigned, tampered or malformed message;
     ``unknown`` for a test the store no longer has; ``duplicate`` for a result of a test
@@ -61,21 +65,24 @@ def ingest_message(store: Store, keys: FleetKeys, envelope: Any) -> IngestOutcom
         worker = str(body["worker"])[:100]
     except (ForgedMessageError, KeyError, AttributeError) as exc:
         logger.warning("refused a fleet message: %s", exc)
-        return "refused"
+        return "refused", str(exc)
     with store.connection() as conn:
-        row = conn.execute("SELECT status FROM tests WHERE id = ?", (test_id,)).fetchone()
-        if row is None:
+        if status_of_test(conn, test_id) is None:
             logger.info("a %s message for unknown test %s (expired?) dropped", kind, test_id)
-            return "unknown"
+            return "unknown", None
         if kind == "started":
+            started_at = body.get("started_at")
+            if not isinstance(started_at, int):
+                logger.warning("refused a started message for %s: no started_at", test_id)
+                return "refused", "started: no started_at"
             with transaction(conn, immediate=True):
-                start_dispatched_test(conn, test_id, started_at=int(body["started_at"]))
+                start_dispatched_test(conn, test_id, started_at=started_at)
             logger.info("test %s started on %s (attempt %s)", test_id, worker,
                         body.get("attempt"))
-            return "started"
+            return "started", None
         if kind != "result":
             logger.warning("refused a fleet message of unknown kind %r", kind)
-            return "refused"
+            return "refused", f"unknown kind {str(kind)[:40]!r}"
         try:
             artifacts = _decode_artifacts(body.get("artifacts", {}))
             metrics = Metrics.model_validate(body["metrics"]) if body.get("metrics") else None
@@ -87,13 +94,13 @@ def ingest_message(store: Store, keys: FleetKeys, envelope: Any) -> IngestOutcom
             status = TestStatus(body["status"])
         except (ForgedMessageError, ValueError, KeyError) as exc:
             logger.warning("refused a result for %s from %s: %s", test_id, worker, exc)
-            return "refused"
+            return "refused", str(exc)
         with transaction(conn, immediate=True):
             # Checked again under the write lock: two deliveries may race.
-            current = conn.execute("SELECT status FROM tests WHERE id = ?", (test_id,)).fetchone()
-            if current is None or TestStatus(current["status"]).is_final:
+            current = status_of_test(conn, test_id)
+            if current is None or current.is_final:
                 logger.info("duplicate result for %s from %s ignored", test_id, worker)
-                return "duplicate"
+                return "duplicate", None
             for name, data in artifacts.items():
                 store.artifacts.write(conn, test_id, name, data)
             finish_test(
@@ -106,4 +113,4 @@ def ingest_message(store: Store, keys: FleetKeys, envelope: Any) -> IngestOutcom
             refund_engine_failures(conn)
         truncate_wal(conn)  # no clear secret left in the log
     logger.info("test %s %s on %s", test_id, status.value, worker)
-    return "written"
+    return "written", None

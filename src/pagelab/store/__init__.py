@@ -30,6 +30,7 @@ from ._fleet import (
     forget_dispatches,
     mark_dispatched,
     start_dispatched_test,
+    status_of_test,
     undispatched_tests,
 )
 from ._pool import ConnectionPool
@@ -122,6 +123,7 @@ __all__ = [
     "service_secret",
     "start_dispatched_test",
     "start_test",
+    "status_of_test",
     "test_owner",
     "test_target",
     "top_up_account",

@@ -18,6 +18,7 @@ __all__ = [
     "forget_dispatches",
     "mark_dispatched",
     "start_dispatched_test",
+    "status_of_test",
     "undispatched_tests",
 ]
 
@@ -69,6 +70,12 @@ def mark_dispatched(conn: sqlite3.Connection, test_id: str, queue: str) -> None:
         "INSERT OR IGNORE INTO fleet_dispatches (test_id, queue, dispatched_at) VALUES (?, ?, ?)",
         (test_id, queue, now_ms()),
     )
+
+
+def status_of_test(conn: sqlite3.Connection, test_id: str) -> TestStatus | None:
+    """The test's status; None when the store does not have it (expired, or never)."""
+    row = conn.execute("SELECT status FROM tests WHERE id = ?", (test_id,)).fetchone()
+    return TestStatus(row["status"]) if row is not None else None
 
 
 def start_dispatched_test(conn: sqlite3.Connection, test_id: str, *, started_at: int) -> bool:

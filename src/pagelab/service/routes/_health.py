@@ -8,6 +8,7 @@ from urllib.parse import urlsplit, urlunsplit
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
+from pagelab.fleet import REFUSED_DEGRADES_FOR_S
 from pagelab.store import SCHEMA_VERSION
 
 from .._deps import AddressLimitDep
@@ -102,6 +103,12 @@ def _fleet_health(dispatcher: Any, warnings: list[str]) -> FleetHealth:
         warnings.append("no live fleet worker: queued tests wait (see `pagelab workers`)")
     if not dispatcher.alive:
         warnings.append("the fleet dispatcher has died: restart the server")
+    if dispatcher.recently_refused:
+        warnings.append(
+            f"the fleet refused {dispatcher.refused} message(s) since the start, the last "
+            f"within {REFUSED_DEGRADES_FOR_S // 60} min ({dispatcher.last_refusal}): "
+            "someone without a valid key writes to the results queue, or a worker is broken"
+        )
     return FleetHealth(
         broker=_masked(dispatcher.broker_url), broker_reachable=error is None,
         broker_error=error, alive=dispatcher.alive, workers=workers,
@@ -120,7 +127,8 @@ def _fleet_health(dispatcher: Any, warnings: list[str]) -> FleetHealth:
         "could run the last test; else `degraded`, with `warnings` saying why. A server "
         "started with `--broker` adds `fleet` (the broker, reachable or not, and the live "
         "workers from their heartbeats); it is `degraded` when the broker is unreachable "
-        "or its dispatcher died. A server that runs tests adds `browser`: whether Chromium "
+        "or its dispatcher died, and for 10 minutes after a fleet message was "
+        "refused. A server that runs tests adds `browser`: whether Chromium "
         "runs with its sandbox and as which user (without it: a warning, still `ok`)."
     ),
     dependencies=[AddressLimitDep],
@@ -148,7 +156,8 @@ def healthz(request: Request) -> Health:
     dispatcher = getattr(request.app.state, "dispatcher", None)
     if dispatcher is not None:
         fleet = _fleet_health(dispatcher, warnings)
-        degraded = degraded or not fleet.broker_reachable or not fleet.alive
+        degraded = (degraded or not fleet.broker_reachable or not fleet.alive
+                    or dispatcher.recently_refused)
         extra["fleet"] = fleet
     return Health(
         status="degraded" if degraded else "ok",
