@@ -3,12 +3,21 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fleet_env import FLEET_SECRET, RedisServer, ServerProcess, api, create_key, wait_for
+from fleet_env import (
+    FLEET_SECRET,
+    RedisServer,
+    ServerProcess,
+    WorkerProcess,
+    api,
+    create_key,
+    wait_for,
+)
 
 from pagelab.fleet import RESULTS_QUEUE, FleetKeys, fleet_app, results_queue
 
@@ -90,3 +99,22 @@ def test_a_poison_message_is_skipped_and_the_next_result_is_ingested(fleet: Serv
     assert fleet.log().count("refused a fleet message: undecodable") == 2
     # Nothing is left behind on the queue.
     assert fleet.redis.client().llen(RESULTS_QUEUE) == 0
+
+
+def test_remote_control_from_outside_does_nothing(fleet: Server) -> None:
+    # Finding 8: anyone reaching Redis could ping, inspect, add_consumer (a worker takes
+    # another location's tests) or shut workers down, with no secret at all.
+    worker = WorkerProcess(fleet.redis.url, "de", "fra-1", fleet.root / "fra-1.log").start()
+    try:
+        outsider = fleet_app(fleet.redis.url, name="outsider")
+        assert outsider.control.ping(timeout=3) == []
+        assert outsider.control.inspect(timeout=3).active_queues() is None
+        assert outsider.control.add_consumer("pagelab.loc.jp", reply=True, timeout=3) == []
+        outsider.control.shutdown()
+        outsider.control.broadcast("pool_restart", arguments={"reload": True})
+        time.sleep(5)
+        assert worker.process is not None
+        assert worker.process.poll() is None, "the worker obeyed a shutdown from outside"
+        assert "pagelab.loc.jp" not in worker.log_path.read_text()
+    finally:
+        worker.stop()
