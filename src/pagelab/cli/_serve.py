@@ -61,8 +61,12 @@ def register(subparsers: Any) -> None:
     fleet.add_argument("--broker", metavar="URL",
                        help="redis://HOST:PORT/DB or rediss:// (also $PAGELAB_BROKER_URL); "
                        "without it this process runs the tests itself")
+    fleet.add_argument("--fleet-secret-file", type=Path, metavar="PATH",
+                       help="file holding the fleet secret, the root of every fleet key "
+                       "(default $PAGELAB_FLEET_SECRET); it stays on this machine")
     fleet.add_argument("--fleet-secret", metavar="SECRET",
-                       help="shared with every worker (default $PAGELAB_FLEET_SECRET)")
+                       help="deprecated: visible to every local user in `ps`; use "
+                       "--fleet-secret-file or $PAGELAB_FLEET_SECRET")
     fleet.add_argument("--queue-timeout", type=float, default=1800.0, metavar="S",
                        help="a test no worker took within S seconds fails NO_WORKER, "
                        "refunded (default 1800)")
@@ -122,9 +126,14 @@ def _fleet_settings(args: argparse.Namespace, broker: str) -> Any:
     from pagelab.fleet import FleetSettings, check_broker_url, resolve_secret
 
     check_broker_url(broker)
+    if args.fleet_secret:
+        print("pagelab: warning: --fleet-secret is deprecated: any local user can read it "
+              "in `ps`; use --fleet-secret-file PATH or $PAGELAB_FLEET_SECRET",
+              file=sys.stderr)
     try:
         return FleetSettings(
-            broker_url=broker, secret=resolve_secret(args.fleet_secret),
+            broker_url=broker,
+            secret=resolve_secret(args.fleet_secret, file=args.fleet_secret_file),
             queue_timeout=args.queue_timeout, max_attempts=args.max_attempts,
             visibility_timeout=args.visibility_timeout,
         )

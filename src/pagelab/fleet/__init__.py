@@ -2,7 +2,8 @@
 
 ``pagelab serve --broker URL`` dispatches each test to the queue of its location
 (``pagelab.loc.<id>``); ``pagelab worker --broker URL --locations de,uk --name fra-1`` runs
-them on its own engine and sends signed outcomes back. Celery and Redis are imported only
+them on its own engine and sends outcomes back, signed with its own key (issued by the
+server with ``pagelab worker-key issue``, revocable). Celery and Redis are imported only
 by the functions that use them (the ``fleet`` extra). See docs/scale-out.md.
 """
 
@@ -16,6 +17,7 @@ from ._dispatcher import (
 )
 from ._ingest import IngestOutcome, ingest_message
 from ._install import REDIS_APT_COMMAND, find_redis_server, install_redis_server
+from ._keys import CREDENTIAL_PREFIX, FleetKeys, WorkerKeys
 from ._protocol import (
     BROKER_ENV,
     FLEET_SECRET_ENV,
@@ -23,7 +25,7 @@ from ._protocol import (
     RESULTS_QUEUE,
     RUN_LIGHTHOUSE_TASK,
     TTFB_REPLY_PREFIX,
-    FleetKeys,
+    WORKER_KEY_ENV,
     ForgedMessageError,
     canonical_json,
     location_queue,
@@ -35,6 +37,7 @@ from ._worker import FleetWorker, policy_from_wire, run_worker
 
 __all__ = [
     "BROKER_ENV",
+    "CREDENTIAL_PREFIX",
     "DEFAULT_VISIBILITY_TIMEOUT",
     "FLEET_SECRET_ENV",
     "MIN_SECRET_LENGTH",
@@ -44,6 +47,7 @@ __all__ = [
     "RESULTS_QUEUE",
     "RUN_LIGHTHOUSE_TASK",
     "TTFB_REPLY_PREFIX",
+    "WORKER_KEY_ENV",
     "WORKER_KEY_PREFIX",
     "FleetDispatcher",
     "FleetKeys",
@@ -51,6 +55,7 @@ __all__ = [
     "FleetWorker",
     "ForgedMessageError",
     "IngestOutcome",
+    "WorkerKeys",
     "canonical_json",
     "check_broker_url",
     "find_redis_server",

@@ -17,9 +17,11 @@ from pagelab._exceptions import StoreError
 from pagelab.engine import ENGINE_CRASHED, TargetPolicy
 from pagelab.models import LighthouseError, TTFBError
 from pagelab.store import (
+    FleetWorkerKey,
     Store,
     ensure_fleet_tables,
     fail_waiting_tests,
+    fleet_worker_key,
     forget_dispatches,
     mark_dispatched,
     refund_engine_failures,
@@ -29,11 +31,11 @@ from pagelab.store import (
 
 from ._app import fleet_app, results_queue
 from ._ingest import ingest_message
+from ._keys import FleetKeys
 from ._protocol import (
     DONE_KEY_PREFIX,
     DONE_KEY_TTL,
     RUN_LIGHTHOUSE_TASK,
-    FleetKeys,
     ForgedMessageError,
     location_queue,
     now_ms,
@@ -57,6 +59,8 @@ NO_WORKER = "NO_WORKER"
 REFUSED_DEGRADES_FOR_S = 600
 #: Redis keys ``pagelab:worker:<name>``: a worker's heartbeat (JSON, short TTL).
 WORKER_KEY_PREFIX = "pagelab:worker:"
+#: A heartbeat signed longer ago than this is not a live worker (a copy replayed later).
+HEARTBEAT_MAX_AGE_S = 30.0
 
 
 def target_policy_to_wire(policy: TargetPolicy) -> dict[str, Any]:
@@ -166,14 +170,21 @@ class FleetDispatcher:
             if raw is None:
                 continue
             try:
-                body = self._keys.open(json.loads(raw))
-            except (ValueError, ForgedMessageError):  # a bad heartbeat is ignored
+                body, _ = self._keys.open_from_worker(
+                    json.loads(raw), self.worker_key, max_age_s=HEARTBEAT_MAX_AGE_S
+                )
+            except (ValueError, ForgedMessageError):  # a bad or revoked heartbeat is ignored
                 continue
             seen.append({
                 "name": body.get("worker"), "locations": body.get("locations", []),
                 "current_test": body.get("current_test"), "last_seen": body.get("sent_at"),
             })
         return seen
+
+    def worker_key(self, name: str) -> FleetWorkerKey | None:
+        """``name``'s current key (None: never issued, or revoked)."""
+        with self._store.connection() as conn:
+            return fleet_worker_key(conn, name)
 
     # -- TTFB --------------------------------------------------------------------------
 
@@ -197,8 +208,8 @@ class FleetDispatcher:
                 self._app, self._keys, url=url, locations=served, timeout=timeout,
                 deadline_ms=now_ms() + int(wait * 1000), target_policy=self._policy_wire,
             )
-            got = wait_ttfb_answers(self._redis_client(), self._keys, reply_to, served,
-                                    deadline)
+            got = wait_ttfb_answers(self._redis_client(), self._keys, self.worker_key,
+                                    reply_to, served, deadline)
             for location in served:
                 answers[location] = got.get(location) or TTFBAnswer(None, TTFBError(
                     code="TIMEOUT",
@@ -239,10 +250,13 @@ class FleetDispatcher:
                     body = {
                         "kind": "lighthouse", "test_id": test.id, "url": test.url,
                         "device": test.device.value, "location": test.location,
-                        "config": self._keys.seal(test.config.model_dump_json()),
+                        "config": self._keys.seal(test.config.model_dump_json(),
+                                                  test.location),
                         "target_policy": self._policy_wire,
                         "max_attempts": self._fleet.max_attempts,
                         "dispatched_at": now_ms(),
+                        # Inside the signature: a captured task cannot be replayed later.
+                        "expires_at": now_ms() + int(self._fleet.queue_timeout * 1000),
                     }
                     self._app.send_task(
                         RUN_LIGHTHOUSE_TASK, args=[self._keys.sign(body)], queue=queue,
@@ -316,7 +330,8 @@ class FleetDispatcher:
 
         def on_message(body: Any, message: Any) -> None:
             try:
-                outcome, reason = ingest_message(self._store, self._keys, body)
+                outcome, reason = ingest_message(self._store, self._keys, body,
+                                                 max_age_s=self._fleet.message_max_age)
             except (StoreError, sqlite3.OperationalError):
                 raise  # the store, not the message: redelivered once it is back
             except Exception as exc:
