@@ -3,6 +3,7 @@ half-sent connections, patterns that cannot finish). Real `pagelab serve` proces
 
 from __future__ import annotations
 
+import socket
 import statistics
 import threading
 import time
@@ -84,3 +85,38 @@ def test_slow_resolving_batches_do_not_freeze_the_api(tmp_path: Path) -> None:
     # Two look-ups in flight per key at most: of the 400 names sent, the name server was
     # asked a handful (each ties up a guard thread for the whole time bound).
     assert 0 < len(dns.asked) <= 40, dns.asked
+
+
+def test_one_address_cannot_take_every_connection(tmp_path: Path) -> None:
+    # Finding 4: one client holding more half-sent connections than --max-connections
+    # shut out everyone. Its own address gets its share; other addresses still get in.
+    server = ServerProcess(tmp_path / "data", tmp_path / "server.log", "--no-worker",
+                           "--max-connections", "100", "--max-connections-per-address", "20",
+                           "--header-timeout", "60").start()
+    held: list[socket.socket] = []
+    try:
+        for _ in range(150):
+            sock = socket.socket()
+            sock.bind(("127.0.0.2", 0))  # the attacker's address (loopback is 127/8)
+            sock.settimeout(5)
+            sock.connect(("127.0.0.1", server.port))
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            held.append(sock)
+        time.sleep(0.5)
+        closed = 0
+        for sock in held:
+            sock.settimeout(0.05)
+            try:
+                closed += sock.recv(1) == b""
+            except TimeoutError:
+                pass
+            except ConnectionResetError:
+                closed += 1
+        with httpx.Client(base_url=server.base_url, timeout=10) as client:
+            statuses = [client.get("/healthz").status_code for _ in range(3)]
+    finally:
+        for sock in held:
+            sock.close()
+        server.stop()
+    assert closed == 150 - 20, closed  # beyond its share, closed at once
+    assert statuses == [200, 200, 200]

@@ -26,6 +26,7 @@ def test_slow_clients_are_timed_out_and_the_server_keeps_answering(tmp_path: Pat
     log = tmp_path / "serve.log"
     server = ServerProcess(data_dir, log, "--no-worker", "--header-timeout", "1",
                            "--body-timeout", "1", "--max-connections", "400",
+                           "--max-connections-per-address", "400",
                            "--rate-limit", "100000").start()
     sockets: list[socket.socket] = []
     try:

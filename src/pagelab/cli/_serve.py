@@ -56,6 +56,9 @@ def register(subparsers: Any) -> None:
                        help="seconds a client has to send the request body")
     serve.add_argument("--max-connections", type=int, default=512, metavar="N",
                        help="connections served at once; more get 503 (default 512)")
+    serve.add_argument("--max-connections-per-address", type=int, default=64, metavar="N",
+                       help="connections one client address may hold; more are closed "
+                       "(default 64; behind a proxy, raise it and cap in the proxy)")
     fleet = serve.add_argument_group(
         "fleet", "dispatch tests to `pagelab worker` machines by location (docs/scale-out.md)")
     fleet.add_argument("--broker", metavar="URL",
@@ -100,6 +103,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "header_timeout": args.header_timeout,
         "body_timeout": args.body_timeout,
         "max_connections": args.max_connections,
+        "max_connections_per_address": args.max_connections_per_address,
     }
     if args.data_dir is not None:
         values["data_dir"] = args.data_dir

@@ -3,9 +3,10 @@
 uvicorn times out idle keep-alive connections but not a client that sends half a request
 line and stops, and it reads bodies as slowly as they come. Here a connection has
 ``header_timeout`` seconds to send its headers (again after every response), a request
-``body_timeout`` seconds to send its body, and connections past ``max_connections`` are
-closed at once, so neither file descriptors nor database connections can be held by
-clients that do not finish their requests.
+``body_timeout`` seconds to send its body, and connections past ``max_connections`` (or
+past ``max_connections_per_address`` from one client address) are closed at once, so
+neither file descriptors nor database connections can be held by clients that do not
+finish their requests, and one client cannot take every connection.
 """
 
 from __future__ import annotations
@@ -39,15 +40,29 @@ class _GuardedH11Protocol(H11Protocol):
 
     header_timeout: float = 10.0
     max_connections: int = 512
+    max_connections_per_address: int = 64
+    #: Open connections per client address, of one server (its own class, server_config).
+    open_per_address: dict[str, int]
     _header_timer: asyncio.TimerHandle | None = None
+    _address: str | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if peer else "unknown"
+        if self.open_per_address.get(address, 0) >= self.max_connections_per_address:
+            # Before the global cap: a client holding its share cannot shut others out.
+            logger.warning("over %d connections from %s: closing a new one",
+                           self.max_connections_per_address, address)
+            transport.close()
+            return
         if len(self.connections) > self.max_connections:
             # Past the cap there is no request to answer 503 to yet: refuse the socket.
             logger.warning("over %d connections: closing a new one", self.max_connections)
             transport.close()
             return
+        self._address = address
+        self.open_per_address[address] = self.open_per_address.get(address, 0) + 1
         self._arm_header_timer()
 
     def data_received(self, data: bytes) -> None:
@@ -65,6 +80,13 @@ class _GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
+        if self._address is not None:
+            left = self.open_per_address.get(self._address, 1) - 1
+            if left > 0:
+                self.open_per_address[self._address] = left
+            else:
+                self.open_per_address.pop(self._address, None)
+            self._address = None
         super().connection_lost(exc)
 
     def _arm_header_timer(self) -> None:
@@ -152,7 +174,9 @@ def server_config(app: ASGIApp, settings: Settings, **options: Any) -> uvicorn.C
     protocol = type(
         "PagelabH11Protocol",
         (_GuardedH11Protocol,),
-        {"header_timeout": settings.header_timeout, "max_connections": settings.max_connections},
+        {"header_timeout": settings.header_timeout, "max_connections": settings.max_connections,
+         "max_connections_per_address": settings.max_connections_per_address,
+         "open_per_address": {}},
     )
     defaults: dict[str, Any] = {
         "http": protocol,

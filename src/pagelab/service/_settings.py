@@ -62,6 +62,10 @@ class Settings(BaseModel):
     body_timeout: float = Field(default=30.0, gt=0)
     #: Open connections served at once (503 past it; keep under the process's fd limit).
     max_connections: int = Field(default=512, ge=1)
+    #: Open connections from one client address (closed at once past it): one client
+    #: cannot take the whole of ``max_connections``. Behind a proxy every client has the
+    #: proxy's address: raise it there, and cap per client in the proxy.
+    max_connections_per_address: int = Field(default=64, ge=1)
     #: SQLite connections open at once (requests wait for one beyond this).
     max_db_connections: int = Field(default=16, ge=1)
     #: Host names ``report_url`` may be built from when ``public_url`` is unset; a request
