@@ -120,3 +120,32 @@ def test_one_address_cannot_take_every_connection(tmp_path: Path) -> None:
         server.stop()
     assert closed == 150 - 20, closed  # beyond its share, closed at once
     assert statuses == [200, 200, 200]
+
+
+def test_patterns_whose_worst_case_is_too_large_are_refused_at_creation(
+    tmp_path: Path,
+) -> None:
+    # Finding 5: a blacklist whose matching cannot finish in time was accepted, and the
+    # run's timeout refunded: blocking the engine cost nothing.
+    server = ServerProcess(tmp_path / "data", tmp_path / "server.log", "--no-worker").start()
+    key = create_key(server.data_dir, lighthouse=10)
+    try:
+        with httpx.Client(base_url=server.base_url, timeout=30,
+                          headers={"X-API-KEY": key}) as client:
+            slow = ["*" + "a" * 300 + "b", "*" + "c" * 300 + "d"]
+            for field in ("blacklist", "whitelist"):
+                response = client.post("/v1/lighthouse-tests", json={
+                    "url": "http://127.0.0.1:9/", "device": "desktop", "location": "us",
+                    "config": {field: slow}})
+                assert response.status_code == 400, response.text
+                assert f"config.{field}" in response.json()["message"]
+                assert "at most 512" in response.json()["message"]
+            # Long plain patterns cost a substring search only: accepted.
+            plain = client.post("/v1/lighthouse-tests", json={
+                "url": "http://127.0.0.1:9/", "device": "desktop", "location": "us",
+                "config": {"blacklist": ["x" * 2000, "*.js"]}})
+            assert plain.status_code == 201, plain.text
+            assert client.get("/v1/account/credits").json()["lighthouse"][
+                "available_credits"] == 9
+    finally:
+        server.stop()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import base64
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from pagelab.catalog import CONNECTIONS, DEVICES
 from pagelab.models import Device, LighthouseConfig, ThrottlingMethod
+from pagelab.models._config import MAX_MATCHED_URL_LENGTH
 
 __all__ = ["MIN_SECRET_LENGTH", "LighthouseRunSpec", "build_run_spec"]
 
@@ -74,6 +76,19 @@ def _origin_headers(config: LighthouseConfig) -> tuple[dict[str, str], list[str]
     return headers, [s for s in secrets if len(s) >= MIN_SECRET_LENGTH]
 
 
+#: Milliseconds of URL-pattern matching one run may spend (``$PAGELAB_PATTERN_BUDGET_MS``).
+#: Past it the run fails ``URL_PATTERNS_TOO_SLOW``: the request's own patterns caused it,
+#: so it is charged, not refunded (issue 22, finding 5).
+DEFAULT_PATTERN_BUDGET_MS = 5000.0
+
+
+def _pattern_budget_ms() -> float:
+    try:
+        return max(0.0, float(os.environ.get("PAGELAB_PATTERN_BUDGET_MS", "")))
+    except ValueError:
+        return DEFAULT_PATTERN_BUDGET_MS
+
+
 def build_run_spec(
     device: Device, config: LighthouseConfig, *, chrome_major: int | None = None
 ) -> LighthouseRunSpec:
@@ -114,6 +129,8 @@ def build_run_spec(
             "block": list(config.blacklist or []),
             "allow": list(config.whitelist or []),
             "adblock": config.adblock,
+            "max_url_length": MAX_MATCHED_URL_LENGTH,
+            "pattern_budget_ms": _pattern_budget_ms(),
         }
     flags: tuple[str, ...] = ("--disable-http2",) if config.http_version == "1.1" else ()
     return LighthouseRunSpec(

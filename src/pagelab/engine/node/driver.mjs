@@ -234,6 +234,12 @@ async function controlNetwork(page, network) {
   const originHeaders = Object.entries(network.origin_headers || {});
   const allowsAddress = addressChecker(network.targets);
   const blocked = [];
+  // Matching is bounded per URL (patterns bounded at creation, URLs by maxUrlLength) and
+  // per run (budgetMs): past the budget every further request fails and so does the run,
+  // a failure of the test's own config, charged (issue 22, finding 5).
+  const maxUrlLength = network.max_url_length || Infinity;
+  const budgetMs = network.pattern_budget_ms ?? Infinity;
+  const control = {blocked, session, matchingMs: 0, exhausted: false};
   session.on('Fetch.requestPaused', async (event) => {
     const {requestId, request} = event;
     let url;
@@ -249,10 +255,23 @@ async function controlNetwork(page, network) {
         .catch(() => {});
       return;
     }
-    const allowed = allow.some((matches) => matches(request.url));
     let reason = null;
-    if (!allowed && block.some((matches) => matches(request.url))) reason = 'blacklist';
-    else if (!allowed && network.adblock && url && isAdHost(url.hostname)) reason = 'adblock';
+    let allowed = false;
+    if (control.exhausted) {
+      reason = 'pattern-budget';
+    } else if (request.url.length > maxUrlLength) {
+      // Too long to judge within the bound: a blacklist cannot vouch for it.
+      if (block.length) reason = 'url-too-long';
+    } else if (allow.length || block.length) {
+      const matchStarted = performance.now();
+      allowed = allow.some((matches) => matches(request.url));
+      if (!allowed && block.some((matches) => matches(request.url))) reason = 'blacklist';
+      control.matchingMs += performance.now() - matchStarted;
+      if (control.matchingMs > budgetMs) control.exhausted = true;
+    }
+    if (!reason && !allowed && network.adblock && url && isAdHost(url.hostname)) {
+      reason = 'adblock';
+    }
     if (reason) {
       blocked.push({url: request.url, reason});
       session.send('Fetch.failRequest', {requestId, errorReason: 'BlockedByClient'})
@@ -289,7 +308,7 @@ async function controlNetwork(page, network) {
     return headers;
   }
   await session.send('Fetch.enable', {patterns: [{urlPattern: '*', requestStage: 'Request'}]});
-  return {blocked, session};
+  return control;
 }
 
 // The trace's screenshots (Lighthouse records them anyway, for the filmstrip and Speed
@@ -337,6 +356,13 @@ async function runOne(request) {
     if (!result) throw new Error('Lighthouse returned no result');
     const lighthouseMs = performance.now() - lighthouseStarted;
     await control?.session.detach().catch(() => {});
+    if (control?.exhausted) {
+      const err = new Error('URL_PATTERNS_TOO_SLOW');
+      err.code = 'URL_PATTERNS_TOO_SLOW';
+      err.friendlyMessage = `matching the config's URL patterns took over ` +
+        `${request.network.pattern_budget_ms} ms in this run; shorten the patterns with '*'`;
+      throw err;
+    }
     const lhr = result.lhr;
     if (lhr.configSettings?.extraHeaders) {
       lhr.configSettings.extraHeaders = Object.fromEntries(
