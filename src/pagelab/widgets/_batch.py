@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from pagelab._exceptions import InvalidInputError
 from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
+from pagelab.models._display import _link as safe_link
 
 from ._common import Panel, error_html, error_message, figure_png, html_table
 
@@ -332,10 +333,10 @@ def _summary_html(summary: pd.DataFrame, columns: Sequence[str]) -> str:
                 f'<span style="color:{colour}"{tip}>{m.format(value, unit=False)}</span>'
             )
         link = row.get("representative_report_url")
-        cells.append(
-            f'<a href="{html.escape(str(link))}" target="_blank">report</a>'
-            if isinstance(link, str) and link else "\u2013"
-        )
+        # The link comes from whatever server ran the test: the one safe-link rule (http,
+        # https, file) keeps a javascript: URL out (issue 22, finding 11).
+        cells.append(safe_link(link if isinstance(link, str) else None, "report")
+                     or "\u2013")
         rows.append(cells)
     keys = [_cell_label(row, columns) for _, row in summary.iterrows()]
     return html_table(headers, rows, css_class="pagelab-summary", row_keys=keys)
