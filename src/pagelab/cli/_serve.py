@@ -38,6 +38,8 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--public-url", metavar="URL",
                        help="base of report_url links when behind a proxy, "
                        "e.g. https://perf.example.com")
+    serve.add_argument("--report-link-days", type=float, default=7.0, metavar="DAYS",
+                       help="report_url links open their page this long (default 7)")
     serve.add_argument("--allow-private-targets", action="store_true",
                        help="let tests reach loopback, private, link-local and other "
                        "non-public addresses (refused by default: docs/security.md)")
@@ -111,6 +113,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         values["retention"] = timedelta(days=args.retention_days)
     if args.public_url:
         values["public_url"] = args.public_url
+    if args.report_link_days <= 0:
+        raise InvalidInputError("--report-link-days: must be positive")
+    values["report_link_lifetime"] = timedelta(days=args.report_link_days)
     dns_server = args.dns_server or os.environ.get("PAGELAB_DNS_SERVER")
     if dns_server:
         values["dns_server"] = dns_server

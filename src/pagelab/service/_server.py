@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 import h11
@@ -25,7 +26,7 @@ from pagelab.models import ErrorBody
 
 from ._settings import Settings
 
-__all__ = ["BufferedBodyMiddleware", "MethodsMiddleware", "server_config"]
+__all__ = ["BufferedBodyMiddleware", "MethodsMiddleware", "RedactTokens", "server_config"]
 
 logger = logging.getLogger("pagelab.service")
 
@@ -166,6 +167,21 @@ class BufferedBodyMiddleware:
         await self.app(scope, replay, send)
 
 
+class RedactTokens(logging.Filter):
+    """Keeps report-link tokens out of the access log: a log line is read by more people,
+    and kept longer, than a link (issue 22, finding 12)."""
+
+    _TOKEN = re.compile(r"([?&]token=)[^&\s]*")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                self._TOKEN.sub(r"\1***", arg) if isinstance(arg, str) else arg
+                for arg in record.args
+            )
+        return True
+
+
 def server_config(app: ASGIApp, settings: Settings, **options: Any) -> uvicorn.Config:
     """The uvicorn configuration ``pagelab serve`` uses (tests serve the app with it too).
 
@@ -186,7 +202,11 @@ def server_config(app: ASGIApp, settings: Settings, **options: Any) -> uvicorn.C
         "server_header": False,
         "lifespan": "on",
     }
-    return uvicorn.Config(app, **{**defaults, **options})
+    config = uvicorn.Config(app, **{**defaults, **options})
+    access = logging.getLogger("uvicorn.access")  # configured by the line above
+    if not any(isinstance(f, RedactTokens) for f in access.filters):
+        access.addFilter(RedactTokens())
+    return config
 
 
 class MethodsMiddleware:

@@ -35,6 +35,9 @@ class Settings(BaseModel):
     #: Base of the absolute ``report_url`` links, e.g. ``https://perf.example.com``. Unset,
     #: links are built from the address the request was sent to.
     public_url: str | None = None
+    #: How long a ``report_url`` link opens its page (rounded up to a whole day). A link
+    #: also dies when its key is revoked.
+    report_link_lifetime: timedelta = timedelta(days=7)
     #: Per-location timeout of a TTFB probe, in seconds.
     ttfb_timeout: float = Field(default=30.0, gt=0)
     #: A TTFB request answers within this many seconds, whatever its probes do (probes

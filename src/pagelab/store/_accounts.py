@@ -335,12 +335,19 @@ def refund_engine_failures(conn: sqlite3.Connection) -> list[str]:
 
 
 def test_owner(conn: sqlite3.Connection, test_id: str) -> str | None:
-    """The account id that created the test (None when unknown)."""
-    row = conn.execute("SELECT account_id FROM tests WHERE id = ?", (test_id,)).fetchone()
+    """The account id that created the test; None when unknown or when that account's key
+    was revoked (its report links die with it)."""
+    row = conn.execute(
+        "SELECT t.account_id FROM tests t LEFT JOIN accounts a ON a.id = t.account_id "
+        "WHERE t.id = ? AND a.revoked_at IS NULL", (test_id,),
+    ).fetchone()
     return row["account_id"] if row is not None else None
 
 
 def batch_owner(conn: sqlite3.Connection, batch_id: str) -> str | None:
-    """The account id that created the batch (None when unknown)."""
-    row = conn.execute("SELECT account_id FROM batches WHERE id = ?", (batch_id,)).fetchone()
+    """The account id that created the batch; None when unknown or revoked."""
+    row = conn.execute(
+        "SELECT b.account_id FROM batches b LEFT JOIN accounts a ON a.id = b.account_id "
+        "WHERE b.id = ? AND a.revoked_at IS NULL", (batch_id,),
+    ).fetchone()
     return row["account_id"] if row is not None else None

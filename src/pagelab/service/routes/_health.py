@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -9,9 +10,9 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from pagelab.fleet import REFUSED_DEGRADES_FOR_S
-from pagelab.store import SCHEMA_VERSION
+from pagelab.store import SCHEMA_VERSION, test_owner
 
-from .._deps import AddressLimitDep
+from .._deps import OptionalAccountDep, ServicesDep
 from .._worker import Worker, sandbox_warning
 
 __all__ = ["Health", "router"]
@@ -89,12 +90,17 @@ def _masked(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
-def _fleet_health(dispatcher: Any, warnings: list[str]) -> FleetHealth:
+def _fleet_health(
+    dispatcher: Any, warnings: list[str], visible: Callable[[str | None], str | None]
+) -> FleetHealth:
     error = dispatcher.broker_status()
     workers: list[FleetWorkerSeen] = []
     if error is None:
         try:
-            workers = [FleetWorkerSeen(**seen) for seen in dispatcher.workers()]
+            workers = [
+                FleetWorkerSeen(**{**seen, "current_test": visible(seen.get("current_test"))})
+                for seen in dispatcher.workers()
+            ]
         except Exception as exc:  # the broker went away between the two reads
             error = f"{type(exc).__name__}: {exc}"[:300]
     if error is not None:
@@ -122,7 +128,8 @@ def _fleet_health(dispatcher: Any, warnings: list[str]) -> FleetHealth:
     response_model=Health,
     summary="Service health",
     description=(
-        "No key needed. `status` is `ok` when the background worker is alive (it runs "
+        "No key needed (the running tests' ids are shown only to their owner's key). "
+        "`status` is `ok` when the background worker is alive (it runs "
         "tests, or only tidies the store when started with `--no-worker`) and the engine "
         "could run the last test; else `degraded`, with `warnings` saying why. A server "
         "started with `--broker` adds `fleet` (the broker, reachable or not, and the live "
@@ -131,12 +138,19 @@ def _fleet_health(dispatcher: Any, warnings: list[str]) -> FleetHealth:
         "refused. A server that runs tests adds `browser`: whether Chromium "
         "runs with its sandbox and as which user (without it: a warning, still `ok`)."
     ),
-    dependencies=[AddressLimitDep],
     # `fleet` is left out unless set, so a server without a broker answers as before.
     response_model_exclude_unset=True,
 )
-def healthz(request: Request) -> Health:
+def healthz(request: Request, services: ServicesDep, account: OptionalAccountDep) -> Health:
     worker: Worker = request.app.state.worker
+
+    def visible(test_id: str | None) -> str | None:
+        # A running test's id only to its owner's key (issue 22, finding 12).
+        if test_id is None or account is None:
+            return None
+        owner = test_owner(services.pool.thread_connection(), test_id)
+        return test_id if owner == account.id else None
+
     counts = worker.queue_counts()
     warnings = list(worker.warnings)
     if not worker.alive:
@@ -155,7 +169,7 @@ def healthz(request: Request) -> Health:
         )
     dispatcher = getattr(request.app.state, "dispatcher", None)
     if dispatcher is not None:
-        fleet = _fleet_health(dispatcher, warnings)
+        fleet = _fleet_health(dispatcher, warnings, visible)
         degraded = (degraded or not fleet.broker_reachable or not fleet.alive
                     or dispatcher.recently_refused)
         extra["fleet"] = fleet
@@ -167,7 +181,7 @@ def healthz(request: Request) -> Health:
         worker=WorkerHealth(
             enabled=worker.run_tests,
             alive=worker.alive,
-            current_test=worker.current_test,
+            current_test=visible(worker.current_test),
             engine_error=worker.engine_error,
             idle=counts["idle"],
             active=counts["active"],
