@@ -124,10 +124,9 @@ def ingest_message(
             if current is None or current.status.is_final:
                 logger.info("duplicate result for %s from %s ignored", test_id, worker.name)
                 return "duplicate", None
-            # From the worker that took the test (or, if none said so, the first to answer).
-            if current.worker not in (None, worker.name) or not claim_dispatched_test(
-                conn, test_id, worker.name, current.attempt
-            ):
+            # From the worker that took the test, the first to answer if none said so, or
+            # the one a later delivery reached (the previous worker was lost).
+            if not claim_dispatched_test(conn, test_id, worker.name, attempt):
                 return _refuse(f"a result for {test_id} from {worker.name}, but "
                                f"{current.worker} took it")
             for name, data in artifacts.items():
