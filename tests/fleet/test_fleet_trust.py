@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fleet_env import (
     FLEET_ENV,
@@ -211,3 +213,23 @@ def test_a_result_counts_only_from_the_worker_that_took_the_test(fleet: Server) 
                    "stale message", "no key was issued to worker 'osa-1', or it was revoked"):
         assert reason in log, reason
     assert fleet.server.health()["fleet"]["ingested"] == 1
+
+
+def test_healthz_shows_a_running_test_id_only_to_its_owner(fleet: Server) -> None:
+    # Finding 12: /healthz named the running test to anyone.
+    owner, other = (create_key(fleet.data_dir, lighthouse=10) for _ in range(2))
+    tokyo = WorkerKeys(issue_worker_key(fleet.data_dir, "tyo-1", "jp"))
+    with api(fleet.server, owner) as client:
+        test_id = _create_queued(fleet, client)
+    beat = tokyo.sign({"kind": "heartbeat", "test_id": "", "locations": ["jp"],
+                       "current_test": test_id})
+    fleet.redis.client().set("pagelab:worker:tyo-1", json.dumps(beat), ex=20)
+
+    def seen(key: str | None) -> list[Any]:
+        headers = {"X-API-KEY": key} if key else {}
+        body = httpx.get(f"{fleet.server.base_url}/healthz", headers=headers, timeout=10).json()
+        return [worker["current_test"] for worker in body["fleet"]["workers"]]
+
+    assert seen(None) == [None]
+    assert seen(other) == [None]
+    assert seen(owner) == [test_id]
