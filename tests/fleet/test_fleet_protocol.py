@@ -57,11 +57,13 @@ def test_a_worker_message_opens_only_with_its_current_key_and_while_fresh() -> N
     iad = WorkerKeys(server.credential(issued["iad-1"]))
     posing = {"body": {**iad.sign({"kind": "result"})["body"], "worker": "fra-1"},
               "sig": iad.sign({"kind": "result"})["sig"]}
+    replaced: dict[str, FleetWorkerKey] = {"fra-1": _record(generation=2)}
+    revoked: dict[str, FleetWorkerKey] = {}
     for bad, lookup in (
         (posing, issued.get),
         ({**envelope, "body": {**envelope["body"], "test_id": "lt_2"}}, issued.get),
-        (envelope, {"fra-1": _record(generation=2)}.get),
-        (envelope, {}.get),
+        (envelope, replaced.get),
+        (envelope, revoked.get),
     ):
         with pytest.raises(ForgedMessageError):
             server.open_from_worker(bad, lookup, max_age_s=60)
