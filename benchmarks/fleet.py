@@ -60,10 +60,10 @@ class _StandInEngine:
         pass
 
 
-def _worker_main(broker: str, name: str) -> None:
-    from pagelab.fleet._worker import FleetWorker
+def _worker_main(broker: str, key: str) -> None:
+    from pagelab.fleet import FleetWorker, WorkerKeys
 
-    worker = FleetWorker(broker, SECRET, name=name, locations=["de"])
+    worker = FleetWorker(broker, WorkerKeys(key))
     stand_in = _StandInEngine()
     worker._engine_instance = lambda: stand_in  # type: ignore[method-assign,assignment,return-value]
     worker.run(log_level="warning")
@@ -91,18 +91,31 @@ def _round(workers: int, tmp: Path) -> float:
              "--appendonly", "yes", "--appendfilename", f"r{workers}.aof", "--save", ""],
             stdout=log, stderr=subprocess.STDOUT))
         time.sleep(0.3)
-        from pagelab.store import Store, create_account, transaction
+        from pagelab.fleet import FleetKeys
+        from pagelab.store import (
+            Store,
+            create_account,
+            ensure_fleet_tables,
+            issue_fleet_worker_key,
+            transaction,
+        )
 
         with Store(data).connection() as conn, transaction(conn, immediate=True):
             _, key = create_account(conn, lighthouse_credits=TESTS, ttfb_credits=0)
+            ensure_fleet_tables(conn)
+            worker_keys = [
+                FleetKeys(SECRET).credential(issue_fleet_worker_key(conn, f"bench-{i}", ["de"]))
+                for i in range(workers)
+            ]
         procs.append(subprocess.Popen(
             [sys.executable, "-m", "pagelab", "serve", "--port", str(api_port), "--data-dir",
              str(data), "--broker", broker, "--allow-private-targets", "--log-level", "warning"],
             env=_env(), stdout=log, stderr=subprocess.STDOUT))
         for index in range(workers):
             procs.append(subprocess.Popen(
-                [sys.executable, __file__, "--worker", broker, f"bench-{index}"],
-                env=_env(), stdout=log, stderr=subprocess.STDOUT))
+                [sys.executable, __file__, "--worker", broker],
+                env={**_env(), "PAGELAB_WORKER_KEY": worker_keys[index]}, stdout=log,
+                stderr=subprocess.STDOUT))
         base = f"http://127.0.0.1:{api_port}"
 
         def up() -> bool:
@@ -158,7 +171,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--worker":
-        _worker_main(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+        _worker_main(sys.argv[2], os.environ["PAGELAB_WORKER_KEY"])
     else:
         main()

@@ -248,3 +248,31 @@ def test_trend_explorer_with_an_empty_history(tmp_path: Path) -> None:
         assert widget.wait(60)
     assert "No test in this window" in widget.table.value
     assert "0 tests found" in widget.status.value
+
+
+def test_a_report_link_that_is_not_a_web_address_is_not_a_link() -> None:
+    # Issue 22, finding 11: the widget linked any report_url an API server sent, a
+    # javascript: one included. Real reports, the widget's own table.
+    from html.parser import HTMLParser
+
+    from pagelab import Results
+    from pagelab.models import Metrics, TestReport
+    from pagelab.widgets._batch import _summary_html
+
+    reports = [
+        TestReport(id=f"lt_{n}", url=f"https://example.test/{n}", device="desktop",
+                   location="us", status="success", report_url=link,
+                   metrics=Metrics(performance_score=90, first_contentful_paint=500.0,
+                                   largest_contentful_paint=900.0))
+        for n, link in enumerate(["javascript:alert(document.domain)",
+                                  " JaVaScRiPt:alert(1)", "https://api.test/reports/lt_2"])
+    ]
+    summary = Results(reports).summary(by=["url"])
+    hrefs: list[str] = []
+
+    class Links(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            hrefs.extend(value or "" for name, value in attrs if tag == "a" and name == "href")
+
+    Links().feed(_summary_html(summary, ["url"]))
+    assert hrefs == ["https://api.test/reports/lt_2"]

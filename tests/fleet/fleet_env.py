@@ -25,16 +25,37 @@ from live_server import (
 )
 
 __all__ = [
+    "FLEET_ENV",
     "FLEET_SECRET",
     "RedisServer",
     "ServerProcess",
     "WorkerProcess",
     "api",
     "create_key",
+    "issue_worker_key",
+    "run_cli_with_secret",
     "wait_for",
 ]
 
 FLEET_SECRET = "fleet-test-secret-0123456789"
+#: The server's environment: the secret from the environment, never the command line.
+FLEET_ENV = {"PAGELAB_FLEET_SECRET": FLEET_SECRET}
+
+
+def run_cli_with_secret(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m pagelab ARGS`` with the fleet secret in its environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "pagelab", *args], env=pagelab_env(**FLEET_ENV),
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+
+
+def issue_worker_key(data_dir: Path, name: str, locations: str) -> str:
+    """A key for worker ``name``, issued as an operator does: `pagelab worker-key issue`."""
+    done = run_cli_with_secret("worker-key", "issue", name, "--locations", locations,
+                               "--data-dir", str(data_dir))
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
 
 
 def wait_for(condition: Any, timeout: float, what: str, interval: float = 0.2) -> Any:
@@ -176,20 +197,22 @@ class RedisServer:
 
 
 class WorkerProcess:
-    """``python -m pagelab worker`` in a child process, its output in ``log_path``."""
+    """``python -m pagelab worker`` in a child process, its output in ``log_path``, with a
+    key the server's store (``data_dir``) issued to ``name`` for ``locations``."""
 
     def __init__(self, broker: str, locations: str, name: str, log_path: Path,
-                 *extra: str) -> None:
+                 *extra: str, data_dir: Path) -> None:
         self.name = name
         self.log_path = log_path
+        self.key = issue_worker_key(data_dir, name, locations)
         self._args = [sys.executable, "-m", "pagelab", "worker", "--broker", broker,
-                      "--locations", locations, "--name", name, *extra]
+                      "--locations", locations, *extra]
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Self:
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                self._args, env=pagelab_env(PAGELAB_FLEET_SECRET=FLEET_SECRET),
+                self._args, env=pagelab_env(PAGELAB_WORKER_KEY=self.key),
                 stdout=log, stderr=subprocess.STDOUT,
             )
         wait_for(lambda: b" ready." in self.log_path.read_bytes() or self._exited(), 60,

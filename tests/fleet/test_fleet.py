@@ -10,18 +10,18 @@ from typing import Any
 
 import pytest
 from fleet_env import (
-    FLEET_SECRET,
+    FLEET_ENV,
     RedisServer,
     ServerProcess,
     WorkerProcess,
     api,
     create_key,
+    issue_worker_key,
     wait_for,
 )
 
-from pagelab.fleet import FleetKeys
-from pagelab.fleet._app import fleet_app, results_queue
-from pagelab.fleet._protocol import RESULTS_QUEUE
+from pagelab.fleet import RESULTS_QUEUE, FleetKeys, WorkerKeys, fleet_app, results_queue
+from pagelab.store import FleetWorkerKey
 
 pytest.importorskip("celery")
 
@@ -34,15 +34,14 @@ class Fleet:
         self.root = root
         self.redis = RedisServer(root / "redis").start()
         self.server = ServerProcess(
-            root / "data", root / "server.log", "--broker", self.redis.url,
-            "--fleet-secret", FLEET_SECRET, "--max-attempts", "1",
-            "--visibility-timeout", VISIBILITY, "--queue-timeout", "240",
+            root / "data", root / "server.log", "--broker", self.redis.url, "--max-attempts", "1",
+            "--visibility-timeout", VISIBILITY, "--queue-timeout", "240", env=FLEET_ENV,
         )
         self.workers: dict[str, WorkerProcess] = {}
 
     def worker(self, locations: str, name: str) -> WorkerProcess:
         worker = WorkerProcess(self.redis.url, locations, name, self.root / f"{name}.log",
-                               "--visibility-timeout", VISIBILITY)
+                               "--visibility-timeout", VISIBILITY, data_dir=self.root / "data")
         self.workers[name] = worker.start()
         return worker
 
@@ -115,32 +114,36 @@ def _publish(broker: str, envelope: Any) -> None:
 
 
 def test_forged_results_are_refused_and_a_result_is_written_once(fleet: Fleet) -> None:
-    # 'jp' has no worker: the test stays queued while results are forged for it.
+    # 'jp' has no running worker: the test stays queued while results are forged for it.
     key = create_key(fleet.root / "data", lighthouse=10)
+    tokyo = WorkerKeys(issue_worker_key(fleet.root / "data", "tyo-1", "jp"))
     with api(fleet.server, key) as client:
         test_id = _create(client, "http://127.0.0.1:9/", "jp")
         assert _lighthouse_credits(client) == 9
+        wait_for(lambda: fleet.redis.client().llen("pagelab.loc.jp"), 10,
+                 "the test to be dispatched")
         result = {
-            "kind": "result", "test_id": test_id, "worker": "mallory", "status": "success",
+            "kind": "result", "test_id": test_id, "status": "success",
             "lighthouse_version": "12.0.0", "metrics": {"performance_score": 100},
             "error": None, "environment": None, "engine_failure": False,
             "started_at": 1, "finished_at": 2, "artifacts": {},
         }
-        keys = FleetKeys(FLEET_SECRET)
-        forged = FleetKeys("another-secret-of-16+chars")
-        tampered = keys.sign(result)
-        tampered["body"] = {**result, "worker": "mallory-2"}
-        for envelope in ({"body": result}, forged.sign(result), tampered):
+        signed = tokyo.sign(result)
+        tampered = {**signed, "body": {**signed["body"], "status": "failed"}}
+        # Signed by the server's key, not a worker's: a worker key of another fleet.
+        foreign = WorkerKeys(FleetKeys("another-secret-of-16+chars").credential(
+            FleetWorkerKey(name="tyo-1", generation=1, locations=("jp",), issued_at=0)))
+        for envelope in ({"body": signed["body"]}, foreign.sign(result), tampered):
             _publish(fleet.redis.url, envelope)
         wait_for(lambda: fleet.log().count("refused a fleet message") >= 3, 20,
                  "the server to refuse three forged results")
         assert client.get(f"/v1/lighthouse-tests/{test_id}").json()["status"] == "idle"
         # A genuine engine failure, delivered twice: written once, refunded once.
-        genuine = {**result, "worker": "tyo-1", "status": "failed", "metrics": None,
-                   "lighthouse_version": None, "engine_failure": True,
-                   "error": {"code": "ENGINE_CRASHED", "message": "lost"}}
-        _publish(fleet.redis.url, keys.sign(genuine))
-        _publish(fleet.redis.url, keys.sign(genuine))
+        genuine = tokyo.sign({**result, "status": "failed", "metrics": None,
+                              "lighthouse_version": None, "engine_failure": True,
+                              "error": {"code": "ENGINE_CRASHED", "message": "lost"}})
+        _publish(fleet.redis.url, genuine)
+        _publish(fleet.redis.url, genuine)
         report = _final(client, test_id, timeout=20)
         wait_for(lambda: f"duplicate result for {test_id}" in fleet.log(), 20,
                  "the second delivery to be seen as a duplicate")

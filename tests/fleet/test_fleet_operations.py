@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from fleet_env import (
+    FLEET_ENV,
     FLEET_SECRET,
     RedisServer,
     ServerProcess,
@@ -30,14 +31,14 @@ class Fleet:
         self.root = root
         self.redis = RedisServer(root / "redis", tls=tls).start()
         self.server = ServerProcess(
-            root / "data", root / "server.log", "--broker", self.redis.url,
-            "--fleet-secret", FLEET_SECRET, *server_args,
+            root / "data", root / "server.log", "--broker", self.redis.url, *server_args,
+            env=FLEET_ENV,
         )
         self.workers: dict[str, WorkerProcess] = {}
 
     def worker(self, locations: str, name: str, *extra: str) -> WorkerProcess:
         worker = WorkerProcess(self.redis.url, locations, name, self.root / f"{name}.log",
-                               *extra)
+                               *extra, data_dir=self.root / "data")
         self.workers[name] = worker.start()
         return worker
 
@@ -235,11 +236,12 @@ def _redeliver(fleet: Fleet, test_id: str, demo_url: str) -> None:
     wait_for(lambda: fleet.redis.client().exists(f"pagelab:done:{test_id}"), 10,
              f"the server to mark {test_id} done on the broker")
     keys = FleetKeys(FLEET_SECRET)
+    now = int(time.time() * 1000)
     body = {"kind": "lighthouse", "test_id": test_id, "url": f"{demo_url}/fast",
             "device": "desktop", "location": "de",
-            "config": keys.seal(LighthouseConfig().model_dump_json()),
+            "config": keys.seal(LighthouseConfig().model_dump_json(), "de"),
             "target_policy": {"allow_private": True, "allowed": []}, "max_attempts": 2,
-            "dispatched_at": int(time.time() * 1000)}
+            "dispatched_at": now, "expires_at": now + 600_000}
     fleet_app(fleet.redis.url).send_task(RUN_LIGHTHOUSE_TASK, args=[keys.sign(body)],
                                          queue="pagelab.loc.de", routing_key="pagelab.loc.de")
 

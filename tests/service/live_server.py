@@ -133,12 +133,13 @@ class ServerProcess:
     unless ``allow_private_targets=False`` (the SSRF tests)."""
 
     def __init__(self, data_dir: Path, log_path: Path, *extra_args: str,
-                 allow_private_targets: bool = True) -> None:
+                 allow_private_targets: bool = True, env: dict[str, str] | None = None) -> None:
         self.data_dir = data_dir
         self.log_path = log_path
         self.port = free_port()
         self.base_url = f"http://{LOOPBACK}:{self.port}"
         self._args = (*extra_args, *(["--allow-private-targets"] if allow_private_targets else []))
+        self._env = env or {}
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Self:
@@ -146,7 +147,7 @@ class ServerProcess:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "pagelab", "serve", "--host", LOOPBACK, "--port",
                  str(self.port), "--data-dir", str(self.data_dir), *self._args],
-                env=pagelab_env(), stdout=log, stderr=subprocess.STDOUT,
+                env=pagelab_env(**self._env), stdout=log, stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

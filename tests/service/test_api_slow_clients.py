@@ -49,7 +49,8 @@ def test_slow_clients_are_timed_out_and_the_server_keeps_answering(tmp_path: Pat
     server = ServerProcess(data_dir, log, "--no-worker",
                            "--header-timeout", str(CLIENT_TIMEOUT_S),
                            "--body-timeout", str(CLIENT_TIMEOUT_S),
-                           "--max-connections", "400", "--rate-limit", "100000").start()
+                           "--max-connections", "400", "--max-connections-per-address", "400",
+                           "--rate-limit", "100000").start()
     sockets: list[socket.socket] = []
     try:
         assert server.process is not None

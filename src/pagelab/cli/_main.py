@@ -29,6 +29,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._serve",
     "pagelab.cli._worker",
     "pagelab.cli._workers",
+    "pagelab.cli._worker_keys",
     "pagelab.cli._keys",
 )
 

@@ -38,12 +38,17 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--public-url", metavar="URL",
                        help="base of report_url links when behind a proxy, "
                        "e.g. https://perf.example.com")
+    serve.add_argument("--report-link-days", type=float, default=7.0, metavar="DAYS",
+                       help="report_url links open their page this long (default 7)")
     serve.add_argument("--allow-private-targets", action="store_true",
                        help="let tests reach loopback, private, link-local and other "
                        "non-public addresses (refused by default: docs/security.md)")
     serve.add_argument("--allow-target", action="append", default=[], metavar="CIDR",
                        help="let tests reach this network, e.g. 10.20.0.0/16 (repeatable; "
                        "also $PAGELAB_ALLOW_TARGETS, comma-separated)")
+    serve.add_argument("--dns-server", metavar="HOST[:PORT]",
+                       help="name server the SSRF guard asks instead of the system's "
+                       "resolver (also $PAGELAB_DNS_SERVER)")
     serve.add_argument("--trusted-host", action="append", default=[], metavar="HOST",
                        help="a Host header report_url links may be built from when "
                        "--public-url is unset (repeatable)")
@@ -53,13 +58,20 @@ def register(subparsers: Any) -> None:
                        help="seconds a client has to send the request body")
     serve.add_argument("--max-connections", type=int, default=512, metavar="N",
                        help="connections served at once; more get 503 (default 512)")
+    serve.add_argument("--max-connections-per-address", type=int, default=64, metavar="N",
+                       help="connections one client address may hold; more are closed "
+                       "(default 64; behind a proxy, raise it and cap in the proxy)")
     fleet = serve.add_argument_group(
         "fleet", "dispatch tests to `pagelab worker` machines by location (docs/scale-out.md)")
     fleet.add_argument("--broker", metavar="URL",
                        help="redis://HOST:PORT/DB or rediss:// (also $PAGELAB_BROKER_URL); "
                        "without it this process runs the tests itself")
+    fleet.add_argument("--fleet-secret-file", type=Path, metavar="PATH",
+                       help="file holding the fleet secret, the root of every fleet key "
+                       "(default $PAGELAB_FLEET_SECRET); it stays on this machine")
     fleet.add_argument("--fleet-secret", metavar="SECRET",
-                       help="shared with every worker (default $PAGELAB_FLEET_SECRET)")
+                       help="deprecated: visible to every local user in `ps`; use "
+                       "--fleet-secret-file or $PAGELAB_FLEET_SECRET")
     fleet.add_argument("--queue-timeout", type=float, default=1800.0, metavar="S",
                        help="a test no worker took within S seconds fails NO_WORKER, "
                        "refunded (default 1800)")
@@ -94,6 +106,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "header_timeout": args.header_timeout,
         "body_timeout": args.body_timeout,
         "max_connections": args.max_connections,
+        "max_connections_per_address": args.max_connections_per_address,
     }
     if args.data_dir is not None:
         values["data_dir"] = args.data_dir
@@ -101,6 +114,12 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         values["retention"] = timedelta(days=args.retention_days)
     if args.public_url:
         values["public_url"] = args.public_url
+    if args.report_link_days <= 0:
+        raise InvalidInputError("--report-link-days: must be positive")
+    values["report_link_lifetime"] = timedelta(days=args.report_link_days)
+    dns_server = args.dns_server or os.environ.get("PAGELAB_DNS_SERVER")
+    if dns_server:
+        values["dns_server"] = dns_server
     broker = getattr(args, "broker", None) or os.environ.get("PAGELAB_BROKER_URL")
     if broker:
         values["fleet"] = _fleet_settings(args, broker)
@@ -117,9 +136,14 @@ def _fleet_settings(args: argparse.Namespace, broker: str) -> Any:
     from pagelab.models import invalid_input
 
     check_broker_url(broker)
+    if args.fleet_secret:
+        print("pagelab: warning: --fleet-secret is deprecated: any local user can read it "
+              "in `ps`; use --fleet-secret-file PATH or $PAGELAB_FLEET_SECRET",
+              file=sys.stderr)
     try:
         return FleetSettings(
-            broker_url=broker, secret=resolve_secret(args.fleet_secret),
+            broker_url=broker,
+            secret=resolve_secret(args.fleet_secret, file=args.fleet_secret_file),
             queue_timeout=args.queue_timeout, max_attempts=args.max_attempts,
             visibility_timeout=args.visibility_timeout,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import Any
 
 from pagelab._exceptions import InvalidInputError
@@ -18,8 +19,11 @@ def register(subparsers: Any) -> None:
         description="Read the workers' signed heartbeats on the broker (docs/scale-out.md).",
     )
     workers.add_argument("--broker", metavar="URL", help="default $PAGELAB_BROKER_URL")
-    workers.add_argument("--fleet-secret", metavar="SECRET",
-                         help="default $PAGELAB_FLEET_SECRET")
+    workers.add_argument("--fleet-secret-file", type=Path, metavar="PATH",
+                         help="file holding the fleet secret (default $PAGELAB_FLEET_SECRET)")
+    workers.add_argument("--data-dir", type=Path, metavar="DIR",
+                         help="the server's store, which knows the issued worker keys "
+                         "(default $PAGELAB_DATA_DIR or the user data dir)")
     workers.set_defaults(handler=_workers)
 
 
@@ -37,11 +41,15 @@ def _workers(args: argparse.Namespace) -> int:
         check_broker_url,
         resolve_secret,
     )
+    from pagelab.store import Store, ensure_fleet_tables, fleet_worker_key, transaction
 
     broker = args.broker or os.environ.get(BROKER_ENV, "")
     if not broker:
         raise InvalidInputError(f"--broker: required (or ${BROKER_ENV})")
-    keys = FleetKeys(resolve_secret(args.fleet_secret))
+    keys = FleetKeys(resolve_secret(file=args.fleet_secret_file))
+    store = Store(args.data_dir)
+    with store.connection() as conn, transaction(conn, immediate=True):
+        ensure_fleet_tables(conn)
     client = redis.Redis.from_url(check_broker_url(broker), socket_timeout=10)
     rows: list[tuple[str, str, str, str]] = []
     for key in sorted(client.scan_iter(match=f"{WORKER_KEY_PREFIX}*", count=100)):
@@ -49,8 +57,12 @@ def _workers(args: argparse.Namespace) -> int:
         if raw is None:
             continue
         try:
-            body = keys.open(json.loads(raw))
-        except (ValueError, ForgedMessageError):
+            with store.connection() as conn:
+                body, _ = keys.open_from_worker(
+                    json.loads(raw), lambda name: fleet_worker_key(conn, name),
+                    max_age_s=60,
+                )
+        except (ValueError, ForgedMessageError):  # unsigned, revoked or stale: not live
             continue
         age = max(0.0, time.time() - int(body.get("sent_at", 0)) / 1000)
         rows.append((str(body.get("worker")), ",".join(body.get("locations", [])),

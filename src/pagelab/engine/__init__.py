@@ -27,6 +27,7 @@ from ._install import pinned_lighthouse_version as pinned_lighthouse_version
 from ._lazy import LazyEngine as LazyEngine
 from ._lock import EngineWait as EngineWait
 from ._lock import engine_waits as engine_waits
+from ._resolver import Resolver as Resolver
 from ._resolver import dns_server_resolver as dns_server_resolver
 from ._sandbox import BrowserSandbox as BrowserSandbox
 from ._targets import parse_networks as parse_networks

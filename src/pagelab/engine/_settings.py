@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import base64
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from pagelab.catalog import CONNECTIONS, DEVICES
 from pagelab.models import Device, LighthouseConfig, ThrottlingMethod
+from pagelab.models._config import MAX_MATCHED_URL_LENGTH
 
-__all__ = ["LighthouseRunSpec", "build_run_spec"]
+__all__ = ["MIN_SECRET_LENGTH", "LighthouseRunSpec", "build_run_spec"]
+
+#: Cookie values and passwords shorter than this are not scrubbed from the stored LHR and
+#: HTML report: ``consent=1`` would turn every "1" of every URL, timestamp and label into
+#: ``***`` (docs/security.md). A value this short is no secret worth the name (it is
+#: guessed in a few thousand tries); the Basic token carrying a password always is scrubbed.
+MIN_SECRET_LENGTH = 6
 
 # Lighthouse's convention for DevTools ("applied") throttling: request latency is the RTT
 # times 3.75 and throughput is 90 % of the link's (core/config/constants.js).
@@ -59,13 +67,26 @@ def _origin_headers(config: LighthouseConfig) -> tuple[dict[str, str], list[str]
     secrets: list[str] = []
     if config.cookies:
         headers["Cookie"] = "; ".join(c.strip() for c in config.cookies)
-        secrets += [c.partition("=")[2] for c in config.cookies if c.partition("=")[2]]
+        secrets += [c.partition("=")[2] for c in config.cookies]
     if config.auth_username is not None or config.auth_password is not None:
         credentials = f"{config.auth_username or ''}:{config.auth_password or ''}"
         token = base64.b64encode(credentials.encode()).decode()
         headers["Authorization"] = f"Basic {token}"
         secrets += [token] + ([config.auth_password] if config.auth_password else [])
-    return headers, secrets
+    return headers, [s for s in secrets if len(s) >= MIN_SECRET_LENGTH]
+
+
+#: Milliseconds of URL-pattern matching one run may spend (``$PAGELAB_PATTERN_BUDGET_MS``).
+#: Past it the run fails ``URL_PATTERNS_TOO_SLOW``: the request's own patterns caused it,
+#: so it is charged, not refunded (issue 22, finding 5).
+DEFAULT_PATTERN_BUDGET_MS = 5000.0
+
+
+def _pattern_budget_ms() -> float:
+    try:
+        return max(0.0, float(os.environ.get("PAGELAB_PATTERN_BUDGET_MS", "")))
+    except ValueError:
+        return DEFAULT_PATTERN_BUDGET_MS
 
 
 def build_run_spec(
@@ -108,6 +129,8 @@ def build_run_spec(
             "block": list(config.blacklist or []),
             "allow": list(config.whitelist or []),
             "adblock": config.adblock,
+            "max_url_length": MAX_MATCHED_URL_LENGTH,
+            "pattern_budget_ms": _pattern_budget_ms(),
         }
     flags: tuple[str, ...] = ("--disable-http2",) if config.http_version == "1.1" else ()
     return LighthouseRunSpec(

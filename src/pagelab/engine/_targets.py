@@ -31,6 +31,8 @@ __all__ = [
     "TargetPolicy",
     "TargetRefusedError",
     "parse_networks",
+    "resolve",
+    "target_of",
 ]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -134,15 +136,14 @@ class TargetPolicy:
         ``field``) when the host cannot be resolved or any of its addresses is refused:
         one refused address is enough, because the connection may use any of them.
         """
-        parts = urlsplit(url)
-        host = parts.hostname
-        try:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-        except ValueError:
-            raise InvalidInputError(f"{field}: the port is not a number from 1 to 65535") from None
-        if not host:
-            raise InvalidInputError(f"{field}: must be an absolute http:// or https:// URL")
-        addresses = resolve(host, port)
+        host, port = target_of(url, field=field)
+        return self.check_addresses(host, port, resolve(host, port), field=field)
+
+    def check_addresses(
+        self, host: str, port: int, addresses: tuple[IPAddress, ...], *, field: str = "url"
+    ) -> ResolvedTarget:
+        """Check the addresses ``host`` resolved to (by whatever resolver the caller
+        uses: the service resolves off its request threads); see :meth:`check_url`."""
         if not addresses:
             raise TargetRefusedError(f"{field}: the host {host!r} does not resolve")
         if self.restricts:
@@ -158,6 +159,20 @@ class TargetPolicy:
     def check_urls(self, urls: Sequence[str], *, field: str) -> None:
         for index, url in enumerate(urls):
             self.check_url(url, field=f"{field}[{index}]" if len(urls) > 1 else field)
+
+
+def target_of(url: str, *, field: str = "url") -> tuple[str, int]:
+    """The host and port ``url`` connects to; :class:`InvalidInputError` naming ``field``
+    when it has no host or its port is not a number from 1 to 65535."""
+    parts = urlsplit(url)
+    host = parts.hostname
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise InvalidInputError(f"{field}: the port is not a number from 1 to 65535") from None
+    if not host:
+        raise InvalidInputError(f"{field}: must be an absolute http:// or https:// URL")
+    return host, port
 
 
 def resolve(host: str, port: int) -> tuple[IPAddress, ...]:

@@ -71,6 +71,10 @@ def fleet_app(broker_url: str, *, visibility_timeout: float = DEFAULT_VISIBILITY
         worker_concurrency=1,
         worker_hijack_root_logger=False,
         worker_send_task_events=False,
+        # No remote control (ping, inspect, add_consumer, shutdown...): its broadcasts
+        # carry no signature, so anyone reaching Redis could steer the workers; the server
+        # needs none of it (heartbeats are signed Redis keys). Issue 22, finding 8.
+        worker_enable_remote_control=False,
         broker_connection_retry_on_startup=True,
         broker_transport_options=broker_options(broker_url, visibility_timeout),
         task_default_queue="pagelab.default",

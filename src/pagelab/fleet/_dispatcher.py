@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -16,9 +17,11 @@ from pagelab._exceptions import StoreError
 from pagelab.engine import ENGINE_CRASHED, TargetPolicy
 from pagelab.models import LighthouseError, TTFBError
 from pagelab.store import (
+    FleetWorkerKey,
     Store,
     ensure_fleet_tables,
     fail_waiting_tests,
+    fleet_worker_key,
     forget_dispatches,
     mark_dispatched,
     refund_engine_failures,
@@ -28,11 +31,11 @@ from pagelab.store import (
 
 from ._app import fleet_app, results_queue
 from ._ingest import ingest_message
+from ._keys import FleetKeys
 from ._protocol import (
     DONE_KEY_PREFIX,
     DONE_KEY_TTL,
     RUN_LIGHTHOUSE_TASK,
-    FleetKeys,
     ForgedMessageError,
     location_queue,
     now_ms,
@@ -40,14 +43,24 @@ from ._protocol import (
 from ._settings import FleetSettings
 from ._ttfb import TTFBAnswer, publish_ttfb_request, wait_ttfb_answers
 
-__all__ = ["NO_WORKER", "WORKER_KEY_PREFIX", "FleetDispatcher", "target_policy_to_wire"]
+__all__ = [
+    "NO_WORKER",
+    "REFUSED_DEGRADES_FOR_S",
+    "WORKER_KEY_PREFIX",
+    "FleetDispatcher",
+    "target_policy_to_wire",
+]
 
 logger = logging.getLogger("pagelab.fleet.dispatcher")
 
 #: Error code of a test no worker of its location took within the queue timeout.
 NO_WORKER = "NO_WORKER"
+#: ``/healthz`` is ``degraded`` this long after a fleet message was refused.
+REFUSED_DEGRADES_FOR_S = 600
 #: Redis keys ``pagelab:worker:<name>``: a worker's heartbeat (JSON, short TTL).
 WORKER_KEY_PREFIX = "pagelab:worker:"
+#: A heartbeat signed longer ago than this is not a live worker (a copy replayed later).
+HEARTBEAT_MAX_AGE_S = 30.0
 
 
 def target_policy_to_wire(policy: TargetPolicy) -> dict[str, Any]:
@@ -81,6 +94,10 @@ class FleetDispatcher:
         self.dispatched = 0
         self.ingested = 0
         self.refused = 0
+        #: When the last message was refused (epoch ms) and why: ``/healthz`` is
+        #: ``degraded`` for :data:`REFUSED_DEGRADES_FOR_S` after one.
+        self.last_refused_at: int | None = None
+        self.last_refusal: str | None = None
         self.broker_error: str | None = None
 
     # -- lifetime ----------------------------------------------------------------------
@@ -153,14 +170,21 @@ class FleetDispatcher:
             if raw is None:
                 continue
             try:
-                body = self._keys.open(json.loads(raw))
-            except (ValueError, ForgedMessageError):  # a bad heartbeat is ignored
+                body, _ = self._keys.open_from_worker(
+                    json.loads(raw), self.worker_key, max_age_s=HEARTBEAT_MAX_AGE_S
+                )
+            except (ValueError, ForgedMessageError):  # a bad or revoked heartbeat is ignored
                 continue
             seen.append({
                 "name": body.get("worker"), "locations": body.get("locations", []),
                 "current_test": body.get("current_test"), "last_seen": body.get("sent_at"),
             })
         return seen
+
+    def worker_key(self, name: str) -> FleetWorkerKey | None:
+        """``name``'s current key (None: never issued, or revoked)."""
+        with self._store.connection() as conn:
+            return fleet_worker_key(conn, name)
 
     # -- TTFB --------------------------------------------------------------------------
 
@@ -184,8 +208,8 @@ class FleetDispatcher:
                 self._app, self._keys, url=url, locations=served, timeout=timeout,
                 deadline_ms=now_ms() + int(wait * 1000), target_policy=self._policy_wire,
             )
-            got = wait_ttfb_answers(self._redis_client(), self._keys, reply_to, served,
-                                    deadline)
+            got = wait_ttfb_answers(self._redis_client(), self._keys, self.worker_key,
+                                    reply_to, served, deadline)
             for location in served:
                 answers[location] = got.get(location) or TTFBAnswer(None, TTFBError(
                     code="TIMEOUT",
@@ -226,10 +250,13 @@ class FleetDispatcher:
                     body = {
                         "kind": "lighthouse", "test_id": test.id, "url": test.url,
                         "device": test.device.value, "location": test.location,
-                        "config": self._keys.seal(test.config.model_dump_json()),
+                        "config": self._keys.seal(test.config.model_dump_json(),
+                                                  test.location),
                         "target_policy": self._policy_wire,
                         "max_attempts": self._fleet.max_attempts,
                         "dispatched_at": now_ms(),
+                        # Inside the signature: a captured task cannot be replayed later.
+                        "expires_at": now_ms() + int(self._fleet.queue_timeout * 1000),
                     }
                     self._app.send_task(
                         RUN_LIGHTHOUSE_TASK, args=[self._keys.sign(body)], queue=queue,
@@ -276,15 +303,43 @@ class FleetDispatcher:
         except Exception as exc:
             logger.warning("could not mark a test done on the broker: %s", exc)
 
+    def _refuse(self, reason: str) -> None:
+        self.refused += 1
+        self.last_refused_at = now_ms()
+        self.last_refusal = reason[:200]
+
+    @property
+    def recently_refused(self) -> bool:
+        """A message was refused within the last :data:`REFUSED_DEGRADES_FOR_S` s."""
+        return (self.last_refused_at is not None
+                and now_ms() - self.last_refused_at < REFUSED_DEGRADES_FOR_S * 1000)
+
     def _results_loop(self) -> None:
         from kombu.messaging import Consumer
 
         queue = results_queue()
 
+        def on_decode_error(message: Any, exc: Exception) -> None:
+            # Not JSON, or a content type other than JSON (a pickle is never loaded): a
+            # message nobody can read would otherwise come back forever and block the
+            # queue behind it. Acknowledged, counted, logged.
+            reason = f"undecodable ({type(exc).__name__}: {exc})"[:300]
+            logger.warning("refused a fleet message: %s", reason)
+            self._refuse(reason)
+            message.ack()
+
         def on_message(body: Any, message: Any) -> None:
-            outcome = ingest_message(self._store, self._keys, body)
+            try:
+                outcome, reason = ingest_message(self._store, self._keys, body,
+                                                 max_age_s=self._fleet.message_max_age)
+            except (StoreError, sqlite3.OperationalError):
+                raise  # the store, not the message: redelivered once it is back
+            except Exception as exc:
+                # Whatever else a message makes go wrong is the message's fault.
+                logger.exception("refused a fleet message that could not be applied")
+                outcome, reason = "refused", f"{type(exc).__name__}: {exc}"
             if outcome == "refused":
-                self.refused += 1
+                self._refuse(reason or "refused")
             elif outcome == "written":
                 self.ingested += 1
             if outcome in ("written", "duplicate", "unknown"):
@@ -298,7 +353,7 @@ class FleetDispatcher:
                     conn.ensure_connection(max_retries=3)
                     with Consumer(  # type: ignore[no-untyped-call]
                         conn, queues=[queue], callbacks=[on_message], accept=["json"],
-                        prefetch_count=4,
+                        prefetch_count=4, on_decode_error=on_decode_error,
                     ):
                         while not self._stop.is_set():
                             try:

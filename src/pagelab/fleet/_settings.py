@@ -17,7 +17,8 @@ class FleetSettings(BaseModel):
 
     #: ``redis://HOST:PORT/DB`` or ``rediss://`` (TLS).
     broker_url: str
-    #: Signs every message and seals passwords and cookies (same on every worker).
+    #: The root of every fleet key (the server's signing key, the workers' keys, the
+    #: sealing keys); it never leaves the server (docs/scale-out.md).
     secret: str = Field(repr=False, min_length=MIN_SECRET_LENGTH)
     #: Seconds a test may wait for a worker of its location before it fails ``NO_WORKER``
     #: (refunded); also the bound of an ``active`` test whose worker was lost.
@@ -27,6 +28,10 @@ class FleetSettings(BaseModel):
     max_attempts: int = Field(default=2, ge=1)
     #: Seconds before Redis hands a task taken by a lost worker out again.
     visibility_timeout: float = Field(default=600.0, gt=0)
+    #: A worker's message (started, result, TTFB answer) older than this many seconds is
+    #: refused: a captured message cannot be replayed later. Results wait on the queue
+    #: while the server is down, so keep it above the longest stop you expect.
+    message_max_age: float = Field(default=6 * 3600.0, gt=0)
     #: Seconds between looks for queued tests the creation endpoints did not announce.
     poll_interval: float = Field(default=0.5, gt=0)
 

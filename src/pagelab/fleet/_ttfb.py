@@ -24,9 +24,9 @@ from typing import Any
 
 from pagelab.models import TTFBData, TTFBError
 
+from ._keys import FleetKeys, WorkerKeys, WorkerLookup
 from ._protocol import (
     TTFB_REPLY_PREFIX,
-    FleetKeys,
     ForgedMessageError,
     now_ms,
     ttfb_queue,
@@ -80,10 +80,11 @@ def publish_ttfb_request(app: Any, keys: FleetKeys, *, url: str, locations: Sequ
     return reply_to
 
 
-def wait_ttfb_answers(client: Any, keys: FleetKeys, reply_to: str, locations: Sequence[str],
-                      deadline: float) -> dict[str, TTFBAnswer]:
+def wait_ttfb_answers(client: Any, keys: FleetKeys, lookup: WorkerLookup, reply_to: str,
+                      locations: Sequence[str], deadline: float) -> dict[str, TTFBAnswer]:
     """Pop the signed answers of ``reply_to`` until every location answered or the
-    ``deadline`` (``time.monotonic()``) passed; unsigned or foreign answers are refused."""
+    ``deadline`` (``time.monotonic()``) passed; an answer not signed by the current key of
+    a worker of that location is refused."""
     pending = set(locations)
     answers: dict[str, TTFBAnswer] = {}
     request_id = reply_to.removeprefix(TTFB_REPLY_PREFIX)
@@ -97,10 +98,13 @@ def wait_ttfb_answers(client: Any, keys: FleetKeys, reply_to: str, locations: Se
             if popped is None:
                 continue
             try:
-                body = keys.open(json.loads(popped[1]))
+                body, worker = keys.open_from_worker(json.loads(popped[1]), lookup,
+                                                     max_age_s=REPLY_TTL)
                 location = str(body["location"])
                 if body.get("request_id") != request_id or location not in pending:
                     raise ForgedMessageError("an answer to another request")
+                if location not in worker.locations:
+                    raise ForgedMessageError(f"{worker.name} does not serve {location}")
                 data = TTFBData.model_validate(body["data"]) if body.get("data") else None
                 error = TTFBError.model_validate(body["error"]) if body.get("error") else None
                 if (data is None) == (error is None):
@@ -109,23 +113,22 @@ def wait_ttfb_answers(client: Any, keys: FleetKeys, reply_to: str, locations: Se
                 logger.warning("refused a TTFB answer: %s", exc)
                 continue
             pending.discard(location)
-            answers[location] = TTFBAnswer(data, error, str(body.get("worker", ""))[:100])
+            answers[location] = TTFBAnswer(data, error, worker.name)
     finally:
         client.delete(reply_to)
     return answers
 
 
-def reply_ttfb(client: Any, keys: FleetKeys, body: dict[str, Any], worker: str,
+def reply_ttfb(client: Any, keys: WorkerKeys, body: dict[str, Any],
                data: TTFBData | None, error: TTFBError | None) -> None:
     """The worker's side: push the signed answer on the request's reply list."""
     reply_to = str(body["reply_to"])
     if not reply_to.startswith(TTFB_REPLY_PREFIX):
         raise ForgedMessageError("reply_to: not a TTFB reply list")
     answer = {"kind": "ttfb_result", "request_id": body["request_id"],
-              "location": body["location"], "worker": worker,
+              "location": body["location"],
               "data": data.model_dump(mode="json") if data else None,
-              "error": error.model_dump(mode="json") if error else None,
-              "sent_at": now_ms()}
+              "error": error.model_dump(mode="json") if error else None}
     pipe = client.pipeline()
     pipe.rpush(reply_to, json.dumps(keys.sign(answer)))
     pipe.expire(reply_to, REPLY_TTL)

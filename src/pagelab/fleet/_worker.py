@@ -2,7 +2,8 @@
 locations' queues one task at a time and runs each test on its own engine, as the
 server's in-process worker does, then sends the signed outcome and artifacts back.
 
-A worker needs the broker URL and the fleet secret, never the database.
+A worker needs the broker URL and its own key (``pagelab worker-key issue`` on the
+server), never the fleet secret nor the database.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from pagelab.models import ENGINE_UNAVAILABLE, Device, LighthouseConfig, Lightho
 
 from ._app import DEFAULT_VISIBILITY_TIMEOUT, fleet_app, results_queue
 from ._dispatcher import WORKER_KEY_PREFIX
+from ._keys import WorkerKeys
 from ._protocol import (
     DONE_KEY_PREFIX,
     RESULTS_QUEUE,
     RUN_LIGHTHOUSE_TASK,
-    FleetKeys,
     ForgedMessageError,
     location_queue,
     now_ms,
@@ -66,14 +67,20 @@ class FleetWorker:
     """One measuring machine's worker: the engine (started on the first test), the
     heartbeat and the outcome messages."""
 
-    def __init__(self, broker_url: str, secret: str, *, name: str, locations: Sequence[str],
+    def __init__(self, broker_url: str, keys: WorkerKeys, *,
+                 locations: Sequence[str] | None = None,
                  visibility_timeout: float = DEFAULT_VISIBILITY_TIMEOUT) -> None:
-        if not locations:
+        """``locations``: a part of the key's (default: all of them)."""
+        self.keys = keys
+        self.name = keys.name
+        self.locations = list(locations) if locations else list(keys.locations)
+        if not self.locations:
             raise InvalidInputError("--locations: name at least one location, e.g. de,uk")
-        self.name = name
-        self.locations = list(locations)
+        if not keys.serves(self.locations):
+            raise InvalidInputError(
+                f"--locations: the key of {keys.name} covers {','.join(keys.locations)} only"
+            )
         self.queues = [location_queue(loc) for loc in self.locations]
-        self.keys = FleetKeys(secret)
         self.app = fleet_app(broker_url, visibility_timeout=visibility_timeout)
         self.broker_url = broker_url
         self.current_test: str | None = None
@@ -88,9 +95,8 @@ class FleetWorker:
     # -- heartbeat ---------------------------------------------------------------------
 
     def _beat(self) -> None:
-        body = {"kind": "heartbeat", "worker": self.name, "test_id": "",
-                "locations": self.locations, "current_test": self.current_test,
-                "sent_at": now_ms()}
+        body = {"kind": "heartbeat", "test_id": "", "locations": self.locations,
+                "current_test": self.current_test}
         self._redis.set(f"{WORKER_KEY_PREFIX}{self.name}", json.dumps(self.keys.sign(body)),
                         ex=HEARTBEAT_TTL)
 
@@ -151,7 +157,7 @@ class FleetWorker:
 
         try:
             data, error = probe(url, timeout=timeout, policy=policy)
-            reply_ttfb(self._redis, self.keys, body, self.name, data, error)
+            reply_ttfb(self._redis, self.keys, body, data, error)
             logger.info("TTFB probe for %s: %s", body["location"],
                         "success" if data else error.code if error else "?")
         except Exception:
@@ -169,9 +175,9 @@ class FleetWorker:
                               "interval_max": 5},
             )
 
-    def _result_body(self, test_id: str, result: RunResult) -> dict[str, Any]:
+    def _result_body(self, test_id: str, attempt: int, result: RunResult) -> dict[str, Any]:
         return {
-            "kind": "result", "test_id": test_id, "worker": self.name,
+            "kind": "result", "test_id": test_id, "attempt": attempt,
             "status": result.status.value, "lighthouse_version": result.lighthouse_version,
             "metrics": result.metrics.model_dump(mode="json") if result.metrics else None,
             "error": result.error.model_dump(mode="json") if result.error else None,
@@ -185,7 +191,6 @@ class FleetWorker:
                 name: base64.b64encode(data).decode("ascii")
                 for name, data in result.artifacts.items()
             },
-            "sent_at": now_ms(),
         }
 
     def _failure(self, code: str, message: str) -> RunResult:
@@ -208,12 +213,18 @@ class FleetWorker:
         """The Celery task: verify, count the attempt, run, send the outcome."""
         try:
             body = self.keys.open(envelope)
-            test_id = str(body["test_id"])
-            config = LighthouseConfig.model_validate_json(self.keys.unseal(body["config"]))
+            test_id, location = str(body["test_id"]), str(body["location"])
+            if location not in self.locations:
+                raise ForgedMessageError(f"a task of {location}, not of this worker")
+            if int(body["expires_at"]) < now_ms():
+                raise ForgedMessageError(f"test {test_id}: the task expired (a replay?)")
+            config = LighthouseConfig.model_validate_json(
+                self.keys.unseal(body["config"], location)
+            )
             policy = policy_from_wire(body["target_policy"])
             url, device = str(body["url"]), Device(body["device"])
             max_attempts = int(body.get("max_attempts", 2))
-        except (ForgedMessageError, KeyError, ValueError, InvalidInputError) as exc:
+        except (ForgedMessageError, KeyError, ValueError, TypeError, InvalidInputError) as exc:
             # Never run a task the server did not sign: it could aim the engine anywhere.
             logger.warning("refused a task: %s", exc)
             return
@@ -227,7 +238,7 @@ class FleetWorker:
         if attempt > max_attempts:
             logger.error("test %s: delivery %d, past %d attempts: failed", test_id, attempt,
                          max_attempts)
-            self._send(self._result_body(test_id, self._failure(
+            self._send(self._result_body(test_id, attempt, self._failure(
                 ENGINE_CRASHED,
                 f"the workers running this test were lost {attempt - 1} time(s); refunded",
             )))
@@ -235,8 +246,8 @@ class FleetWorker:
         self.current_test = test_id
 
         def started() -> None:
-            self._send({"kind": "started", "test_id": test_id, "worker": self.name,
-                        "attempt": attempt, "started_at": now_ms()})
+            self._send({"kind": "started", "test_id": test_id, "attempt": attempt,
+                        "started_at": now_ms()})
 
         # As the server's in-process worker (service/_worker.py): the engine's own
         # failures are results; a missing engine and a crash become refundable failures.
@@ -253,7 +264,7 @@ class FleetWorker:
             result = self._failure(ENGINE_CRASHED, f"{type(exc).__name__}: {exc}")
         finally:
             self.current_test = None
-        self._send(self._result_body(test_id, result))
+        self._send(self._result_body(test_id, attempt, result))
         logger.info("test %s %s", test_id, result.status.value)
 
     # -- running -----------------------------------------------------------------------
@@ -284,8 +295,8 @@ class FleetWorker:
                 logger.warning("could not remove the heartbeat of %s", self.name)
 
 
-def run_worker(broker_url: str, secret: str, *, name: str, locations: Sequence[str],
+def run_worker(broker_url: str, keys: WorkerKeys, *, locations: Sequence[str] | None = None,
                visibility_timeout: float = DEFAULT_VISIBILITY_TIMEOUT,
                log_level: str = "info") -> None:
-    FleetWorker(broker_url, secret, name=name, locations=locations,
+    FleetWorker(broker_url, keys, locations=locations,
                 visibility_timeout=visibility_timeout).run(log_level=log_level)

@@ -13,6 +13,8 @@ from ._types import MAX_STRING_LENGTH, BoundedStr
 
 __all__ = [
     "MAX_BLACKLIST",
+    "MAX_MATCHED_URL_LENGTH",
+    "MAX_PATTERN_CHARACTERS",
     "MAX_PATTERN_WILDCARDS",
     "MAX_WHITELIST",
     "LighthouseConfig",
@@ -24,6 +26,13 @@ MAX_BLACKLIST = 10
 #: Wildcards one URL pattern may hold. Matching is linear in any case (see
 #: url_pattern_matches); the cap keeps patterns readable and each check cheap.
 MAX_PATTERN_WILDCARDS = 8
+#: The characters of one list's patterns that contain ``*``, together: matching one URL
+#: costs at most (these characters x the URL's length), so the total is bounded at
+#: creation (issue 22, finding 5). Plain patterns (a substring search) do not count.
+MAX_PATTERN_CHARACTERS = 512
+#: Longer URLs are not matched against the patterns at all: with a blacklist they are
+#: blocked (``url-too-long``); the driver matches only up to this length.
+MAX_MATCHED_URL_LENGTH = 4096
 
 # RFC 6265 cookie-name: a token, i.e. visible ASCII without separators.
 _COOKIE_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
@@ -44,6 +53,16 @@ def _check_url_pattern(value: str) -> str:
     if value.count("*") > MAX_PATTERN_WILDCARDS:
         raise ValueError(f"URL pattern must contain at most {MAX_PATTERN_WILDCARDS} '*'")
     return value
+
+
+def _bounded_pattern_list(values: list[str]) -> list[str]:
+    work = sum(len(value) for value in values if "*" in value)
+    if work > MAX_PATTERN_CHARACTERS:
+        raise ValueError(
+            f"the patterns with '*' have {work} characters together; at most "
+            f"{MAX_PATTERN_CHARACTERS} (each URL is matched against every one of them)"
+        )
+    return values
 
 
 def _check_cookie(value: str) -> str:
@@ -162,8 +181,12 @@ class LighthouseConfig(BaseModel):
     auth_username: HeaderText | None = None
     auth_password: HeaderText | None = None
     cookies: list[Cookie] | None = None
-    whitelist: Annotated[list[UrlPattern], Field(max_length=MAX_WHITELIST)] | None = None
-    blacklist: Annotated[list[UrlPattern], Field(max_length=MAX_BLACKLIST)] | None = None
+    whitelist: Annotated[
+        list[UrlPattern], Field(max_length=MAX_WHITELIST), AfterValidator(_bounded_pattern_list)
+    ] | None = None
+    blacklist: Annotated[
+        list[UrlPattern], Field(max_length=MAX_BLACKLIST), AfterValidator(_bounded_pattern_list)
+    ] | None = None
 
     @property
     def has_secrets(self) -> bool:

@@ -11,9 +11,8 @@ from fastapi import Depends, Request, Response, Security
 from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ValidationError
 
-from pagelab._exceptions import InvalidInputError
 from pagelab.models import validation_message
-from pagelab.store import Account, find_account_by_key
+from pagelab.store import Account, CreditKind, can_pay, find_account_by_key
 
 from ._errors import ApiProblem
 from ._server import MAX_BODY_BYTES
@@ -35,6 +34,7 @@ __all__ = [
     "mask_credentials",
     "read_json_body",
     "require_account",
+    "require_credits",
     "split_credentials",
 ]
 
@@ -259,16 +259,24 @@ async def get_links(request: Request, services: ServicesDep) -> LinkBuilder:
 LinksDep = Annotated[LinkBuilder, Depends(get_links)]
 
 
-def check_targets(services: Services, urls: list[str], *, field: str) -> None:
+async def check_targets(
+    request: Request, services: Services, account: Account, urls: list[str], *, field: str
+) -> None:
     """400 unless every URL's host resolves to addresses the server's policy allows (the
-    SSRF guard, before anything is charged). Blocking (DNS): call from a sync route."""
-    policy = services.settings.target_policy
-    if not policy.restricts:
-        return
-    try:
-        policy.check_urls(urls, field=field)
-    except InvalidInputError as exc:
-        raise ApiProblem(400, str(exc)) from exc
+    SSRF guard, before anything is charged). The look-ups run on the guard's own threads,
+    bounded in time and per key and client address: call holding no database connection."""
+    client = request.client.host if request.client else "unknown"
+    await services.guard.check(urls, field=field, key=account.id, address=client)
+
+
+def require_credits(
+    services: Services, account: Account, kind: CreditKind, amount: int, message: str
+) -> None:
+    """402 with ``message`` when the account cannot pay ``amount`` credits now: checked
+    before the guard resolves anything, so a key without credits costs no look-up. One
+    indexed read on the event loop's own connection; the charge itself decides later."""
+    if not can_pay(services.pool.thread_connection(), account.id, kind, amount):
+        raise ApiProblem(402, message)
 
 
 def split_credentials(url: str) -> tuple[str, str | None, str | None]:

@@ -3,15 +3,17 @@
 uvicorn times out idle keep-alive connections but not a client that sends half a request
 line and stops, and it reads bodies as slowly as they come. Here a connection has
 ``header_timeout`` seconds to send its headers (again after every response), a request
-``body_timeout`` seconds to send its body, and connections past ``max_connections`` are
-closed at once, so neither file descriptors nor database connections can be held by
-clients that do not finish their requests.
+``body_timeout`` seconds to send its body, and connections past ``max_connections`` (or
+past ``max_connections_per_address`` from one client address) are closed at once, so
+neither file descriptors nor database connections can be held by clients that do not
+finish their requests, and one client cannot take every connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 import h11
@@ -24,7 +26,7 @@ from pagelab.models import ErrorBody
 
 from ._settings import Settings
 
-__all__ = ["BufferedBodyMiddleware", "MethodsMiddleware", "server_config"]
+__all__ = ["BufferedBodyMiddleware", "MethodsMiddleware", "RedactTokens", "server_config"]
 
 logger = logging.getLogger("pagelab.service")
 
@@ -39,15 +41,29 @@ class _GuardedH11Protocol(H11Protocol):
 
     header_timeout: float = 10.0
     max_connections: int = 512
+    max_connections_per_address: int = 64
+    #: Open connections per client address, of one server (its own class, server_config).
+    open_per_address: dict[str, int]
     _header_timer: asyncio.TimerHandle | None = None
+    _address: str | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if peer else "unknown"
+        if self.open_per_address.get(address, 0) >= self.max_connections_per_address:
+            # Before the global cap: a client holding its share cannot shut others out.
+            logger.warning("over %d connections from %s: closing a new one",
+                           self.max_connections_per_address, address)
+            transport.close()
+            return
         if len(self.connections) > self.max_connections:
             # Past the cap there is no request to answer 503 to yet: refuse the socket.
             logger.warning("over %d connections: closing a new one", self.max_connections)
             transport.close()
             return
+        self._address = address
+        self.open_per_address[address] = self.open_per_address.get(address, 0) + 1
         self._arm_header_timer()
 
     def data_received(self, data: bytes) -> None:
@@ -65,6 +81,13 @@ class _GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
+        if self._address is not None:
+            left = self.open_per_address.get(self._address, 1) - 1
+            if left > 0:
+                self.open_per_address[self._address] = left
+            else:
+                self.open_per_address.pop(self._address, None)
+            self._address = None
         super().connection_lost(exc)
 
     def _arm_header_timer(self) -> None:
@@ -144,6 +167,21 @@ class BufferedBodyMiddleware:
         await self.app(scope, replay, send)
 
 
+class RedactTokens(logging.Filter):
+    """Keeps report-link tokens out of the access log: a log line is read by more people,
+    and kept longer, than a link (issue 22, finding 12)."""
+
+    _TOKEN = re.compile(r"([?&]token=)[^&\s]*")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                self._TOKEN.sub(r"\1***", arg) if isinstance(arg, str) else arg
+                for arg in record.args
+            )
+        return True
+
+
 def server_config(app: ASGIApp, settings: Settings, **options: Any) -> uvicorn.Config:
     """The uvicorn configuration ``pagelab serve`` uses (tests serve the app with it too).
 
@@ -152,7 +190,9 @@ def server_config(app: ASGIApp, settings: Settings, **options: Any) -> uvicorn.C
     protocol = type(
         "PagelabH11Protocol",
         (_GuardedH11Protocol,),
-        {"header_timeout": settings.header_timeout, "max_connections": settings.max_connections},
+        {"header_timeout": settings.header_timeout, "max_connections": settings.max_connections,
+         "max_connections_per_address": settings.max_connections_per_address,
+         "open_per_address": {}},
     )
     defaults: dict[str, Any] = {
         "http": protocol,
@@ -162,7 +202,11 @@ def server_config(app: ASGIApp, settings: Settings, **options: Any) -> uvicorn.C
         "server_header": False,
         "lifespan": "on",
     }
-    return uvicorn.Config(app, **{**defaults, **options})
+    config = uvicorn.Config(app, **{**defaults, **options})
+    access = logging.getLogger("uvicorn.access")  # configured by the line above
+    if not any(isinstance(f, RedactTokens) for f in access.filters):
+        access.addFilter(RedactTokens())
+    return config
 
 
 class MethodsMiddleware:

@@ -35,6 +35,9 @@ class Settings(BaseModel):
     #: Base of the absolute ``report_url`` links, e.g. ``https://perf.example.com``. Unset,
     #: links are built from the address the request was sent to.
     public_url: str | None = None
+    #: How long a ``report_url`` link opens its page (rounded up to a whole day). A link
+    #: also dies when its key is revoked.
+    report_link_lifetime: timedelta = timedelta(days=7)
     #: Per-location timeout of a TTFB probe, in seconds.
     ttfb_timeout: float = Field(default=30.0, gt=0)
     #: A TTFB request answers within this many seconds, whatever its probes do (probes
@@ -48,11 +51,24 @@ class Settings(BaseModel):
     #: ``allow_private_targets`` allows every address; ``allowed_targets`` re-opens CIDRs.
     allow_private_targets: bool = False
     allowed_targets: tuple[str, ...] = ()
+    #: The guard's host look-ups (docs/security.md): seconds before a URL whose host has
+    #: not resolved is refused (400, not charged); threads they run on (never the request
+    #: pool); look-ups in flight per key and per client address.
+    guard_dns_timeout: float = Field(default=5.0, gt=0)
+    guard_dns_threads: int = Field(default=8, ge=1)
+    guard_dns_per_caller: int = Field(default=2, ge=1)
+    #: Ask this name server (``HOST[:PORT]``) instead of the system's resolver for the
+    #: guard's look-ups (``--dns-server``; tests point it at a DNS server of their own).
+    dns_server: str | None = None
     #: Slow clients: seconds to send the request line and headers, then the body.
     header_timeout: float = Field(default=10.0, gt=0)
     body_timeout: float = Field(default=30.0, gt=0)
     #: Open connections served at once (503 past it; keep under the process's fd limit).
     max_connections: int = Field(default=512, ge=1)
+    #: Open connections from one client address (closed at once past it): one client
+    #: cannot take the whole of ``max_connections``. Behind a proxy every client has the
+    #: proxy's address: raise it there, and cap per client in the proxy.
+    max_connections_per_address: int = Field(default=64, ge=1)
     #: SQLite connections open at once (requests wait for one beyond this).
     max_db_connections: int = Field(default=16, ge=1)
     #: Host names ``report_url`` may be built from when ``public_url`` is unset; a request
@@ -76,6 +92,18 @@ class Settings(BaseModel):
             parse_networks(value)
         except InvalidInputError as exc:
             raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("dns_server")
+    @classmethod
+    def _valid_dns_server(cls, value: str | None) -> str | None:
+        if value is not None:
+            from pagelab.engine import dns_server_resolver
+
+            try:
+                dns_server_resolver(value, timeout=1.0)
+            except InvalidInputError as exc:
+                raise ValueError(str(exc)) from None
         return value
 
     @property

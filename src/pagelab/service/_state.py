@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Literal
 from urllib.parse import quote
 
 from pagelab.catalog import TTFB_REGIONS
+from pagelab.engine import dns_server_resolver
 from pagelab.store import ConnectionPool, Store, link_secrets
 
+from ._guard import TargetGuard
 from ._ratelimit import ConcurrencyGate, RateLimiter
 from ._settings import Settings
 
@@ -24,29 +29,45 @@ _MAX_REGION_SIZE = max(len(region.locations) for region in TTFB_REGIONS.values()
 
 ReportKind = Literal["lighthouse-tests", "lighthouse-batch-tests"]
 
+_DAY_S = 86_400
+
 
 class ReportLinks:
-    """Signed links to the hosted report pages.
+    """Signed links to the hosted report pages, which expire.
 
     A browser cannot send ``X-API-KEY``, so a report page is opened by its link alone. The
-    link carries an HMAC of the id under a server secret: ids alone are not enough to
-    open another account's report, and links stay valid across restarts.
+    link carries its expiry and an HMAC of the id and the expiry under a server secret:
+    ids alone are not enough to open another account's report, links stay valid across
+    restarts until they expire (``lifetime``, rounded up to a whole day so a report's link
+    stays the same all day), and the page also checks that the owner's key is not revoked.
     """
 
-    def __init__(self, secrets: list[bytes]) -> None:
+    def __init__(self, secrets: list[bytes], *, lifetime: timedelta) -> None:
         # The first signs; all verify (a rotation may keep the previous one for a while).
         self._secrets = secrets
+        self._lifetime_s = max(1, int(lifetime.total_seconds()))
 
-    def token(self, kind: ReportKind, report_id: str, *, secret: bytes | None = None) -> str:
-        key = self._secrets[0] if secret is None else secret
-        digest = hmac.new(key, f"{kind}/{report_id}".encode(), hashlib.sha256)
+    def _digest(self, key: bytes, kind: ReportKind, report_id: str, expires: int) -> str:
+        digest = hmac.new(key, f"{kind}/{report_id}/{expires}".encode(), hashlib.sha256)
         return digest.hexdigest()[:32]
 
-    def verify(self, kind: ReportKind, report_id: str, token: str) -> bool:
+    def token(self, kind: ReportKind, report_id: str, *, now: float | None = None) -> str:
+        at = time.time() if now is None else now
+        expires = math.ceil((at + self._lifetime_s) / _DAY_S) * _DAY_S
+        return f"{expires}-{self._digest(self._secrets[0], kind, report_id, expires)}"
+
+    def verify(self, kind: ReportKind, report_id: str, token: str,
+               *, now: float | None = None) -> bool:
+        expires_text, _, digest = token.partition("-")
+        if not expires_text.isdigit() or len(expires_text) > 12:
+            return False
+        expires = int(expires_text)
+        if expires <= (time.time() if now is None else now):
+            return False
         # Bytes: compare_digest refuses non-ASCII text, and a token is whatever was sent.
-        sent = token.encode()
+        sent = digest.encode()
         return any(
-            hmac.compare_digest(self.token(kind, report_id, secret=key).encode(), sent)
+            hmac.compare_digest(self._digest(key, kind, report_id, expires).encode(), sent)
             for key in self._secrets
         )
 
@@ -73,6 +94,8 @@ class Services:
     #: never the request thread pool.
     ttfb_gate: ConcurrencyGate
     ttfb_executor: ThreadPoolExecutor
+    #: The SSRF guard of the creation endpoints (its look-ups have threads of their own).
+    guard: TargetGuard
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
@@ -87,7 +110,7 @@ class Services:
             pool=pool,
             limiter=RateLimiter(settings.rate_limit_per_minute),
             failed_keys=RateLimiter(settings.failed_key_limit_per_minute),
-            links=ReportLinks(secrets),
+            links=ReportLinks(secrets, lifetime=settings.report_link_lifetime),
             work_available=threading.Event(),
             ttfb_gate=ConcurrencyGate(
                 per_caller=settings.ttfb_concurrency_per_account, total=settings.ttfb_concurrency
@@ -97,8 +120,18 @@ class Services:
                 max_workers=settings.ttfb_concurrency * _MAX_REGION_SIZE,
                 thread_name_prefix="pagelab-ttfb",
             ),
+            guard=TargetGuard(
+                settings.target_policy,
+                **({"resolver": dns_server_resolver(settings.dns_server,
+                                                    timeout=settings.guard_dns_timeout)}
+                   if settings.dns_server else {}),
+                threads=settings.guard_dns_threads,
+                timeout=settings.guard_dns_timeout,
+                per_caller=settings.guard_dns_per_caller,
+            ),
         )
 
     def close(self) -> None:
         self.ttfb_executor.shutdown(wait=False, cancel_futures=True)
+        self.guard.close()
         self.pool.close()

@@ -10,7 +10,13 @@ import time
 import filelock
 
 from pagelab._exceptions import EngineError, StoreError
-from pagelab.engine import ENGINE_CRASHED, BrowserSandbox, Engine, LazyEngine
+from pagelab.engine import (
+    ENGINE_CRASHED,
+    BrowserSandbox,
+    Engine,
+    LazyEngine,
+    dns_server_resolver,
+)
 from pagelab.models import ENGINE_UNAVAILABLE, LighthouseError
 from pagelab.runners import execute_test
 from pagelab.store import (
@@ -23,6 +29,7 @@ from pagelab.store import (
     truncate_wal,
 )
 
+from ._settings import Settings
 from ._state import Services
 
 __all__ = ["Worker", "sandbox_warning"]
@@ -49,8 +56,9 @@ class Worker:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="pagelab-worker", daemon=True)
         self._queue_lock = filelock.FileLock(str(services.store.data_dir / "serve.lock"))
-        # The server's target policy goes with every run (SSRF guard, docs/security.md).
-        self._engine = LazyEngine(lambda: Engine(target_policy=services.settings.target_policy))
+        # The server's target policy goes with every run (SSRF guard, docs/security.md); the
+        # engine's egress proxy asks the guard's name server when one is set.
+        self._engine = LazyEngine(lambda: _make_engine(services.settings))
         #: The test being run now, and the last reason the engine could not run (for
         #: ``/healthz``).
         self.current_test: str | None = None
@@ -189,3 +197,9 @@ class Worker:
                 logger.info("deleted %d expired test(s)", len(deleted))
             truncate_wal(conn)
 
+
+def _make_engine(settings: Settings) -> Engine:
+    """The worker's engine: the server's target policy, and its name server if it has one."""
+    resolver = (dns_server_resolver(settings.dns_server, timeout=settings.guard_dns_timeout)
+                if settings.dns_server else None)
+    return Engine(target_policy=settings.target_policy, resolver=resolver)

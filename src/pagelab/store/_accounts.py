@@ -34,6 +34,7 @@ __all__ = [
     "CreditKind",
     "account_credits",
     "batch_owner",
+    "can_pay",
     "charge_credits",
     "create_account",
     "find_account",
@@ -239,6 +240,26 @@ def account_credits(
     )
 
 
+def can_pay(
+    conn: sqlite3.Connection,
+    account_id: str,
+    kind: CreditKind,
+    amount: int,
+    *,
+    now: int | None = None,
+) -> bool:
+    """Whether the pool could pay ``amount`` credits now (a due refill counted). Reads
+    only: a cheap refusal before slow checks; :func:`charge_credits` decides."""
+    plan_column, paid_column, plan_size = _COLUMNS[kind]
+    current = to_epoch_ms(_month_start(from_epoch(now if now is not None else now_ms())))
+    row = conn.execute(
+        f"SELECT CASE WHEN period_start < ? THEN {plan_size} ELSE {plan_column} END "
+        f"+ {paid_column} FROM accounts WHERE id = ?",
+        (current, account_id),
+    ).fetchone()
+    return row is not None and amount >= 0 and int(row[0]) >= amount
+
+
 def charge_credits(
     conn: sqlite3.Connection,
     account_id: str,
@@ -314,12 +335,19 @@ def refund_engine_failures(conn: sqlite3.Connection) -> list[str]:
 
 
 def test_owner(conn: sqlite3.Connection, test_id: str) -> str | None:
-    """The account id that created the test (None when unknown)."""
-    row = conn.execute("SELECT account_id FROM tests WHERE id = ?", (test_id,)).fetchone()
+    """The account id that created the test; None when unknown or when that account's key
+    was revoked (its report links die with it)."""
+    row = conn.execute(
+        "SELECT t.account_id FROM tests t LEFT JOIN accounts a ON a.id = t.account_id "
+        "WHERE t.id = ? AND a.revoked_at IS NULL", (test_id,),
+    ).fetchone()
     return row["account_id"] if row is not None else None
 
 
 def batch_owner(conn: sqlite3.Connection, batch_id: str) -> str | None:
-    """The account id that created the batch (None when unknown)."""
-    row = conn.execute("SELECT account_id FROM batches WHERE id = ?", (batch_id,)).fetchone()
+    """The account id that created the batch; None when unknown or revoked."""
+    row = conn.execute(
+        "SELECT b.account_id FROM batches b LEFT JOIN accounts a ON a.id = b.account_id "
+        "WHERE b.id = ? AND a.revoked_at IS NULL", (batch_id,),
+    ).fetchone()
     return row["account_id"] if row is not None else None

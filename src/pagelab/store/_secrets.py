@@ -22,6 +22,7 @@ from ._db import make_private, transaction
 __all__ = [
     "LINK_SECRET_ENV",
     "LINK_SECRET_FILE",
+    "MIN_LINK_SECRET_LENGTH",
     "link_secrets",
     "rotate_link_secret",
     "service_secret",
@@ -30,6 +31,9 @@ __all__ = [
 LINK_SECRET_ENV = "PAGELAB_REPORT_LINK_SECRET"
 LINK_SECRET_FILE = "report-links.key"
 _LEGACY_NAME = "report-links"
+#: A shorter link secret is refused: 32 hex digits in the file (16 bytes), 32 characters
+#: in the environment.
+MIN_LINK_SECRET_LENGTH = 32
 
 
 def _write_secrets(path: Path, values: list[str]) -> None:
@@ -51,6 +55,9 @@ def _read_secrets(path: Path) -> list[str]:
             bytes.fromhex(line)
     except ValueError:
         raise StoreError(f"{path}: every line must be a hex secret") from None
+    if any(len(line) < MIN_LINK_SECRET_LENGTH for line in lines):
+        raise StoreError(f"{path}: a secret shorter than {MIN_LINK_SECRET_LENGTH} hex digits "
+                         "(`pagelab keys rotate-link-secret` writes a good one)")
     return lines
 
 
@@ -64,7 +71,11 @@ def link_secrets(data_dir: Path, conn: sqlite3.Connection | None = None) -> list
     """
     configured = os.environ.get(LINK_SECRET_ENV, "")
     if configured.strip():
-        return [part.strip().encode() for part in configured.split(",") if part.strip()]
+        parts = [part.strip() for part in configured.split(",") if part.strip()]
+        if any(len(part) < MIN_LINK_SECRET_LENGTH for part in parts):
+            raise StoreError(f"${LINK_SECRET_ENV}: each secret needs at least "
+                             f"{MIN_LINK_SECRET_LENGTH} characters")
+        return [part.encode() for part in parts]
     path = data_dir / LINK_SECRET_FILE
     values = _read_secrets(path)
     if conn is not None:

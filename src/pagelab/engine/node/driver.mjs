@@ -114,12 +114,26 @@ async function browserAt(browserUrl) {
 }
 
 // Secrets (passwords, cookie values) must not survive in the stored LHR or HTML report.
-function scrub(text, secrets) {
+// They are replaced inside the string values (and keys) of the parsed LHR, and both files
+// are generated from the scrubbed object: replacing text in the serialized output broke the
+// JSON (a cookie value "1") and could remove an escaping backslash from the report's inline
+// script (issue 22, finding 6).
+function scrubText(text, secrets) {
   let out = text;
   for (const secret of secrets) {
-    if (secret) out = out.split(secret).join('***');
+    if (secret && out.includes(secret)) out = out.split(secret).join('***');
   }
   return out;
+}
+
+function scrub(value, secrets) {
+  if (typeof value === 'string') return scrubText(value, secrets);
+  if (Array.isArray(value)) return value.map((item) => scrub(item, secrets));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(
+      ([key, item]) => [scrubText(key, secrets), scrub(item, secrets)]));
+  }
+  return value;
 }
 
 function isAdHost(hostname) {
@@ -183,6 +197,12 @@ async function controlNetwork(page, network) {
   const block = (network.block || []).map(patternMatcher);
   const originHeaders = Object.entries(network.origin_headers || {});
   const blocked = [];
+  // Matching is bounded per URL (patterns bounded at creation, URLs by maxUrlLength) and
+  // per run (budgetMs): past the budget every further request fails and so does the run,
+  // a failure of the test's own config, charged (issue 22, finding 5).
+  const maxUrlLength = network.max_url_length || Infinity;
+  const budgetMs = network.pattern_budget_ms ?? Infinity;
+  const control = {blocked, session, matchingMs: 0, exhausted: false};
   session.on('Fetch.requestPaused', async (event) => {
     const {requestId, request} = event;
     let url;
@@ -191,10 +211,23 @@ async function controlNetwork(page, network) {
     } catch {
       url = null;
     }
-    const allowed = allow.some((matches) => matches(request.url));
     let reason = null;
-    if (!allowed && block.some((matches) => matches(request.url))) reason = 'blacklist';
-    else if (!allowed && network.adblock && url && isAdHost(url.hostname)) reason = 'adblock';
+    let allowed = false;
+    if (control.exhausted) {
+      reason = 'pattern-budget';
+    } else if (request.url.length > maxUrlLength) {
+      // Too long to judge within the bound: a blacklist cannot vouch for it.
+      if (block.length) reason = 'url-too-long';
+    } else if (allow.length || block.length) {
+      const matchStarted = performance.now();
+      allowed = allow.some((matches) => matches(request.url));
+      if (!allowed && block.some((matches) => matches(request.url))) reason = 'blacklist';
+      control.matchingMs += performance.now() - matchStarted;
+      if (control.matchingMs > budgetMs) control.exhausted = true;
+    }
+    if (!reason && !allowed && network.adblock && url && isAdHost(url.hostname)) {
+      reason = 'adblock';
+    }
     if (reason) {
       blocked.push({url: request.url, reason});
       session.send('Fetch.failRequest', {requestId, errorReason: 'BlockedByClient'})
@@ -231,7 +264,7 @@ async function controlNetwork(page, network) {
     return headers;
   }
   await session.send('Fetch.enable', {patterns: [{urlPattern: '*', requestStage: 'Request'}]});
-  return {blocked, session};
+  return control;
 }
 
 // The trace's screenshots (Lighthouse records them anyway, for the filmstrip and Speed
@@ -279,7 +312,7 @@ function harText(artifacts, lhr, secrets) {
       cookie.value = '***';
     }
   }
-  return scrub(JSON.stringify(har), secrets);
+  return JSON.stringify(scrub(har, secrets));
 }
 
 // The main document's network error (net::ERR_CONNECTION_REFUSED...), from the DevTools log
@@ -329,14 +362,21 @@ async function runOne(request) {
     if (!result) throw new Error('Lighthouse returned no result');
     const lighthouseMs = performance.now() - lighthouseStarted;
     await control?.session.detach().catch(() => {});
+    if (control?.exhausted) {
+      const err = new Error('URL_PATTERNS_TOO_SLOW');
+      err.code = 'URL_PATTERNS_TOO_SLOW';
+      err.friendlyMessage = `matching the config's URL patterns took over ` +
+        `${request.network.pattern_budget_ms} ms in this run; shorten the patterns with '*'`;
+      throw err;
+    }
     const lhr = result.lhr;
     if (lhr.configSettings?.extraHeaders) {
       lhr.configSettings.extraHeaders = Object.fromEntries(
         Object.keys(lhr.configSettings.extraHeaders).map((name) => [name, '***']));
     }
-    const secrets = request.secrets || [];
-    await writeFile(request.lhr_path, scrub(ReportGenerator.generateReport(lhr, 'json'), secrets));
-    await writeFile(request.html_path, scrub(ReportGenerator.generateReport(lhr, 'html'), secrets));
+    const scrubbed = scrub(lhr, request.secrets || []);
+    await writeFile(request.lhr_path, ReportGenerator.generateReport(scrubbed, 'json'));
+    await writeFile(request.html_path, ReportGenerator.generateReport(scrubbed, 'html'));
     const frames = request.frames_dir ? await writeFrames(result.artifacts, lhr, request.frames_dir)
       : [];
     const har = request.har_path ? harText(result.artifacts, lhr, secrets) : null;
@@ -444,11 +484,11 @@ async function runFlow(request) {
     const secrets = request.secrets || [];
     let steps = 0;
     if (flow._gatherSteps.length) {
-      const flowResult = await flow.createFlowResult();
+      // Scrubbed inside the parsed result, both files made from it (as for a page run).
+      const flowResult = scrub(await flow.createFlowResult(), secrets);
       steps = flowResult.steps.length;
-      await writeFile(request.flow_path, scrub(JSON.stringify(flowResult), secrets));
-      await writeFile(request.html_path,
-        scrub(ReportGenerator.generateFlowReportHtml(flowResult), secrets));
+      await writeFile(request.flow_path, JSON.stringify(flowResult));
+      await writeFile(request.html_path, ReportGenerator.generateFlowReportHtml(flowResult));
     }
     return {blocked: control ? control.blocked : [], steps, failure};
   } finally {

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import BatchReport, BatchTestRequest
@@ -24,6 +25,7 @@ from .._deps import (
     check_targets,
     json_body,
     request_body_schema,
+    require_credits,
     split_credentials,
 )
 from .._errors import ApiProblem, error_responses
@@ -50,9 +52,9 @@ router = APIRouter(prefix="/v1/lighthouse-batch-tests", tags=["lighthouse batch 
     responses=error_responses(400, 401, 402, 429),
     openapi_extra=request_body_schema(BatchTestRequest),
 )
-def create_lighthouse_batch_test(
+async def create_lighthouse_batch_test(
+    request: Request,
     services: ServicesDep,
-    conn: ConnectionDep,
     account: AccountDep,
     links: LinksDep,
     body: Annotated[BatchTestRequest, Depends(json_body(BatchTestRequest))],
@@ -61,38 +63,46 @@ def create_lighthouse_batch_test(
         plan = plan_batch(body.urls, body.devices, body.locations, body.batch_type)
     except InvalidInputError as exc:
         raise ApiProblem(400, str(exc)) from exc
-    check_targets(services, plan.urls, field="urls")
     if any(split_credentials(url)[1] is not None for url in plan.urls):
         # One config serves every item: credentials belong there, not in a URL.
         raise ApiProblem(400, "urls: no user:password@ in a URL; send credentials in "
                          "config.auth_username / auth_password")
-    # Queued behind the process's other writers (no busy sleeps); one executemany inside.
-    with services.pool.write(conn):
-        paid = charge_credits(conn, account.id, "lighthouse", len(plan.items))
-        if paid is None:
-            raise ApiProblem(
-                402,
-                f"the batch needs {len(plan.items)} lighthouse credits; the pool has fewer "
-                "(see GET /v1/account/credits)",
+    no_credits = (f"the batch needs {len(plan.items)} lighthouse credits; the pool has "
+                  "fewer (see GET /v1/account/credits)")
+    if services.settings.target_policy.restricts:
+        # No database connection is held while the guard resolves (its own threads,
+        # bounded per key and address), and a key that cannot pay costs no look-up.
+        require_credits(services, account, "lighthouse", len(plan.items), no_credits)
+        await check_targets(request, services, account, plan.urls, field="urls")
+
+    def write() -> BatchReport:
+        with services.pool.connection() as conn:
+            # Queued behind the process's other writers (no busy sleeps).
+            with services.pool.write(conn):
+                paid = charge_credits(conn, account.id, "lighthouse", len(plan.items))
+                if paid is None:
+                    raise ApiProblem(402, no_credits)
+                batch_id, test_ids = create_batch(
+                    conn,
+                    urls=plan.urls,
+                    devices=plan.devices,
+                    locations=plan.locations,
+                    batch_type=body.batch_type,
+                    config=body.config,
+                    items=plan.items,
+                    retention=services.settings.retention,
+                    account_id=account.id,
+                )
+                record_test_charges(conn, account.id, test_ids, paid)
+            report = get_batch(
+                conn, batch_id, account_id=account.id, report_url=links.test,
+                batch_report_url=links.batch(batch_id),
             )
-        batch_id, test_ids = create_batch(
-            conn,
-            urls=plan.urls,
-            devices=plan.devices,
-            locations=plan.locations,
-            batch_type=body.batch_type,
-            config=body.config,
-            items=plan.items,
-            retention=services.settings.retention,
-            account_id=account.id,
-        )
-        record_test_charges(conn, account.id, test_ids, paid)
+        assert report is not None
+        return report
+
+    report = await run_in_threadpool(write)
     services.work_available.set()
-    report = get_batch(
-        conn, batch_id, account_id=account.id, report_url=links.test,
-        batch_report_url=links.batch(batch_id),
-    )
-    assert report is not None
     return report
 
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from pagelab.store import SCHEMA_VERSION
+from pagelab.fleet import REFUSED_DEGRADES_FOR_S
+from pagelab.store import SCHEMA_VERSION, test_owner
 
-from .._deps import AddressLimitDep
+from .._deps import OptionalAccountDep, ServicesDep
 from .._worker import Worker, sandbox_warning
 
 __all__ = ["Health", "router"]
@@ -88,12 +90,17 @@ def _masked(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
-def _fleet_health(dispatcher: Any, warnings: list[str]) -> FleetHealth:
+def _fleet_health(
+    dispatcher: Any, warnings: list[str], visible: Callable[[str | None], str | None]
+) -> FleetHealth:
     error = dispatcher.broker_status()
     workers: list[FleetWorkerSeen] = []
     if error is None:
         try:
-            workers = [FleetWorkerSeen(**seen) for seen in dispatcher.workers()]
+            workers = [
+                FleetWorkerSeen(**{**seen, "current_test": visible(seen.get("current_test"))})
+                for seen in dispatcher.workers()
+            ]
         except Exception as exc:  # the broker went away between the two reads
             error = f"{type(exc).__name__}: {exc}"[:300]
     if error is not None:
@@ -102,6 +109,12 @@ def _fleet_health(dispatcher: Any, warnings: list[str]) -> FleetHealth:
         warnings.append("no live fleet worker: queued tests wait (see `pagelab workers`)")
     if not dispatcher.alive:
         warnings.append("the fleet dispatcher has died: restart the server")
+    if dispatcher.recently_refused:
+        warnings.append(
+            f"the fleet refused {dispatcher.refused} message(s) since the start, the last "
+            f"within {REFUSED_DEGRADES_FOR_S // 60} min ({dispatcher.last_refusal}): "
+            "someone without a valid key writes to the results queue, or a worker is broken"
+        )
     return FleetHealth(
         broker=_masked(dispatcher.broker_url), broker_reachable=error is None,
         broker_error=error, alive=dispatcher.alive, workers=workers,
@@ -115,20 +128,29 @@ def _fleet_health(dispatcher: Any, warnings: list[str]) -> FleetHealth:
     response_model=Health,
     summary="Service health",
     description=(
-        "No key needed. `status` is `ok` when the background worker is alive (it runs "
+        "No key needed (the running tests' ids are shown only to their owner's key). "
+        "`status` is `ok` when the background worker is alive (it runs "
         "tests, or only tidies the store when started with `--no-worker`) and the engine "
         "could run the last test; else `degraded`, with `warnings` saying why. A server "
         "started with `--broker` adds `fleet` (the broker, reachable or not, and the live "
         "workers from their heartbeats); it is `degraded` when the broker is unreachable "
-        "or its dispatcher died. A server that runs tests adds `browser`: whether Chromium "
+        "or its dispatcher died, and for 10 minutes after a fleet message was "
+        "refused. A server that runs tests adds `browser`: whether Chromium "
         "runs with its sandbox and as which user (without it: a warning, still `ok`)."
     ),
-    dependencies=[AddressLimitDep],
     # `fleet` is left out unless set, so a server without a broker answers as before.
     response_model_exclude_unset=True,
 )
-def healthz(request: Request) -> Health:
+def healthz(request: Request, services: ServicesDep, account: OptionalAccountDep) -> Health:
     worker: Worker = request.app.state.worker
+
+    def visible(test_id: str | None) -> str | None:
+        # A running test's id only to its owner's key (issue 22, finding 12).
+        if test_id is None or account is None:
+            return None
+        owner = test_owner(services.pool.thread_connection(), test_id)
+        return test_id if owner == account.id else None
+
     counts = worker.queue_counts()
     warnings = list(worker.warnings)
     if not worker.alive:
@@ -147,8 +169,9 @@ def healthz(request: Request) -> Health:
         )
     dispatcher = getattr(request.app.state, "dispatcher", None)
     if dispatcher is not None:
-        fleet = _fleet_health(dispatcher, warnings)
-        degraded = degraded or not fleet.broker_reachable or not fleet.alive
+        fleet = _fleet_health(dispatcher, warnings, visible)
+        degraded = (degraded or not fleet.broker_reachable or not fleet.alive
+                    or dispatcher.recently_refused)
         extra["fleet"] = fleet
     return Health(
         status="degraded" if degraded else "ok",
@@ -158,7 +181,7 @@ def healthz(request: Request) -> Health:
         worker=WorkerHealth(
             enabled=worker.run_tests,
             alive=worker.alive,
-            current_test=worker.current_test,
+            current_test=visible(worker.current_test),
             engine_error=worker.engine_error,
             idle=counts["idle"],
             active=counts["active"],

@@ -41,6 +41,7 @@ from .._deps import (
     read_json_body,
     request_body_schema,
     require_account,
+    require_credits,
     split_credentials,
 )
 from .._errors import ApiProblem, error_responses
@@ -77,16 +78,19 @@ async def create_lighthouse_test(request: Request) -> Response:
     services, account, headers = require_account(request)
     body = await read_json_body(request, LighthouseTestRequest)
     report: TestReport | None = None
-    if not services.settings.target_policy.restricts:
-        # No DNS to wait for: when no writer holds the lock, the write (a credit and one
-        # insert, well under a millisecond) runs here, cheaper than the hop around it.
-        url, config = _target(body)
-        with services.pool.try_write() as conn:
-            if conn is not None:
-                report = _insert(services, account, conn, body, url, config)
+    url, config = _target(body)
+    if services.settings.target_policy.restricts:
+        # The SSRF guard resolves the host (its own threads, bounded; no connection held),
+        # only for a key that can pay: a key without credits costs no look-up at all.
+        require_credits(services, account, "lighthouse", 1, _NO_CREDITS)
+        await check_targets(request, services, account, [body.url], field="url")
+    # When no writer holds the lock, the write (a credit and one insert, well under a
+    # millisecond) runs here, cheaper than the thread hop around it.
+    with services.pool.try_write() as conn:
+        if conn is not None:
+            report = _insert(services, account, conn, body, url, config)
     if report is None:
-        # One thread hop for the blocking part: the SSRF check's DNS and the write.
-        report = await run_in_threadpool(_create_test, services, account, body)
+        report = await run_in_threadpool(_create_test, services, account, body, url, config)
     services.work_available.set()
     return Response(
         _REPORT_JSON.dump_json(report, by_alias=True), status_code=201,
@@ -110,13 +114,15 @@ def _target(body: LighthouseTestRequest) -> tuple[str, LighthouseConfig]:
 
 
 def _create_test(
-    services: Services, account: Account, body: LighthouseTestRequest
+    services: Services, account: Account, body: LighthouseTestRequest, url: str,
+    config: LighthouseConfig,
 ) -> TestReport:
-    check_targets(services, [body.url], field="url")
-    url, config = _target(body)
     # Queued behind the process's other writers without busy sleeps.
     with services.pool.connection() as conn, services.pool.write(conn):
         return _insert(services, account, conn, body, url, config)
+
+
+_NO_CREDITS = "no lighthouse credits left (see GET /v1/account/credits)"
 
 
 def _insert(
@@ -131,7 +137,7 @@ def _insert(
     the charge and the insert are atomic); the report is built from what was inserted."""
     paid = charge_credits(conn, account.id, "lighthouse", 1)
     if paid is None:
-        raise ApiProblem(402, "no lighthouse credits left (see GET /v1/account/credits)")
+        raise ApiProblem(402, _NO_CREDITS)
     report = create_test_report(
         conn,
         url=url,

@@ -16,7 +16,15 @@ from pagelab.engine import location_result, probe
 from pagelab.models import TTFBError, TTFBResult, TTFBTestRequest
 from pagelab.store import charge_credits, refund_credits
 
-from .._deps import AccountDep, ServicesDep, json_body, mask_credentials, request_body_schema
+from .._deps import (
+    AccountDep,
+    ServicesDep,
+    check_targets,
+    json_body,
+    mask_credentials,
+    request_body_schema,
+    require_credits,
+)
 from .._errors import ApiProblem, error_responses
 from .._state import Services
 
@@ -28,6 +36,8 @@ router = APIRouter(prefix="/v1/ttfb-tests", tags=["ttfb tests"])
 
 # What a client is told to wait when the TTFB bound is reached: about one probe's time.
 _RETRY_AFTER_S = 5
+
+_NO_CREDITS = "no ttfb credits left (see GET /v1/account/credits)"
 
 
 # Under the pool's write lock, as every write of the process: writers queue on it instead
@@ -92,23 +102,12 @@ async def create_ttfb_test(
             headers={"Retry-After": str(_RETRY_AFTER_S)},
         )
     try:
-        loop = asyncio.get_running_loop()
-        policy = settings.target_policy
-        if policy.restricts:
-            try:
-                await asyncio.wait_for(
-                    loop.run_in_executor(
-                        services.ttfb_executor, lambda: policy.check_url(body.url)
-                    ),
-                    timeout=settings.ttfb_deadline,
-                )
-            except InvalidInputError as exc:
-                raise ApiProblem(400, str(exc)) from exc
-            except TimeoutError:
-                raise ApiProblem(400, "url: the host did not resolve in time") from None
+        if settings.target_policy.restricts:
+            require_credits(services, account, "ttfb", 1, _NO_CREDITS)
+            await check_targets(request, services, account, [body.url], field="url")
         paid = await run_in_threadpool(_charge, services, account.id)
         if paid is None:
-            raise ApiProblem(402, "no ttfb credits left (see GET /v1/account/credits)")
+            raise ApiProblem(402, _NO_CREDITS)
         dispatcher = getattr(request.app.state, "dispatcher", None)
         try:
             if dispatcher is None:

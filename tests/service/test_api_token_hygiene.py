@@ -1,0 +1,66 @@
+"""Issue 22, finding 12: report-link tokens out of the access log, links that expire and
+die with their key, minimum secret lengths. Real `pagelab serve` processes."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from live_server import ServerProcess, create_key, run_cli
+
+from pagelab.service._state import ReportLinks
+from pagelab.store import link_secrets
+
+
+def _queued_batch(server: ServerProcess, key: str) -> dict[str, Any]:
+    response = httpx.post(f"{server.base_url}/v1/lighthouse-batch-tests", timeout=30,
+                          headers={"X-API-KEY": key}, json={
+                              "batch_type": "multiple-urls", "urls": ["http://127.0.0.1:9/"],
+                              "devices": ["desktop"], "locations": ["us"]})
+    assert response.status_code == 201, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_report_links_stay_out_of_the_log_expire_and_die_with_their_key(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "server.log"
+    server = ServerProcess(tmp_path / "data", log, "--no-worker").start()
+    try:
+        key = create_key(server.data_dir)
+        batch = _queued_batch(server, key)
+        link = batch["report_url"]
+        token = link.split("token=", 1)[1]
+        assert httpx.get(link, timeout=10).status_code == 200
+        # The same link signed to have expired a day ago: refused.
+        links = ReportLinks(link_secrets(server.data_dir), lifetime=timedelta(days=7))
+        expired = links.token("lighthouse-batch-tests", batch["id"],
+                              now=time.time() - 8 * 86400)
+        stale = httpx.get(link.replace(token, expired), timeout=10)
+        assert stale.status_code == 404
+        assert "expired" in stale.text
+        # Revoking the key kills its links at once.
+        revoked = run_cli("keys", "revoke", key[:11], "--data-dir", str(server.data_dir))
+        assert revoked.returncode == 0, revoked.stderr
+        assert httpx.get(link, timeout=10).status_code == 404
+    finally:
+        server.stop()
+    text = log.read_text()
+    assert "/reports/lighthouse-batch-tests/" in text  # the access log has the requests
+    assert token not in text
+    assert "token=***" in text
+
+
+def test_a_short_link_secret_is_refused(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "data", tmp_path / "server.log", "--no-worker",
+                           env={"PAGELAB_REPORT_LINK_SECRET": "too-short"})
+    try:
+        with pytest.raises(RuntimeError, match="at least 32 characters"):
+            server.start()
+    finally:
+        server.stop()
