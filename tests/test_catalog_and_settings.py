@@ -98,7 +98,9 @@ def test_requests_are_only_paused_when_an_option_needs_it() -> None:
         LighthouseConfig(blacklist=["*.js"], whitelist=["*/app.js"], adblock=True, video=True),
     )
     assert spec.network == {
-        "origin_headers": {}, "block": ["*.js"], "allow": ["*/app.js"], "adblock": True
+        "origin_headers": {}, "block": ["*.js"], "allow": ["*/app.js"], "adblock": True,
+        # Matching is bounded per URL and per run (issue 22, finding 5).
+        "max_url_length": 4096, "pattern_budget_ms": 5000.0,
     }
     assert spec.video
 
