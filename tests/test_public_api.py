@@ -37,8 +37,9 @@ PUBLIC_API: dict[str, list[str]] = {
         "stats", "widgets",
     ],
     "pagelab.budgets": [
-        "Baseline", "BaselineComparison", "BudgetFile", "BudgetResult", "Check", "MetricLimit",
-        "PageBudget", "compare_baseline", "evaluate", "load_baseline", "load_budgets",
+        "AssertionResult", "Baseline", "BaselineComparison", "BudgetFile", "BudgetResult",
+        "Check", "MetricLimit", "PageBudget", "assert_lhrs", "assert_runs", "compare_baseline",
+        "evaluate", "load_baseline", "load_budgets",
         "make_baseline", "parse_budgets", "save_baseline",
     ],
     "pagelab.catalog": [

@@ -7,6 +7,9 @@
 Budgets come from pagelab's YAML/JSON format, Lighthouse CI assertions or Lighthouse's
 budget.json (:func:`load_budgets`); :func:`evaluate` turns budgets and a wide frame of runs
 into :class:`BudgetResult` records, shared by the pytest plugin, ``pagelab check`` and plots.
+A lighthouserc's assertions (``BudgetFile.lhci``) are evaluated on the runs' LHRs as
+``lhci assert`` does: :func:`assert_runs` (per cell) and :func:`assert_lhrs` give
+:class:`AssertionResult` records.
 """
 
 from pagelab._public import publish
@@ -20,6 +23,8 @@ from ._baseline import (
     save_baseline,
 )
 from ._evaluate import BudgetResult, evaluate
+from ._lhci import AssertionResult, assert_lhrs
+from ._lhci_runs import assert_runs
 from ._load import load_budgets, parse_budgets
 from ._models import BudgetFile, Check, MetricLimit, PageBudget
 
@@ -30,10 +35,13 @@ from ._baseline import parse_regression_limits as parse_regression_limits
 from ._evaluate import format_tally as format_tally
 from ._evaluate import format_value as format_value
 from ._evaluate import run_failures as run_failures
+from ._lhci_runs import format_lhci as format_lhci
+from ._lhci_runs import lhci_results_json as lhci_results_json
 from ._models import AGGREGATION_NAMES as AGGREGATION_NAMES
 from ._models import checks_from_mapping as checks_from_mapping
 
 __all__ = [
+    "AssertionResult",
     "Baseline",
     "BaselineComparison",
     "BudgetFile",
@@ -41,6 +49,8 @@ __all__ = [
     "Check",
     "MetricLimit",
     "PageBudget",
+    "assert_lhrs",
+    "assert_runs",
     "compare_baseline",
     "evaluate",
     "load_baseline",

@@ -32,10 +32,11 @@ from pagelab._exceptions import InvalidInputError
 __all__ = [
     "AssertionResult",
     "assert_lhrs",
-    "assertion_categories",
     "budget_json_to_assertions",
     "lhci_data",
     "lhci_presets",
+    "representative_run",
+    "run_categories",
     "validate_options",
 ]
 
@@ -105,6 +106,8 @@ class AssertionResult:
     message: str | None = None
     audit_title: str | None = None
     audit_documentation_link: str | None = None
+    #: The cell (:data:`pagelab.frames.CELL` values) whose runs were asserted, when known.
+    cell: tuple[str | None, ...] | None = None
 
     @property
     def assertion(self) -> str:
@@ -590,11 +593,16 @@ def budget_json_to_assertions(budgets: Any, where: str = "budgetsFile") -> dict[
     return {"assertMatrix": matrix}
 
 
-def assertion_categories(options: Mapping[str, Any]) -> list[str]:
-    """The Lighthouse categories a run needs for ``options`` to be evaluated: performance,
-    plus every category asserted or holding an asserted audit (presets included)."""
+def run_categories(options: Mapping[str, Any]) -> list[str] | None:
+    """The categories a run needs besides the default performance-only one, for
+    ``options`` (presets included): None when that run holds every asserted audit.
+
+    An audit counts for the first category holding it (performance first: CLS is in
+    agentic browsing too); ``performance`` is named when bf-cache, which the default run
+    skips, is asserted.
+    """
     categories: dict[str, list[str]] = lhci_data()["categories"]
-    needed = {"performance"}
+    needed: set[str] = set()
     for base in list(options.get("assertMatrix") or [options]):
         for key, value in (_resolve(base).get("assertions") or {}).items():
             if _normalize(value)[0] == "off":
@@ -602,5 +610,19 @@ def assertion_categories(options: Mapping[str, Any]) -> list[str]:
             audit_id, *prop = [p for p in re.split(r"\.|:", _kebab_case(key)) if p] or [""]
             if audit_id == "categories" and prop:
                 needed.add(prop[0])
-            needed.update(c for c, audits in categories.items() if audit_id in audits)
-    return [c for c in categories if c in needed]
+            else:
+                needed.update(next(([c] for c, audits in categories.items()
+                                    if audit_id in audits), []))
+    bf_cache = _asserts_bf_cache(options)
+    extra = needed - {"performance"}
+    if not extra and not bf_cache:
+        return None
+    return sorted(extra | ({"performance"} if bf_cache else set()))
+
+
+def _asserts_bf_cache(options: Mapping[str, Any]) -> bool:
+    for base in list(options.get("assertMatrix") or [options]):
+        value = (_resolve(base).get("assertions") or {}).get("bf-cache")
+        if value is not None and _normalize(value)[0] != "off":
+            return True
+    return False

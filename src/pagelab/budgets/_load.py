@@ -15,18 +15,14 @@ from typing import Any
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS
 
-from ._models import UNMEASURED_METRICS, BudgetFile, MetricLimit, PageBudget
+from ._lhci_config import collect_settings, lhci_assert_options
+from ._models import UNMEASURED_METRICS, BudgetFile, PageBudget
 
 __all__ = ["BUDGET_SUFFIXES", "from_budget_json", "from_lhci", "load_budgets", "parse_budgets"]
 
 #: File suffixes :func:`load_budgets` reads.
 BUDGET_SUFFIXES = (".yaml", ".yml", ".json")
 
-#: Lighthouse CI ``aggregationMethod`` -> pagelab aggregation (optimistic / pessimistic
-#: depend on the metric's direction; see :func:`_lhci_aggregation`).
-_LHCI_AGGREGATIONS = {"median": "median", "median-run": "representative"}
-#: ``ci.assert`` keys without effect on what is checked.
-_LHCI_HARMLESS = {"assertions", "includePassedAssertions", "lhr"}
 
 
 def load_budgets(path: str | PathLike[str]) -> BudgetFile:
@@ -93,89 +89,31 @@ def _metric_for_audit(audit_id: str, source: str) -> str:
     )
 
 
-def _lhci_aggregation(method: Any, metric: str, where: str) -> str:
-    if method in _LHCI_AGGREGATIONS:
-        return _LHCI_AGGREGATIONS[method]
-    lower = METRICS[metric].lower_is_better
-    if method == "optimistic":
-        return "min" if lower else "max"
-    if method == "pessimistic":
-        return "max" if lower else "min"
-    raise InvalidInputError(
-        f"{where}: aggregationMethod {method!r} cannot be mapped (median, median-run, "
-        "optimistic, pessimistic)"
-    )
-
-
 def from_lhci(data: Mapping[str, Any], source: str = "lighthouserc") -> BudgetFile:
     """A Lighthouse CI config (``{"ci": {"assert": ..., "collect": ...}}`` or the bare
-    ``assert`` object) as pagelab budgets.
+    ``assert`` object) as a budget file whose ``lhci`` options are evaluated on the runs'
+    LHRs exactly as ``lhci assert`` does (:mod:`pagelab.budgets._lhci`).
 
-    ``maxNumericValue`` on a metric's audit id is a maximum; ``minScore`` on
-    ``categories:performance`` is a minimum score (x100). ``ci.collect.url`` gives the pages
-    and ``numberOfRuns`` the runs; without URLs the budgets apply to every measured page.
+    ``ci.collect.url`` gives the pages, ``numberOfRuns`` the runs, ``settings`` the device,
+    connection and the categories to run (:mod:`._lhci_config`); without URLs the
+    assertions apply to every measured page.
     """
     ci = data.get("ci", {}) if "ci" in data else {"assert": data}
     if not isinstance(ci, Mapping):
         raise InvalidInputError(f"{source}: ci: expected a mapping")
+    unknown = sorted(set(ci) - {"assert", "collect", "upload", "server", "wizard"})
+    if unknown:
+        raise InvalidInputError(f"{source}: ci.{unknown[0]} cannot be mapped")
     assert_part = ci.get("assert", {})
     collect = ci.get("collect", {}) or {}
     if not isinstance(assert_part, Mapping) or not isinstance(collect, Mapping):
         raise InvalidInputError(f"{source}: ci.assert and ci.collect must be mappings")
-    for key in assert_part:
-        if key not in _LHCI_HARMLESS:
-            raise InvalidInputError(
-                f"{source}: ci.assert.{key} cannot be mapped to pagelab budgets "
-                "(only 'assertions' with maxNumericValue / minScore)"
-            )
-    assertions = assert_part.get("assertions", {})
-    if not isinstance(assertions, Mapping):
-        raise InvalidInputError(f"{source}: assertions: expected a mapping")
-    budgets: dict[str, MetricLimit] = {}
-    for key, value in assertions.items():
-        where = f"{source}: assertions.{key}"
-        level, options = (value, {}) if isinstance(value, str) else (
-            (value[0], value[1] if len(value) > 1 else {})
-            if isinstance(value, list) and value
-            else (None, None)
-        )
-        if level == "off":
-            continue
-        if level not in ("warn", "error") or not isinstance(options, Mapping):
-            raise InvalidInputError(
-                f"{where}: expected 'off', 'warn', 'error' or [level, options]"
-            )
-        if key.startswith("categories:"):
-            if key != "categories:performance":
-                raise InvalidInputError(
-                    f"{where}: only categories:performance can be mapped (performance_score)"
-                )
-            name, option, scale = "performance_score", "minScore", 100.0
-        else:
-            name, option, scale = _metric_for_audit(key, where), "maxNumericValue", 1.0
-        unknown = set(options) - {option, "aggregationMethod"}
-        if unknown or option not in options:
-            bad = ", ".join(sorted(unknown)) if unknown else f"no {option}"
-            raise InvalidInputError(
-                f"{where}: {bad} cannot be mapped; use {option} on {key}"
-            )
-        limit = options[option]
-        if isinstance(limit, bool) or not isinstance(limit, int | float):
-            raise InvalidInputError(f"{where}: {option} must be a number")
-        aggregation = _lhci_aggregation(
-            options.get("aggregationMethod", "optimistic"), name, where
-        )
-        budgets[name] = MetricLimit(
-            limit=float(limit) * scale, level=level, aggregation=aggregation
-        )
-    urls = collect.get("url", [])
-    urls = [urls] if isinstance(urls, str) else urls
-    if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
-        raise InvalidInputError(f"{source}: ci.collect.url: expected a URL or a list of URLs")
-    runs = collect.get("numberOfRuns")
-    pages = [PageBudget(url=u) for u in urls] or [PageBudget(url="*")]
+    options = lhci_assert_options(assert_part, source)
+    settings = collect_settings(collect, options, source)
+    pages = [PageBudget(url=u) for u in settings["urls"]] or [PageBudget(url="*")]
     return BudgetFile.parse(
-        {"runs": runs, "budgets": budgets, "pages": pages}, source
+        {"runs": settings["runs"], "devices": settings["devices"], "config": settings["config"],
+         "notes": settings["notes"], "lhci": options, "pages": pages}, source
     )
 
 

@@ -148,6 +148,23 @@ class BudgetFile(_Budgeted):
     preset: str | None = None
     budgets: dict[str, LimitInput] = Field(default_factory=dict)
     pages: list[PageBudget] = Field(default_factory=list)
+    #: Lighthouse CI ``ci.assert`` options (a lighthouserc), evaluated on the runs' LHRs by
+    #: :func:`pagelab.budgets.assert_runs` as ``lhci assert`` does.
+    lhci: dict[str, Any] | None = None
+    #: What reading the file decided that a user should know (nearest device/connection).
+    notes: list[str] = Field(default_factory=list)
+
+    @field_validator("lhci")
+    @classmethod
+    def _valid_lhci(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            from ._lhci import validate_options
+
+            try:
+                validate_options(value, "lhci")
+            except InvalidInputError as exc:
+                raise ValueError(str(exc)) from exc
+        return value
 
     @classmethod
     def parse(cls, data: Any, source: str = "budgets") -> BudgetFile:
