@@ -15,6 +15,7 @@ from typing import Any
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS
 
+from ._lhci import budget_json_to_assertions, validate_options
 from ._lhci_config import collect_settings, lhci_assert_options
 from ._models import UNMEASURED_METRICS, BudgetFile, PageBudget
 
@@ -120,10 +121,22 @@ def from_lhci(data: Mapping[str, Any], source: str = "lighthouserc") -> BudgetFi
 def from_budget_json(data: list[Any], source: str = "budget.json") -> BudgetFile:
     """Lighthouse's budget.json (a list of ``{path, timings, ...}``) as pagelab budgets.
 
-    Only ``timings`` map (metric audit id -> maximum); a ``path`` without ``*`` is one page
+    ``timings`` map to metric budgets (audit id -> maximum); a file with ``resourceSizes``
+    (KiB) or ``resourceCounts`` is evaluated on the LHRs as Lighthouse CI evaluates it as a
+    ``budgetsFile`` (``resource-summary:<type>:size|count``). A ``path`` without ``*`` is one page
     (``$`` dropped), ``/*`` or no path applies to every measured page. Where several entries
     match a page the last one wins, as in Lighthouse.
     """
+    if any(isinstance(e, Mapping) and (e.get("resourceSizes") or e.get("resourceCounts"))
+           for e in data):
+        # Byte and request budgets live in the LHR's resource-summary: the whole file is
+        # evaluated as Lighthouse CI evaluates a budgetsFile (one assertMatrix entry a path).
+        options = budget_json_to_assertions(data, source)
+        validate_options(options, source)
+        paths = [str(e.get("path") or "/*").removesuffix("$") for e in data
+                 if isinstance(e, Mapping)]
+        return BudgetFile.parse({"lhci": options, "pages": [
+            PageBudget(url=path) for path in dict.fromkeys(paths)]}, source)
     pages: list[PageBudget] = []
     for index, entry in enumerate(data):
         where = f"{source}: [{index}]"
