@@ -21,7 +21,7 @@ import pytest
 if TYPE_CHECKING:
     from pagelab import Results
 
-from ._errors import EngineFailure
+from ._errors import BudgetWarning, EngineFailure
 from ._outcome import OUTCOME_KEY, RecordedOutcome, record_outcome
 from ._state import SETTINGS, STATE_KEY, PagelabState
 from .items import BudgetFileCollector, collect_explicit_files, is_budget_file
@@ -104,15 +104,41 @@ def _marker_checks(marker: pytest.Mark, nodeid: str) -> list[Any]:
     """The marker's keywords as checks; a bad one is a usage error naming the test."""
     from pagelab import InvalidInputError
     from pagelab.budgets import checks_from_mapping
+    from pagelab.budgets._resources import resource_limits
 
     where = f"@pytest.mark.budget on {nodeid}"
     if marker.args:
         raise pytest.UsageError(f"{where}: give limits as keywords, e.g. "
                                 "budget(largest_contentful_paint=2500)")
     try:
-        return checks_from_mapping(marker.kwargs, where=where)
+        # Metric limits (Check) first, then byte/request limits (ResourceLimit).
+        metrics, resources = resource_limits(marker.kwargs, where=where)
+        return [*checks_from_mapping(metrics, where=where), *resources]
     except InvalidInputError as exc:
         raise pytest.UsageError(str(exc)) from exc
+
+
+def _check_resources(state: PagelabState, frame: Any, limits: list[Any],
+                     outcome: RecordedOutcome) -> list[str]:
+    """Resource budgets on the runs' LHRs, recorded and warned like every budget."""
+    from pagelab.budgets._resources import evaluate_resources
+
+    if not limits:
+        return []
+    if state.replay() is not None:
+        return ["resource budgets (resource_size, resource_count, third_party_*) need the "
+                "runs' LHRs: they cannot be checked on replayed runs"]
+    results = evaluate_resources(limits, frame, state.runner().lhr,
+                                 aggregation=state.aggregation())
+    failures: list[str] = []
+    for result in results:
+        outcome.checks.append({**result.to_dict(), "kind": "budget"})
+        if not result.passed:
+            if result.level == "error":
+                failures.append(result.message)
+            else:
+                warnings.warn(BudgetWarning(result.message), stacklevel=3)
+    return failures
 
 
 # -- the fixture --------------------------------------------------------------------------
@@ -177,10 +203,15 @@ class Perf:
         location_list = _as_list(locations, "locations")
         count = state.runs(runs)
         marker = self._item.get_closest_marker("budget")
-        checks = _marker_checks(marker, self._item.nodeid) if marker is not None else []
+        limits = _marker_checks(marker, self._item.nodeid) if marker is not None else []
+        from pagelab.budgets import Check
+
+        checks = [c for c in limits if isinstance(c, Check)]
         frame = state.measure(url_list, device_list, location_list, config, count)
         outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
         failures = state.check(frame, checks, outcome, aggregation=state.aggregation())
+        failures += _check_resources(state, frame,
+                                     [c for c in limits if not isinstance(c, Check)], outcome)
         record_outcome(self._item, outcome)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)

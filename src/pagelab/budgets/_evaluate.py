@@ -17,6 +17,7 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS
 
 from ._models import AGGREGATION_NAMES, BudgetFile, Check, Level, checks_from_mapping
+from ._resources import format_resource_value, is_resource_metric
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -85,7 +86,9 @@ class BudgetResult:
 
 def format_value(metric: str, value: float | None) -> str:
     """``3120 ms``, ``0.318``, ``54``: the registry's format without digit grouping, so a
-    list of values stays readable."""
+    list of values stays readable; ``312.3 KB`` / ``4 requests`` for resource budgets."""
+    if is_resource_metric(metric):
+        return format_resource_value(metric, value)
     m = METRICS[metric]
     if value is None or math.isnan(value):
         return "\u2013"
