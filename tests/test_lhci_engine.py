@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas  # noqa: F401  (loaded before pytester's inline runs, which cannot reload numpy)
 import pytest
 from lhci_parity import lhci_verdicts
 

@@ -212,7 +212,7 @@ def _result(limit: ResourceLimit, cell: CellKey, actual: float | None, values: l
                    f"{expected} {where}")
     else:
         passed = actual <= limit.limit
-        listed = ", ".join(f"{v:g}" for v in sorted(values))
+        listed = ", ".join(f"{v:.0f}" for v in sorted(values))
         message = (f"{name} {format_resource_value(name, actual)} "
                    f"{'<=' if passed else '>'} {expected} ({aggregation} of {len(values)}: "
                    f"{listed}) {where}")
