@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas  # noqa: F401  (loaded before pytester's inline runs, which cannot reload numpy)
 import pytest
-from lhci_parity import lhci_verdicts
 
+from lhci_parity import lhci_verdicts
 from pagelab.cli import main
 
 pytest_plugins = ["pytester"]
