@@ -103,8 +103,7 @@ def pytest_collection_modifyitems(
 def _marker_checks(marker: pytest.Mark, nodeid: str) -> list[Any]:
     """The marker's keywords as checks; a bad one is a usage error naming the test."""
     from pagelab import InvalidInputError
-    from pagelab.budgets import checks_from_mapping
-    from pagelab.budgets._resources import resource_limits
+    from pagelab.budgets import checks_from_mapping, resource_limits
 
     where = f"@pytest.mark.budget on {nodeid}"
     if marker.args:
@@ -121,7 +120,7 @@ def _marker_checks(marker: pytest.Mark, nodeid: str) -> list[Any]:
 def _check_resources(state: PagelabState, frame: Any, limits: list[Any],
                      outcome: RecordedOutcome) -> list[str]:
     """Resource budgets on the runs' LHRs, recorded and warned like every budget."""
-    from pagelab.budgets._resources import evaluate_resources
+    from pagelab.budgets import evaluate_resources
 
     if not limits:
         return []

@@ -37,8 +37,11 @@ from ._evaluate import format_value as format_value
 from ._evaluate import run_failures as run_failures
 from ._lhci_runs import format_lhci as format_lhci
 from ._lhci_runs import lhci_results_json as lhci_results_json
+from ._lhci_runs import select_runs as select_runs
 from ._models import AGGREGATION_NAMES as AGGREGATION_NAMES
 from ._models import checks_from_mapping as checks_from_mapping
+from ._resources import evaluate_resources as evaluate_resources
+from ._resources import resource_limits as resource_limits
 
 __all__ = [
     "AssertionResult",

@@ -16,8 +16,15 @@ from pagelab._cells import CELL, CellKey, cell_key, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS
 
-from ._models import AGGREGATION_NAMES, BudgetFile, Check, Level, checks_from_mapping
-from ._resources import format_resource_value, is_resource_metric
+from ._models import (
+    AGGREGATION_NAMES,
+    BudgetFile,
+    Check,
+    Level,
+    checks_from_mapping,
+    format_resource_value,
+    is_resource_metric,
+)
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -8,6 +8,7 @@ are maximums (``<=``), the performance score is a minimum (``>=``).
 from __future__ import annotations
 
 import fnmatch
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -30,6 +31,8 @@ __all__ = [
     "PageBudget",
     "budget_metric",
     "checks_from_mapping",
+    "format_resource_value",
+    "is_resource_metric",
 ]
 
 Level = Literal["warn", "error"]
@@ -73,6 +76,20 @@ def budget_metric(name: str, where: str = "budget") -> Metric:
     if found.name in UNMEASURED_METRICS:
         raise InvalidInputError(f"{where}: {found.name}: {UNMEASURED_METRICS[found.name]}")
     return found
+
+
+def is_resource_metric(name: str) -> bool:
+    """Whether ``name`` is a resource budget's (``resource_size:script``)."""
+    return name.startswith(("resource_size:", "resource_count:"))
+
+
+def format_resource_value(name: str, value: float | None) -> str:
+    """``312.3 KB`` (1 KB = 1000 bytes) for sizes, ``4 requests`` for counts."""
+    if value is None or math.isnan(value):
+        return "\u2013"
+    if name.startswith("resource_size:"):
+        return f"{value / 1000:,.1f} KB" if value >= 1000 else f"{value:,.0f} B"
+    return f"{value:g} request{'' if value == 1 else 's'}"
 
 
 class _Strict(BaseModel):

@@ -10,7 +10,6 @@ the aggregate (from the ``network-requests`` audit).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pagelab._cells import CellKey, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError
 
-from ._models import AGGREGATION_NAMES, Level, MetricLimit
+from ._models import AGGREGATION_NAMES, Level, MetricLimit, format_resource_value
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,8 +29,6 @@ __all__ = [
     "RESOURCE_TYPES",
     "ResourceLimit",
     "evaluate_resources",
-    "format_resource_value",
-    "is_resource_metric",
     "resource_limits",
 ]
 
@@ -64,19 +61,6 @@ class ResourceLimit:
     def metric(self) -> str:
         """``resource_size:script``: how results and tables name it."""
         return f"resource_{self.kind}:{self.resource_type}"
-
-
-def is_resource_metric(name: str) -> bool:
-    return name.startswith(("resource_size:", "resource_count:"))
-
-
-def format_resource_value(name: str, value: float | None) -> str:
-    """``312.3 KB`` (1 KB = 1000 bytes) for sizes, ``4 requests`` for counts."""
-    if value is None or math.isnan(value):
-        return "\u2013"
-    if name.startswith("resource_size:"):
-        return f"{value / 1000:,.1f} KB" if value >= 1000 else f"{value:,.0f} B"
-    return f"{value:g} request{'' if value == 1 else 's'}"
 
 
 def _limit(raw: Any, where: str) -> MetricLimit:

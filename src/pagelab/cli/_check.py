@@ -73,8 +73,8 @@ def _check(args: argparse.Namespace) -> int:
         format_value,
         load_budgets,
         run_failures,
+        select_runs,
     )
-    from pagelab.budgets._lhci_runs import select_runs
     from pagelab.frames import cell_label, read_runs
 
     budget_file = load_budgets(args.budgets)
