@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,21 +22,6 @@ from pagelab.cli import main
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.engine
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    from pagelab.demo import serve
-
-    with serve() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def engine_cache() -> str:
-    from pagelab._paths import cache_dir
-
-    return str(cache_dir())
 
 
 def _rc(site: str) -> dict[str, Any]:
@@ -68,11 +52,11 @@ def _key(result: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def test_check_and_plugin_give_lighthouse_ci_verdicts(
-    site: str, engine_cache: str, tmp_path: Path, pytester: pytest.Pytester,
+    demo_url: str, engine_cache: str, tmp_path: Path, pytester: pytest.Pytester,
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)  # pytester moved HOME
-    rc = _rc(site)
+    rc = _rc(demo_url)
     config = tmp_path / "lighthouserc.json"
     config.write_text(json.dumps(rc))
     monkeypatch.chdir(tmp_path)
@@ -112,7 +96,7 @@ def test_check_and_plugin_give_lighthouse_ci_verdicts(
 
 
 def test_resource_budget_names_the_largest_request(
-    site: str, engine_cache: str, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    demo_url: str, engine_cache: str, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
     pytester.makepyfile(f"""
@@ -120,11 +104,11 @@ def test_resource_budget_names_the_largest_request(
 
         @pytest.mark.budget(resource_size={{"image": 300_000}}, resource_count={{"total": 20}})
         def test_fast(perf):
-            perf.measure("{site}/fast", runs=1)
+            perf.measure("{demo_url}/fast", runs=1)
 
         @pytest.mark.budget(resource_size={{"image": 300_000}})
         def test_heavy(perf):
-            perf.measure("{site}/heavy", runs=1)
+            perf.measure("{demo_url}/heavy", runs=1)
     """)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)

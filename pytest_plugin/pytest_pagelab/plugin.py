@@ -21,7 +21,7 @@ import pytest
 if TYPE_CHECKING:
     from pagelab import Results
 
-from ._errors import BudgetWarning, EngineFailure
+from ._errors import EngineFailure
 from ._outcome import OUTCOME_KEY, RecordedOutcome, record_outcome
 from ._state import SETTINGS, STATE_KEY, PagelabState
 from .items import BudgetFileCollector, collect_explicit_files, is_budget_file
@@ -127,17 +127,8 @@ def _check_resources(state: PagelabState, frame: Any, limits: list[Any],
     if state.replay() is not None:
         return ["resource budgets (resource_size, resource_count, third_party_*) need the "
                 "runs' LHRs: they cannot be checked on replayed runs"]
-    results = evaluate_resources(limits, frame, state.runner().lhr,
-                                 aggregation=state.aggregation())
-    failures: list[str] = []
-    for result in results:
-        outcome.checks.append({**result.to_dict(), "kind": "budget"})
-        if not result.passed:
-            if result.level == "error":
-                failures.append(result.message)
-            else:
-                warnings.warn(BudgetWarning(result.message), stacklevel=3)
-    return failures
+    return state.record(evaluate_resources(limits, frame, state.runner().lhr,
+                                           aggregation=state.aggregation()), outcome)
 
 
 # -- the fixture --------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import copy
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -329,43 +329,45 @@ def _category_results(prop: list[str], options: Mapping[str, Any],
     return [{**r, "auditProperty": category_id} for r in _standard_results(pseudo, options)]
 
 
-def _summary_results(prop: list[str], audit_results: list[Any],
-                     options: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _item_results(audit_results: list[Any], options: Mapping[str, Any], prop: str,
+                  value_of: Callable[[list[Any]], Any]) -> list[dict[str, Any]]:
+    # Each run's audit as a pseudo-audit whose numericValue is one item's value
+    # (``value_of(items)``; undefined when the audit has no items or none matches).
     pseudo: list[Any] = []
     for result in audit_results:
         items = _get(_get(result, "details"), "items")
-        if not isinstance(items, list) or not items:
-            pseudo.append(_UNDEFINED)
-            continue
-        item = next((i for i in items if _get(i, "resourceType") == prop[0]), _UNDEFINED)
-        if item is _UNDEFINED:
-            pseudo.append(_UNDEFINED)
-            continue
-        primary, backup = ("size", "transferSize") if prop[1] == "size" else ("requestCount", "")
+        value = value_of(items) if isinstance(items, list) and items else _UNDEFINED
+        pseudo.append(_UNDEFINED if value is _UNDEFINED else {**result, "numericValue": value})
+    return [{**r, "auditProperty": prop} for r in _standard_results(pseudo, options)]
+
+
+def _summary_results(prop: list[str], audit_results: list[Any],
+                     options: Mapping[str, Any]) -> list[dict[str, Any]]:
+    primary, backup = ("size", "transferSize") if prop[1] == "size" else ("requestCount", "")
+
+    def value_of(items: list[Any]) -> Any:
+        item = next((i for i in items if _get(i, "resourceType") == prop[0]), None)
+        if item is None:
+            return _UNDEFINED
         key = primary if primary in item else backup
-        pseudo.append({**result, "numericValue": item[key]} if key in item else _UNDEFINED)
-    return [{**r, "auditProperty": ".".join(prop)} for r in _standard_results(pseudo, options)]
+        return item.get(key, _UNDEFINED)
+
+    return _item_results(audit_results, options, ".".join(prop), value_of)
 
 
 def _user_timing_results(prop: list[str], audit_results: list[Any],
                          options: Mapping[str, Any]) -> list[dict[str, Any]]:
     name = _kebab_case("-".join(prop), alphanumeric_only=True)
-    pseudo: list[Any] = []
-    for result in audit_results:
-        items = _get(_get(result, "details"), "items")
-        if not isinstance(items, list) or not items:
-            pseudo.append(_UNDEFINED)
-            continue
+
+    def value_of(items: list[Any]) -> Any:
         item = next((i for i in items
-                     if _kebab_case(str(_get(i, "name")), alphanumeric_only=True) == name),
-                    _UNDEFINED)
-        if item is _UNDEFINED:
-            pseudo.append(_UNDEFINED)
-            continue
+                     if _kebab_case(str(_get(i, "name")), alphanumeric_only=True) == name), None)
+        if item is None:
+            return _UNDEFINED
         duration = _get(item, "duration")
-        value = duration if _is_finite(duration) else _get(item, "startTime")
-        pseudo.append({**result, "numericValue": value})
-    return [{**r, "auditProperty": name} for r in _standard_results(pseudo, options)]
+        return duration if _is_finite(duration) else _get(item, "startTime")
+
+    return _item_results(audit_results, options, name, value_of)
 
 
 def _normalize(assertion: Any) -> tuple[str, dict[str, Any]]:
