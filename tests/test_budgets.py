@@ -127,6 +127,8 @@ def test_lighthouse_ci_config_is_read_whole(frame: pd.DataFrame) -> None:
     assert lcp.passed
     assert results["categories", "minScore"].expected == 0.9
     assert ("speed-index", "maxNumericValue") not in results
+    with pytest.raises(InvalidInputError, match="holds Lighthouse CI assertions"):
+        budgets.evaluate(budget_file, frame)
 
 
 def test_lighthouse_ci_collect_settings() -> None:

@@ -180,6 +180,9 @@ def test_lighthouse_ci_and_budget_json_files(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*largest-contentful-paint failure for maxNumericValue*",
                                  "*expected: <=2500", "*found: 7740.88",
                                  "*all values: 8144.2, 7757.62, 7740.88, 7654.93, 7657.97"])
+    # ... and in the summary table with every budget.
+    result.stdout.re_match_lines([r"mobile/us http://demo.test/heavy\s+largest-contentful-paint "
+                                  r"maxNumericValue\s+<= 2500\s+7740.88\s+FAIL"])
 
     budget_json = [{"path": "/*", "timings": [{"metric": "interactive", "budget": 5000}]},
                    {"path": "/heavy", "timings": [{"metric": "interactive", "budget": 9000}]},

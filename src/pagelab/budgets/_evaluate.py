@@ -206,6 +206,11 @@ def evaluate(
     last wins (page overrides come after file defaults; budget.json's last match wins).
     """
     _check_aggregation(aggregation)
+    if isinstance(budgets, BudgetFile) and budgets.lhci is not None:
+        # Never silently nothing: Lighthouse CI assertions need the runs' LHRs.
+        raise InvalidInputError(
+            "this budget file holds Lighthouse CI assertions: check them with "
+            "budgets.assert_runs(budget_file.lhci, frame, read_lhr=runner.lhr)")
     checks = resolve_checks(budgets, base_url=base_url)
     for check in checks:
         if check.aggregation is not None:
