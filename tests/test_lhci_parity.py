@@ -249,7 +249,7 @@ def _cases() -> Iterator[tuple[str, dict[str, Any], list[str]]]:
                 "image-alt": "error", "document-title": "error", "meta-description": "warn",
                 "errors-in-console": ["error", {"maxLength": 0}], "html-has-lang": "error"}},
                    ALL)
-    pattern_cases = {
+    pattern_cases: dict[str, dict[str, Any]] = {
         "matching-url-pattern": {"matchingUrlPattern": "/shift$", "assertions": {
             "interactive": ["error", {"maxNumericValue": 800}]}},
         "assert-matrix": {"assertMatrix": [
