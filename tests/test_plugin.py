@@ -184,6 +184,15 @@ def test_lighthouse_ci_and_budget_json_files(pytester: pytest.Pytester) -> None:
     result.stdout.re_match_lines([r"mobile/us http://demo.test/heavy\s+largest-contentful-paint "
                                   r"maxNumericValue\s+<= 2500\s+7740.88\s+FAIL"])
 
+    # ci.collect is read: a screen size maps to the nearest profile, said as a warning.
+    lhci["ci"]["collect"]["settings"] = {"screenEmulation": {"width": 365, "height": 650,
+                                                              "deviceScaleFactor": 3}}
+    pytester.makefile(".json", lighthouserc=json.dumps(lhci))
+    result = pytester.runpytest(REPLAY, "--pagelab-budgets=lighthouserc.json")
+    result.stdout.fnmatch_lines(["*lighthouserc.json: screenEmulation 365x650@3: measured as "
+                                 "phoneG5 (360x640@3), the nearest profile*"])
+    result.stdout.fnmatch_lines(["*no recorded runs for phoneG5/us http://demo.test/fast*"])
+
     budget_json = [{"path": "/*", "timings": [{"metric": "interactive", "budget": 5000}]},
                    {"path": "/heavy", "timings": [{"metric": "interactive", "budget": 9000}]},
                    {"path": "/fast"}]

@@ -8,6 +8,7 @@ Files are collected when named like ``budgets.yaml`` / ``*.budgets.yaml`` (``.ym
 from __future__ import annotations
 
 import fnmatch
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,6 +96,9 @@ class BudgetFileCollector(pytest.File):
     def collect(self) -> Iterable[pytest.Item]:
         state: PagelabState = self.config.stash[STATE_KEY]
         budget_file = self._budget_file()
+        for note in budget_file.notes:
+            # What reading a lighthouserc decided (nearest device / connection profile).
+            warnings.warn(UserWarning(f"{self.path.name}: {note}"), stacklevel=2)
         base_url = state.setting("base_url", budget_file.base_url)
         checks = budget_file.checks(base_url)
         pages = [p for p in budget_file.pages if "*" not in p.url]
@@ -183,8 +187,6 @@ class BudgetItem(pytest.Item):
                      ) -> list[str]:
         """Lighthouse CI's verdicts on this cell's LHRs: error-level misses as ``lhci
         assert`` prints them, warn-level ones as warnings."""
-        import warnings
-
         from pagelab import InvalidInputError
         from pagelab.budgets import assert_runs, format_lhci
 
