@@ -63,6 +63,12 @@ def test_check_lighthouserc_prints_as_lhci_assert_and_writes_its_json(
         ("largest-contentful-paint", "error", False), ("categories", "warn", False)]
     assert written[1]["auditProperty"] == "performance"
     assert written[1]["actual"] == 0.55
+    rc = json.loads(config.read_text())
+    rc["ci"]["assert"]["includePassedAssertions"] = True
+    config.write_text(json.dumps(rc))
+    assert main(["check", str(config), "--replay", RUNS, "--format=lhci"]) == 1
+    written = json.loads((tmp_path / ".lighthouseci" / "assertion-results.json").read_text())
+    assert [r["passed"] for r in written] == [True, True, False, False]
 
     # A desktop config is checked on desktop runs only; mobile-only runs are missing.
     config.write_text(json.dumps({"ci": {

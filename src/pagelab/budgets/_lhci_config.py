@@ -34,8 +34,8 @@ _THROTTLING_METHODS = {"simulate": "simulated", "devtools": "applied"}
 def lhci_assert_options(assert_part: Mapping[str, Any], source: str) -> dict[str, Any]:
     """``ci.assert`` validated, with ``budgetsFile`` read (relative to the config's folder)
     and turned into ``assertMatrix`` as Lighthouse CI does."""
-    options = {k: v for k, v in assert_part.items() if k not in ("includePassedAssertions",
-                                                                   "lhr")}
+    # includePassedAssertions stays: --format=lhci writes passed results too then.
+    options = {k: v for k, v in assert_part.items() if k != "lhr"}
     budgets_file = options.pop("budgetsFile", None)
     if budgets_file is not None:
         clash = sorted({"assertions", "assertMatrix", "preset"} & set(options))
