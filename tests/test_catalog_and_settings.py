@@ -110,3 +110,17 @@ def test_unneeded_work_is_skipped() -> None:
     assert settings["onlyCategories"] == ["performance"]
     assert settings["disableFullPageScreenshot"] is True
     assert "bf-cache" in settings["skipAudits"]
+
+
+def test_categories_are_run_only_when_asked() -> None:
+    default = build_run_spec(Device.MOBILE, LighthouseConfig()).config["settings"]
+    assert default["onlyCategories"] == ["performance"]
+    assert default["skipAudits"] == ["bf-cache"]
+    config = LighthouseConfig.model_validate({"categories": ["seo", "accessibility", "seo"]})
+    assert config.categories == ["accessibility", "seo"]
+    asked = build_run_spec(Device.MOBILE, config).config["settings"]
+    assert asked["onlyCategories"] == ["performance", "accessibility", "seo"]
+    assert asked["skipAudits"] == []
+    whole = build_run_spec(Device.MOBILE, LighthouseConfig(categories=["performance"]))
+    assert whole.config["settings"]["onlyCategories"] == ["performance"]
+    assert whole.config["settings"]["skipAudits"] == []

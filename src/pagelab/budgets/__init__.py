@@ -7,8 +7,11 @@
 Budgets come from pagelab's YAML/JSON format, Lighthouse CI assertions or Lighthouse's
 budget.json (:func:`load_budgets`); :func:`evaluate` turns budgets and a wide frame of runs
 into :class:`BudgetResult` records, shared by the pytest plugin, ``pagelab check`` and plots.
-The CI reports (:func:`markdown_summary`, :func:`workflow_commands`,
-:func:`code_quality_issues`) render those records for the plugin and ``pagelab check``.
+The CI reports (Markdown summary, GitHub annotations, GitLab Code Quality) render those
+records for the plugin and ``pagelab check`` (their options, docs/pytest-plugin.md).
+A lighthouserc's assertions (``BudgetFile.lhci``) are evaluated on the runs' LHRs as
+``lhci assert`` does: :func:`assert_runs` (per cell) and :func:`assert_lhrs` give
+:class:`AssertionResult` records.
 """
 
 from pagelab._public import publish
@@ -21,8 +24,9 @@ from ._baseline import (
     make_baseline,
     save_baseline,
 )
-from ._ci import code_quality_issues, markdown_summary, workflow_commands
 from ._evaluate import BudgetResult, evaluate
+from ._lhci import AssertionResult, assert_lhrs
+from ._lhci_runs import assert_runs
 from ._load import load_budgets, parse_budgets
 from ._models import BudgetFile, Check, MetricLimit, PageBudget
 
@@ -31,15 +35,24 @@ from ._models import BudgetFile, Check, MetricLimit, PageBudget
 from ._baseline import RegressionLimit as RegressionLimit
 from ._baseline import parse_regression_limits as parse_regression_limits
 from ._ci import budget_source_line as budget_source_line
+from ._ci import code_quality_issues as code_quality_issues
+from ._ci import markdown_summary as markdown_summary
+from ._ci import workflow_commands as workflow_commands
 from ._evaluate import STATUS_LABELS as STATUS_LABELS
 from ._evaluate import format_tally as format_tally
 from ._evaluate import format_value as format_value
 from ._evaluate import run_failures as run_failures
+from ._lhci_runs import format_lhci as format_lhci
+from ._lhci_runs import lhci_results_json as lhci_results_json
+from ._lhci_runs import select_runs as select_runs
 from ._models import AGGREGATION_NAMES as AGGREGATION_NAMES
 from ._models import checks_from_mapping as checks_from_mapping
 from ._publish import publish_ci_reports as publish_ci_reports
+from ._resources import evaluate_resources as evaluate_resources
+from ._resources import resource_limits as resource_limits
 
 __all__ = [
+    "AssertionResult",
     "Baseline",
     "BaselineComparison",
     "BudgetFile",
@@ -47,16 +60,15 @@ __all__ = [
     "Check",
     "MetricLimit",
     "PageBudget",
-    "code_quality_issues",
+    "assert_lhrs",
+    "assert_runs",
     "compare_baseline",
     "evaluate",
     "load_baseline",
     "load_budgets",
     "make_baseline",
-    "markdown_summary",
     "parse_budgets",
     "save_baseline",
-    "workflow_commands",
 ]
 
 publish(__name__, globals(), __all__)
