@@ -38,7 +38,6 @@ from ._ci import budget_source_line as budget_source_line
 from ._ci import code_quality_issues as code_quality_issues
 from ._ci import markdown_summary as markdown_summary
 from ._ci import workflow_commands as workflow_commands
-from ._evaluate import STATUS_LABELS as STATUS_LABELS
 from ._evaluate import format_tally as format_tally
 from ._evaluate import format_value as format_value
 from ._evaluate import run_failures as run_failures
@@ -50,6 +49,7 @@ from ._models import checks_from_mapping as checks_from_mapping
 from ._publish import publish_ci_reports as publish_ci_reports
 from ._resources import evaluate_resources as evaluate_resources
 from ._resources import resource_limits as resource_limits
+from ._wording import STATUS_LABELS as STATUS_LABELS
 
 __all__ = [
     "AssertionResult",

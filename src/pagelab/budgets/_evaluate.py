@@ -26,13 +26,13 @@ from ._models import (
     format_resource_value,
     is_resource_metric,
 )
+from ._wording import STATUS_LABELS
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
     "CELL_COLUMNS",
-    "STATUS_LABELS",
     "BudgetResult",
     "BudgetsInput",
     "aggregate_cells",
@@ -54,10 +54,6 @@ _REQUIRED = ("url", "device", "location")
 BudgetsInput = BudgetFile | Mapping[str, Any] | Sequence[Check]
 
 Cell = CellKey
-
-#: How each :attr:`BudgetResult.status` is printed, on every face.
-STATUS_LABELS: dict[str, str] = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
-
 
 @dataclass(frozen=True, slots=True)
 class BudgetResult:

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pagelab._exceptions import InvalidInputError
 
-from ._evaluate import STATUS_LABELS
+from ._wording import STATUS_LABELS
 
 __all__ = [
     "AssertionResult",
