@@ -92,10 +92,10 @@ def test_a_url_whose_name_rebinds_after_the_check_reaches_nothing(
     report = _run(setup, url)  # created: the guard's look-up answered 127.0.0.1
     # The run's own look-up (the egress proxy's) answered 127.0.0.2: refused, so the page
     # never loaded.
+    assert setup.forbidden.requests == []
+    assert setup.forbidden.connections == 0
     assert report["status"] == "failed", report
     assert setup.names.a_queries(URL_NAME) == 2  # the guard's, then the proxy's
-    assert setup.forbidden.connections == 0
-    assert setup.forbidden.requests == []
     assert setup.twin.requests_for("/") == []
 
 
@@ -111,10 +111,10 @@ def test_a_page_referencing_a_rebinding_name_reaches_only_the_checked_address(
     ))
     report = _run(setup, url)
     assert report["status"] == "success", report["error"]
+    assert setup.forbidden.requests == []
+    assert setup.forbidden.connections == 0
     assert setup.allowed.requests_for("/page")
     # One look-up for the whole run (127.0.0.1, checked and pinned): the answer 127.0.0.2
     # was never asked for, and every subresource came from the checked address.
     assert setup.names.a_queries(SUBRESOURCE_NAME) == 1
     assert {r.path for r in setup.twin.requests} >= {"/app.js", "/pixel.gif"}
-    assert setup.forbidden.connections == 0
-    assert setup.forbidden.requests == []
