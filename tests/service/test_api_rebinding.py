@@ -15,14 +15,13 @@ resolver, which knows none of these names, and "nothing reached" would hold vacu
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
-from live_server import ServerProcess, create_key
+from live_server import ServerProcess, create_key, wait_final
 
 from fixtures_dns_server import RebindingDns
 from fixtures_site import RecordingSite, page
@@ -74,14 +73,7 @@ def _run(setup: RebindingSetup, url: str) -> dict[str, Any]:
                       headers={"X-API-KEY": setup.key}) as client:
         created = client.post("/v1/lighthouse-tests", json={"url": url, "device": "desktop"})
         assert created.status_code == 201, created.text
-        test_id = created.json()["id"]
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
-            report: dict[str, Any] = client.get(f"/v1/lighthouse-tests/{test_id}").json()
-            if report["status"] in ("success", "failed"):
-                return report
-            time.sleep(0.5)
-    raise AssertionError(f"test {test_id} did not finish")
+        return wait_final(client, created.json()["id"])
 
 
 @pytest.mark.engine
