@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+import pytest
 
 from pagelab.store import find_postgres_bin, install_postgresql
 
@@ -23,9 +24,5 @@ def test_the_test_cluster_listens_on_loopback_only_and_needs_its_password(postgr
         assert conn.execute("SHOW listen_addresses").fetchone() == ("127.0.0.1",)
         assert conn.execute("SHOW unix_socket_directories").fetchone() == ("",)
     wrong = url.replace(postgres.password, "not-the-password")
-    try:
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
         psycopg.connect(wrong).close()
-    except psycopg.OperationalError as exc:
-        assert "password authentication failed" in str(exc)
-    else:
-        raise AssertionError("a wrong password was accepted")

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from pagelab.catalog import TTFB_REGIONS
 from pagelab.store import ConnectionPool, Store, link_secrets
+from pagelab.store._pg import PgPool
 
 from ._ratelimit import ConcurrencyGate, RateLimiter
 from ._settings import Settings
@@ -62,7 +63,7 @@ class Services:
 
     settings: Settings
     store: Store
-    pool: ConnectionPool
+    pool: ConnectionPool | PgPool
     limiter: RateLimiter
     #: Unknown keys per client address (a separate, small budget: guessing is slow).
     failed_keys: RateLimiter
@@ -76,9 +77,10 @@ class Services:
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
-        store = Store(settings.data_dir, retention=settings.retention)
+        store = Store(settings.data_dir, retention=settings.retention,
+                      database=settings.database_url, artifacts_dir=settings.artifacts_dir)
         # Kept open, sized to the requests that may hold one at once (see Settings).
-        pool = ConnectionPool(store, size=settings.max_db_connections, warm=2)
+        pool = store.pool(size=settings.max_db_connections, warm=2)
         with pool.connection() as conn:
             secrets = link_secrets(settings.data_dir, conn)
         return cls(

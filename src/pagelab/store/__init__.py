@@ -1,4 +1,5 @@
-"""Persistent history: SQLite (WAL, transactional writes) plus artifact files.
+"""Persistent history: SQLite (WAL, transactional writes) plus artifact files, or a
+PostgreSQL database several API servers share (a team store, docs/deployment.md).
 
 Machinery, not public API: the runners, the service, the fleet and the CLI keep their
 records here, through the functions below (each takes a connection); users reach the
@@ -26,6 +27,8 @@ from ._artifacts import resource_string as resource_string
 from ._db import SCHEMA_VERSION as SCHEMA_VERSION
 from ._db import transaction as transaction
 from ._db import truncate_wal as truncate_wal
+from ._dialect import Connection as Connection
+from ._dialect import is_postgres as is_postgres
 from ._fleet import ensure_fleet_tables as ensure_fleet_tables
 from ._fleet import fail_waiting_tests as fail_waiting_tests
 from ._fleet import forget_dispatches as forget_dispatches
@@ -36,8 +39,10 @@ from ._pg_install import POSTGRES_APT_COMMAND as POSTGRES_APT_COMMAND
 from ._pg_install import find_postgres_bin as find_postgres_bin
 from ._pg_install import install_postgresql as install_postgresql
 from ._pool import ConnectionPool as ConnectionPool
+from ._queue import claim_queued_test as claim_queued_test
 from ._queue import next_queued_test as next_queued_test
 from ._queue import queue_counts as queue_counts
+from ._queue import renew_lease as renew_lease
 from ._queue import requeue_interrupted as requeue_interrupted
 from ._records import TestQuery as TestQuery
 from ._records import create_batch as create_batch
@@ -55,6 +60,7 @@ from ._records import test_target as test_target
 from ._secrets import LINK_SECRET_FILE as LINK_SECRET_FILE
 from ._secrets import link_secrets as link_secrets
 from ._secrets import rotate_link_secret as rotate_link_secret
+from ._store import DATABASE_URL_ENV as DATABASE_URL_ENV
 from ._store import DEFAULT_RETENTION as DEFAULT_RETENTION
 from ._store import Store as Store
 
