@@ -12,7 +12,7 @@ from live_server import LiveServer, StartServer, run_cli
 
 from fixtures_http import FixtureServer, closed_port
 from pagelab.models import LighthouseError, TestStatus
-from pagelab.store import Store, finish_test, transaction
+from pagelab.store import finish_test, transaction
 
 
 async def _create_concurrently(base_url: str, key: str, count: int) -> list[httpx.Response]:
@@ -79,7 +79,7 @@ def test_an_engine_failure_gives_the_credit_back(start_server: StartServer) -> N
     with server.client(key) as client:
         crashed = client.post("/v1/lighthouse-tests", json={"url": "https://a.test/"}).json()
         page_failed = client.post("/v1/lighthouse-tests", json={"url": "https://b.test/"}).json()
-        store = Store(server.data_dir)
+        store = server.store
         # Recorded as the engine records them: a crash is the engine's fault, NO_FCP the page's.
         with store.connection() as conn, transaction(conn):
             finish_test(conn, crashed["id"], status=TestStatus.FAILED, lighthouse_version=None,

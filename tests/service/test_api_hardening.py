@@ -222,7 +222,7 @@ def test_revoking_a_key_fails_and_refunds_its_queued_tests(start_server: StartSe
     with server.client(key) as client:
         test_id = client.post("/v1/lighthouse-tests", json={"url": "http://127.0.0.1:9/"}
                               ).json()["id"]
-    with Store(server.data_dir).connection() as conn, transaction(conn, immediate=True):
+    with server.store.connection() as conn, transaction(conn, immediate=True):
         account = revoke_account(conn, key[:11])
         assert account is not None
         row = conn.execute("SELECT status, error_code, run_config_json FROM tests WHERE id = ?",

@@ -15,7 +15,7 @@ from pagelab.catalog import TTFB_REGIONS
 from pagelab.store import ConnectionPool, Store, link_secrets
 from pagelab.store._pg import PgPool
 
-from ._ratelimit import ConcurrencyGate, RateLimiter
+from ._ratelimit import ConcurrencyGate, RateLimiter, SharedRateLimiter
 from ._settings import Settings
 
 __all__ = ["ReportLinks", "Services"]
@@ -83,12 +83,22 @@ class Services:
         pool = store.pool(size=settings.max_db_connections, warm=2)
         with pool.connection() as conn:
             secrets = link_secrets(settings.data_dir, conn)
+        limiter, failed_keys = (
+            RateLimiter(settings.rate_limit_per_minute),
+            RateLimiter(settings.failed_key_limit_per_minute),
+        )
+        if store.is_postgres:  # one budget per key across every server
+            limiter = SharedRateLimiter(settings.rate_limit_per_minute, name="requests",
+                                        connection=pool.thread_connection)
+            failed_keys = SharedRateLimiter(settings.failed_key_limit_per_minute,
+                                            name="unknown-keys",
+                                            connection=pool.thread_connection)
         return cls(
             settings=settings,
             store=store,
             pool=pool,
-            limiter=RateLimiter(settings.rate_limit_per_minute),
-            failed_keys=RateLimiter(settings.failed_key_limit_per_minute),
+            limiter=limiter,
+            failed_keys=failed_keys,
             links=ReportLinks(secrets),
             work_available=threading.Event(),
             ttfb_gate=ConcurrencyGate(

@@ -190,6 +190,8 @@ class Worker:
 
     def _run(self, test_id: str) -> None:
         self.current_test = test_id
+        if self._shared_queue:  # which server ran what, for the operators of a team store
+            logger.info("running test %s", test_id)
         try:
             with self._leased(test_id):
                 execute_test(self._services.store, self._engine_instance(), test_id,

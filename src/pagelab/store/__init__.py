@@ -44,6 +44,7 @@ from ._queue import next_queued_test as next_queued_test
 from ._queue import queue_counts as queue_counts
 from ._queue import renew_lease as renew_lease
 from ._queue import requeue_interrupted as requeue_interrupted
+from ._ratelimit import take_rate_token as take_rate_token
 from ._records import TestQuery as TestQuery
 from ._records import create_batch as create_batch
 from ._records import create_test as create_test

@@ -143,7 +143,8 @@ PG_MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE rate_buckets (
         caller TEXT PRIMARY KEY,
         tokens DOUBLE PRECISION NOT NULL,
-        at DOUBLE PRECISION NOT NULL
+        at DOUBLE PRECISION NOT NULL,
+        allowed BOOLEAN NOT NULL
     );
     CREATE TABLE fleet_dispatches (
         test_id TEXT PRIMARY KEY,
