@@ -19,6 +19,7 @@ from live_server import LiveServer, StartServer
 
 from pagelab.service import Settings
 
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store_backend" not in metafunc.fixturenames:
         return

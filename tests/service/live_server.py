@@ -82,6 +82,25 @@ class LiveServer:
         return Store(self.data_dir, database=self.settings.database_url,
                      artifacts_dir=self.settings.artifacts_dir)
 
+    @property
+    def store_args(self) -> list[str]:
+        """The CLI options naming this server's store (``pagelab keys ...``)."""
+        database = self.settings.database_url
+        return ["--data-dir", str(self.data_dir), *(["--database", database] if database else [])]
+
+    def stored_bytes(self) -> bytes:
+        """Everything the store holds, as bytes: the SQLite file, or every row of every
+        PostgreSQL table as text (to show what is, and is not, written down)."""
+        if self.settings.database_url is None:
+            return (self.data_dir / "pagelab.sqlite3").read_bytes()
+        with self.store.connection() as conn:
+            tables = [row[0] for row in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+            return b"\n".join(
+                str(row[0]).encode() for table in tables
+                for row in conn.execute(f"SELECT t::text FROM {table} AS t")
+            )
+
     def key(self, *, lighthouse: int = 100, ttfb: int = 100) -> str:
         return create_key(self.data_dir, lighthouse=lighthouse, ttfb=ttfb,
                           database=self.settings.database_url)

@@ -155,6 +155,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+@pytest.mark.store("sqlite")  # the secret file (PostgreSQL keeps it in the database)
 def test_store_files_are_private_and_the_secret_is_not_in_the_database(
     start_server: StartServer, tmp_path: Path
 ) -> None:
@@ -195,6 +196,7 @@ def test_a_secret_kept_in_the_database_moves_to_the_file(tmp_path: Path) -> None
     assert (data_dir / "report-links.key").read_text().split() == [legacy]
 
 
+@pytest.mark.store("sqlite")  # the secret file (PostgreSQL keeps it in the database)
 def test_rotation_keeps_or_drops_old_links(start_server: StartServer, tmp_path: Path) -> None:
     data_dir = tmp_path / "rotate"
     first = start_server(data_dir=data_dir, worker=False)
