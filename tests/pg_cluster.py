@@ -40,7 +40,7 @@ def _free_port() -> int:
 class PostgresCluster:
     """A throwaway cluster; ``url(dbname)`` gives a ``postgresql://`` URL on it."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
         bin_dir = find_postgres_bin()
         if bin_dir is None:
             raise RuntimeError("PostgreSQL is missing: pagelab setup --database "
@@ -54,6 +54,8 @@ class PostgresCluster:
         self.directory = Path(tempfile.mkdtemp(prefix="pagelab-pg-"))
         self.data = self.directory / "data"
         self._databases = 0
+        #: PostgreSQL's own defaults (fsync, synchronous commits): for benchmarks.
+        self.durable = durable
         self._run_as: list[str] = []
         if os.geteuid() == 0:
             account = pwd.getpwnam(_UNPRIVILEGED)
@@ -78,11 +80,12 @@ class PostgresCluster:
                   "--pwfile", str(password_file), "--auth", "scram-sha-256",
                   "--encoding", "UTF8", "--no-instructions")
         password_file.unlink()
-        # Loopback TCP only (no socket file anywhere a system server would look); no fsync:
-        # a test cluster's data may be lost with the machine.
+        # Loopback TCP only (no socket file anywhere a system server would look); no fsync
+        # unless durable: a test cluster's data may be lost with the machine.
         options = (f"-c listen_addresses={LOOPBACK} -c port={self.port} "
-                   "-c unix_socket_directories='' -c fsync=off -c synchronous_commit=off "
-                   "-c full_page_writes=off -c max_connections=300")
+                   "-c unix_socket_directories='' -c max_connections=300")
+        if not self.durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-l",
                   str(self.directory / "server.log"), "-o", options, "-w", "-t", "60", "start")
         return self

@@ -92,3 +92,25 @@ def test_the_deep_page_index_counts_on_postgresql(postgres: Any) -> None:
     assert minutes == 2500
     # Newest first: page 241 holds entries 2400..2409 counted from the newest.
     assert [test.id for test in page] == list(reversed(ids))[2400:2410]
+
+
+def test_link_secrets_are_shared_through_the_database_and_rotate_there(
+    postgres: Any, tmp_path: Any
+) -> None:
+    from pagelab.store import Store, link_secrets, rotate_link_secret, transaction
+
+    url = postgres.new_database()
+    first, second = Store(tmp_path / "a", database=url), Store(tmp_path / "b", database=url)
+    with first.connection() as one, second.connection() as other:
+        secrets = link_secrets(first.data_dir, one)
+        assert link_secrets(second.data_dir, other) == secrets  # every server verifies
+        with transaction(one):
+            rotate_link_secret(first.data_dir, conn=one)
+        rotated = link_secrets(second.data_dir, other)
+        assert rotated[1:] == secrets[:1]
+        assert rotated[0] not in secrets
+        with transaction(one):
+            rotate_link_secret(first.data_dir, keep_previous=False, conn=one)
+        assert len(link_secrets(second.data_dir, other)) == 1
+    # Nothing on disk: the data dirs hold no key file.
+    assert not list((tmp_path).rglob("report-links.key"))

@@ -30,6 +30,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._worker",
     "pagelab.cli._workers",
     "pagelab.cli._keys",
+    "pagelab.cli._store",
 )
 
 

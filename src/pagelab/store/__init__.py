@@ -24,6 +24,8 @@ from ._accounts import test_owner as test_owner
 from ._accounts import top_up_account as top_up_account
 from ._artifacts import ARTIFACT_NAMES as ARTIFACT_NAMES
 from ._artifacts import resource_string as resource_string
+from ._copy import CopyCount as CopyCount
+from ._copy import copy_store as copy_store
 from ._db import SCHEMA_VERSION as SCHEMA_VERSION
 from ._db import transaction as transaction
 from ._db import truncate_wal as truncate_wal
@@ -64,5 +66,6 @@ from ._secrets import rotate_link_secret as rotate_link_secret
 from ._store import DATABASE_URL_ENV as DATABASE_URL_ENV
 from ._store import DEFAULT_RETENTION as DEFAULT_RETENTION
 from ._store import Store as Store
+from ._store import parse_database_url as parse_database_url
 
 __all__: list[str] = []

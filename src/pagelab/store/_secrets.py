@@ -28,8 +28,10 @@ __all__ = [
     "LINK_SECRET_ENV",
     "LINK_SECRET_FILE",
     "link_secrets",
+    "read_secrets",
     "rotate_link_secret",
     "service_secret",
+    "share_link_secrets",
 ]
 
 LINK_SECRET_ENV = "PAGELAB_REPORT_LINK_SECRET"
@@ -48,7 +50,7 @@ def _write_secrets(path: Path, values: list[str]) -> None:
     os.replace(tmp, path)
 
 
-def _read_secrets(path: Path) -> list[str]:
+def read_secrets(path: Path) -> list[str]:
     try:
         lines = path.read_text().split()
     except FileNotFoundError:
@@ -75,7 +77,7 @@ def link_secrets(data_dir: Path, conn: Connection | None = None) -> list[bytes]:
     if conn is not None and is_postgres(conn):
         return [bytes.fromhex(value) for value in _shared_secrets(conn)]
     path = data_dir / LINK_SECRET_FILE
-    values = _read_secrets(path)
+    values = read_secrets(path)
     if conn is not None:
         with transaction(conn, immediate=True):
             row = conn.execute(
@@ -91,6 +93,16 @@ def link_secrets(data_dir: Path, conn: Connection | None = None) -> list[bytes]:
         _write_secrets(path, values)
     make_private(path)
     return [bytes.fromhex(value) for value in values]
+
+
+def share_link_secrets(conn: Connection, values: list[str]) -> None:
+    """Make ``values`` (a SQLite store's secrets, moved to PostgreSQL) the secrets of the
+    PostgreSQL store at ``conn`` unless it has its own already."""
+    if values:
+        conn.execute(
+            "INSERT OR IGNORE INTO service_secrets (name, value) VALUES (?, ?)",
+            (_SHARED_NAME, ",".join(values)),
+        )
 
 
 def _shared_secrets(conn: Connection) -> list[str]:
@@ -118,7 +130,7 @@ def rotate_link_secret(data_dir: Path, *, keep_previous: bool = True,
         )
         return
     path = data_dir / LINK_SECRET_FILE
-    previous = _read_secrets(path)[:1] if keep_previous else []
+    previous = read_secrets(path)[:1] if keep_previous else []
     _write_secrets(path, [secrets.token_hex(32), *previous])
 
 
