@@ -12,7 +12,7 @@ from typing import Literal
 from urllib.parse import quote
 
 from pagelab.catalog import TTFB_REGIONS
-from pagelab.store import ConnectionPool, Store, link_secrets
+from pagelab.store import Connection, ConnectionPool, Store, link_secrets
 from pagelab.store._pg import PgPool
 
 from ._ratelimit import ConcurrencyGate, RateLimiter, SharedRateLimiter
@@ -87,12 +87,14 @@ class Services:
             RateLimiter(settings.rate_limit_per_minute),
             RateLimiter(settings.failed_key_limit_per_minute),
         )
-        if store.is_postgres:  # one budget per key across every server
+        if isinstance(pool, PgPool):  # one budget per key across every server
+            def relaxed() -> Connection:
+                return pool.thread_connection(relaxed=True)
+
             limiter = SharedRateLimiter(settings.rate_limit_per_minute, name="requests",
-                                        connection=pool.thread_connection)
+                                        connection=relaxed)
             failed_keys = SharedRateLimiter(settings.failed_key_limit_per_minute,
-                                            name="unknown-keys",
-                                            connection=pool.thread_connection)
+                                            name="unknown-keys", connection=relaxed)
         return cls(
             settings=settings,
             store=store,

@@ -232,13 +232,22 @@ class PgPool:
         finally:
             self.release(conn)
 
-    def thread_connection(self) -> PgConnection:
-        """The calling thread's own connection (see ConnectionPool.thread_connection)."""
-        conn: PgConnection | None = getattr(self._local, "conn", None)
+    def thread_connection(self, *, relaxed: bool = False) -> PgConnection:
+        """The calling thread's own connection (see ConnectionPool.thread_connection).
+
+        ``relaxed``: a second one whose commits do not wait for the WAL flush
+        (``synchronous_commit = off``), for writes a crash may lose without harm (rate-limit
+        buckets): a request then never waits for a disk flush.
+        """
+        name = "relaxed" if relaxed else "conn"
+        conn: PgConnection | None = getattr(self._local, name, None)
         if conn is None:
             if self._closed:
                 raise StoreError("the connection pool is closed")
-            conn = self._local.conn = connect_postgres(self._url)
+            conn = connect_postgres(self._url)
+            if relaxed:
+                conn.execute("SET synchronous_commit = off")
+            setattr(self._local, name, conn)
             with self._lock:
                 self._thread_connections.append(conn)
         return conn

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 
+from pagelab._apt import apt_install
 from pagelab._exceptions import PagelabError
 
 __all__ = ["POSTGRES_APT_COMMAND", "find_postgres_bin", "install_postgresql"]
@@ -48,15 +48,7 @@ def install_postgresql(*, log: bool = True) -> Path:
         )
     if log:
         print("pagelab: installing postgresql with apt")
-    for command in (["apt-get", "update", "-qq"],
-                    ["apt-get", "install", "-y", "-qq", "postgresql"]):
-        completed = subprocess.run(
-            command, capture_output=True, text=True, check=False,
-            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        )
-        if completed.returncode != 0:
-            tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
-            raise PagelabError(f"{' '.join(command)} failed: " + " | ".join(tail))
+    apt_install(["postgresql"])
     found = find_postgres_bin()
     if found is None:
         raise PagelabError("apt installed postgresql but no initdb was found under "
