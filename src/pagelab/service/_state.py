@@ -12,8 +12,7 @@ from typing import Literal
 from urllib.parse import quote
 
 from pagelab.catalog import TTFB_REGIONS
-from pagelab.store import Connection, ConnectionPool, Store, link_secrets
-from pagelab.store._pg import PgPool
+from pagelab.store import Connection, ConnectionPool, PgPool, Store, link_secrets
 
 from ._ratelimit import ConcurrencyGate, RateLimiter, SharedRateLimiter
 from ._settings import Settings

@@ -6,17 +6,22 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from pagelab._exceptions import StoreError
 
 from ._db import connect
 from ._dialect import Connection
 
-if TYPE_CHECKING:
-    from ._store import Store
-
 __all__ = ["ConnectionPool"]
+
+
+class _SqliteStore(Protocol):
+    """What the pool needs of a :class:`~._store.Store`: its SQLite file."""
+
+    @property
+    def db_path(self) -> Path: ...
 
 
 def _commit(conn: Connection) -> None:
@@ -43,7 +48,7 @@ class ConnectionPool:
     100 ms steps). The busy timeout still covers other processes (a notebook, the CLI).
     """
 
-    def __init__(self, store: Store, *, size: int = 16, warm: int = 0) -> None:
+    def __init__(self, store: _SqliteStore, *, size: int = 16, warm: int = 0) -> None:
         if size < 1:
             raise ValueError("size must be at least 1")
         self._store = store
