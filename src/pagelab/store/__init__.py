@@ -37,10 +37,10 @@ from ._fleet import forget_dispatches as forget_dispatches
 from ._fleet import mark_dispatched as mark_dispatched
 from ._fleet import start_dispatched_test as start_dispatched_test
 from ._fleet import undispatched_tests as undispatched_tests
+from ._pg import PgPool as PgPool
 from ._pg_install import POSTGRES_APT_COMMAND as POSTGRES_APT_COMMAND
 from ._pg_install import find_postgres_bin as find_postgres_bin
 from ._pg_install import install_postgresql as install_postgresql
-from ._pg import PgPool as PgPool
 from ._pool import ConnectionPool as ConnectionPool
 from ._queue import claim_queued_test as claim_queued_test
 from ._queue import next_queued_test as next_queued_test
