@@ -114,3 +114,16 @@ def test_link_secrets_are_shared_through_the_database_and_rotate_there(
         assert len(link_secrets(second.data_dir, other)) == 1
     # Nothing on disk: the data dirs hold no key file.
     assert not list((tmp_path).rglob("report-links.key"))
+
+
+def test_rate_buckets_are_shared_and_swept_once_full(postgres: Any) -> None:
+    from pagelab.store import Store, delete_expired, take_rate_token, transaction
+
+    store = Store(database=postgres.new_database())
+    with store.connection() as one, store.connection() as other:
+        taken = [take_rate_token(conn, "requests:acct", 3)[0] for conn in (one, other) * 2]
+        assert taken == [True, True, True, False]
+        other.execute("UPDATE rate_buckets SET at = at - 61")
+        with transaction(one):
+            delete_expired(one)
+        assert one.execute("SELECT COUNT(*) FROM rate_buckets").fetchone()[0] == 0

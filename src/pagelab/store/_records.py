@@ -29,7 +29,7 @@ from pagelab.models import (
     to_epoch_ms,
 )
 
-from ._dialect import Connection
+from ._dialect import Connection, is_postgres
 from ._page_index import created_range, live_window, seek
 
 __all__ = [
@@ -496,4 +496,8 @@ def delete_expired(conn: Connection, now: int | None = None) -> list[str]:
         # need not stay.
         conn.execute("DELETE FROM test_counts_minute WHERE n <= 0")
         conn.execute("DELETE FROM test_counts_day WHERE n <= 0")
+    if is_postgres(conn):
+        # A bucket idle for a minute has refilled: the same as no bucket.
+        conn.execute("DELETE FROM rate_buckets "
+                     "WHERE at < extract(epoch FROM clock_timestamp()) - 60")
     return ids
