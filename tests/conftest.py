@@ -51,3 +51,13 @@ def demo_url() -> Iterator[str]:
 
     with serve() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[object]:
+    """A real PostgreSQL cluster on a free loopback port, for the whole session (see
+    tests/pg_cluster.py); ``postgres.new_database()`` gives each test its own database."""
+    from pg_cluster import PostgresCluster
+
+    with PostgresCluster() as cluster:
+        yield cluster
