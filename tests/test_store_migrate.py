@@ -132,3 +132,28 @@ def test_the_cli_copies_and_prints_the_counts(seeded: tuple[Path, str], postgres
 def test_a_copy_into_sqlite_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="SQLite store into a PostgreSQL one"):
         copy_store(Store(tmp_path / "a"), Store(tmp_path / "b"))
+
+
+def test_issued_fleet_worker_keys_move_with_the_store(tmp_path: Path, postgres: Any) -> None:
+    from pagelab.store import (
+        ensure_fleet_tables,
+        fleet_worker_key,
+        issue_fleet_worker_key,
+        revoke_fleet_worker_key,
+    )
+
+    source = Store(tmp_path / "fleet")
+    with source.connection() as conn, transaction(conn, immediate=True):
+        ensure_fleet_tables(conn)
+        issue_fleet_worker_key(conn, "berlin", ["de"])
+        issue_fleet_worker_key(conn, "berlin", ["de", "uk"])
+        issue_fleet_worker_key(conn, "paris", ["fr"])
+        revoke_fleet_worker_key(conn, "paris")
+    target = Store(database=postgres.new_database())
+    counts = {c.table: (c.source, c.target) for c in copy_store(source, target)}
+    assert counts["fleet_workers"] == (2, 2)
+    with target.connection() as conn:
+        berlin = fleet_worker_key(conn, "berlin")
+        assert berlin is not None
+        assert (berlin.generation, berlin.locations) == (2, ("de", "uk"))
+        assert fleet_worker_key(conn, "paris") is None  # still revoked

@@ -127,3 +127,64 @@ def test_rate_buckets_are_shared_and_swept_once_full(postgres: Any) -> None:
         with transaction(one):
             delete_expired(one)
         assert one.execute("SELECT COUNT(*) FROM rate_buckets").fetchone()[0] == 0
+
+
+def test_fleet_worker_keys_and_dispatch_claims_on_postgresql(postgres: Any) -> None:
+    from pagelab.store import (
+        claim_dispatched_test,
+        dispatch_of,
+        ensure_fleet_tables,
+        fleet_worker_key,
+        issue_fleet_worker_key,
+        list_fleet_worker_keys,
+        mark_dispatched,
+        revoke_fleet_worker_key,
+        transaction,
+    )
+
+    store, ids = _queued_store(postgres, 1)
+    with store.connection() as conn:
+        with transaction(conn):
+            ensure_fleet_tables(conn)  # the migrations made them: nothing to do
+            first = issue_fleet_worker_key(conn, "berlin", ["de"])
+            again = issue_fleet_worker_key(conn, "berlin", ["de", "uk"])
+        assert (first.generation, again.generation) == (1, 2)
+        assert again.locations == ("de", "uk")
+        assert conn.execute(
+            "SELECT data_type FROM information_schema.columns "
+            "WHERE table_name = 'fleet_workers' AND column_name = 'issued_at'"
+        ).fetchone()[0] == "bigint"
+        with transaction(conn):
+            assert revoke_fleet_worker_key(conn, "berlin")
+            assert not revoke_fleet_worker_key(conn, "berlin")
+        assert fleet_worker_key(conn, "berlin") is None
+        revoked = fleet_worker_key(conn, "berlin", revoked=True)
+        assert revoked is not None
+        assert revoked.revoked_at is not None
+        assert [key.name for key in list_fleet_worker_keys(conn)] == ["berlin"]
+        with transaction(conn):
+            mark_dispatched(conn, ids[0], "de")
+            assert claim_dispatched_test(conn, ids[0], "berlin", 1)
+            assert not claim_dispatched_test(conn, ids[0], "paris", 1)
+            assert claim_dispatched_test(conn, ids[0], "paris", 2)  # a later delivery
+        dispatch = dispatch_of(conn, ids[0])
+        assert dispatch is not None
+        assert (dispatch.worker, dispatch.attempt) == ("paris", 2)
+
+
+def test_a_version_1_team_store_gains_the_fleet_tables(postgres: Any) -> None:
+    from pagelab.store import Store, issue_fleet_worker_key, transaction
+    from pagelab.store._pg_schema import PG_MIGRATIONS
+
+    url = postgres.new_database()
+    with psycopg.connect(url, autocommit=True) as raw:  # as the first team store left it
+        raw.execute(PG_MIGRATIONS[0].encode())
+        raw.execute("CREATE TABLE pagelab_schema (version INTEGER NOT NULL)")
+        raw.execute("INSERT INTO pagelab_schema (version) VALUES (1)")
+        raw.execute("INSERT INTO fleet_dispatches VALUES ('lt_old', 'de', 1)")
+    with Store(database=url).connection() as conn, transaction(conn):
+        assert issue_fleet_worker_key(conn, "berlin", ["de"]).generation == 1
+        assert conn.execute("SELECT worker, attempt FROM fleet_dispatches").fetchone() == (
+            None, 0)
+        assert conn.execute("SELECT version FROM pagelab_schema").fetchone()[0] == len(
+            PG_MIGRATIONS)

@@ -8,8 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pagelab.catalog import CONNECTIONS, DEVICES
-from pagelab.models import Device, LighthouseConfig, ThrottlingMethod
-from pagelab.models._config import MAX_MATCHED_URL_LENGTH
+from pagelab.models import (
+    MAX_MATCHED_URL_LENGTH,
+    Device,
+    LighthouseConfig,
+    ThrottlingMethod,
+)
 
 __all__ = ["MIN_SECRET_LENGTH", "LighthouseRunSpec", "build_run_spec"]
 
