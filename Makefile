@@ -21,9 +21,10 @@ install: $(VENV)/.installed
 setup: install
 	$(BIN)/pagelab setup
 
-# As setup, plus Redis (Debian's redis-server): the fleet tests start their own.
+# As setup, plus Redis (Debian's redis-server) and PostgreSQL (Debian's postgresql): the
+# fleet and team-store tests start their own servers on free loopback ports.
 setup-test: install
-	$(BIN)/pagelab setup --broker
+	$(BIN)/pagelab setup --broker --database
 
 demo: setup
 	$(BIN)/pagelab demo

@@ -1,6 +1,7 @@
 """Seed a pagelab store for ``benchmarks/api.py`` (run as a script by it).
 
-Usage: ``PYTHONPATH=<pagelab src> python benchmarks/_seed_store.py DATA_DIR LIST_TESTS``.
+Usage: ``PYTHONPATH=<pagelab src> python benchmarks/_seed_store.py DATA_DIR LIST_TESTS
+[DATABASE_URL]`` (a ``postgresql://`` URL seeds that database instead of SQLite).
 
 Run with the ``src`` of the pagelab under test, so the store gets that version's own schema
 (its migrations). Creates, with pagelab's own storage functions: a key with 10 million
@@ -19,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from pagelab.models import Device, LighthouseConfig, Location, Metrics, TestStatus
-from pagelab.store import Store, create_account, create_test, finish_test, transaction
+from pagelab.store import (
+    Store,
+    create_account,
+    create_test,
+    finish_test,
+    transaction,
+    truncate_wal,
+)
 
 _RETENTION = timedelta(days=3650)
 _METRICS = Metrics(
@@ -29,8 +37,12 @@ _METRICS = Metrics(
 )
 
 
-def seed(data_dir: Path, list_tests: int) -> dict[str, Any]:
-    store = Store(data_dir, retention=_RETENTION)
+#: Columns PostgreSQL fills itself (an identity) or that only running tests have.
+_NOT_COPIED = ("id", "account_id", "rowid", "lease_owner", "lease_expires_at")
+
+
+def seed(data_dir: Path, list_tests: int, database: str | None = None) -> dict[str, Any]:
+    store = Store(data_dir, retention=_RETENTION, database=database)
     with store.connection() as conn:
         with transaction(conn, immediate=True):
             account, key = create_account(conn, lighthouse_credits=10_000_000, ttfb_credits=0)
@@ -47,7 +59,7 @@ def seed(data_dir: Path, list_tests: int) -> dict[str, Any]:
         template = conn.execute("SELECT * FROM tests WHERE id = ?", (test_id,)).fetchone()
         # sqlite3.Row iterates over values: its names come from keys().
         names = template.keys()
-        columns = [name for name in names if name not in ("id", "account_id")]
+        columns = [name for name in names if name not in _NOT_COPIED]
         created = int(template["created_at"])
 
         def rows() -> Iterator[tuple[Any, ...]]:
@@ -63,9 +75,10 @@ def seed(data_dir: Path, list_tests: int) -> dict[str, Any]:
                 f"VALUES ({', '.join('?' * (len(columns) + 2))})",
                 rows(),
             )
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        truncate_wal(conn)
     return {"key": key, "account_id": account.id, "test_id": test_id, "list_key": list_key}
 
 
 if __name__ == "__main__":
-    print(json.dumps(seed(Path(sys.argv[1]), int(sys.argv[2]))))
+    print(json.dumps(seed(Path(sys.argv[1]), int(sys.argv[2]),
+                          sys.argv[3] if len(sys.argv) > 3 else None)))

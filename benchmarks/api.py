@@ -16,9 +16,12 @@ and reports the idle RSS of each server, req/s, p50/p99 (medians over the rounds
 ratios to the bare app, the issue's targets, and whether the credits charged equal the
 tests created. Loopback only; takes about ``rounds x 13 x duration`` seconds plus seeding.
 
+With ``--database postgresql://…`` (an empty database) a ``pagelab serve`` on that team
+store is measured beside the SQLite one, and its reads are checked against them.
+
 Usage: ``python benchmarks/api.py [--duration 5] [--rounds 2] [--list-tests 1000000]
-[--baseline REV]`` from the repository root. Needs wrk: ``apt-get install -y wrk``
-(Debian/Ubuntu) or ``brew install wrk``.
+[--baseline REV] [--database postgresql://…]`` from the repository root. Needs wrk:
+``apt-get install -y wrk`` (Debian/Ubuntu) or ``brew install wrk``.
 """
 
 from __future__ import annotations
@@ -68,6 +71,8 @@ class Server:
     ids: dict[str, Any] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     idle_rss_mb: float = 0.0
+    #: A PostgreSQL team store (None: SQLite in data_dir).
+    database: str | None = None
 
     @property
     def base(self) -> str:
@@ -110,7 +115,8 @@ def _env(src: Path) -> dict[str, str]:
 def _seed(server: Server, list_tests: int) -> None:
     started = time.monotonic()
     out = subprocess.run(
-        [sys.executable, str(_HERE / "_seed_store.py"), str(server.data_dir), str(list_tests)],
+        [sys.executable, str(_HERE / "_seed_store.py"), str(server.data_dir), str(list_tests),
+         *([server.database] if server.database else [])],
         env=_env(server.src), check=True, capture_output=True, text=True, timeout=900,
     ).stdout
     server.ids = json.loads(out.strip().splitlines()[-1])
@@ -127,7 +133,8 @@ def _start(server: Server) -> None:
         command = [sys.executable, "-m", "pagelab", "serve", "--no-worker",
                    "--port", str(server.port), "--data-dir", str(server.data_dir),
                    "--rate-limit", "100000000", "--allow-private-targets",
-                   "--log-level", "warning"]
+                   "--log-level", "warning",
+                   *(["--database", server.database] if server.database else [])]
     server.process = subprocess.Popen(command, env=_env(server.src),
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -188,18 +195,27 @@ def _wrk(wrk: str, server: Server, scenario: Scenario, duration: int, scripts: P
 
 
 def _credit_check(server: Server) -> str:
+    if server.database:
+        from pagelab.store import Store
+
+        with Store(server.data_dir, database=server.database).connection() as pg:
+            return _credits_line(server, pg)
     conn = sqlite3.connect(f"file:{server.data_dir / 'pagelab.sqlite3'}?mode=ro", uri=True)
     try:
-        left = sum(conn.execute(
-            "SELECT lighthouse_credits, lighthouse_paid_credits FROM accounts WHERE id = ?",
-            (server.ids["account_id"],),
-        ).fetchone())
-        created = conn.execute(
-            "SELECT count(*) FROM tests WHERE account_id = ? AND status = 'idle'",
-            (server.ids["account_id"],),
-        ).fetchone()[0]
+        return _credits_line(server, conn)
     finally:
         conn.close()
+
+
+def _credits_line(server: Server, conn: Any) -> str:
+    left = sum(conn.execute(
+        "SELECT lighthouse_credits, lighthouse_paid_credits FROM accounts WHERE id = ?",
+        (server.ids["account_id"],),
+    ).fetchone())
+    created = conn.execute(
+        "SELECT count(*) FROM tests WHERE account_id = ? AND status = 'idle'",
+        (server.ids["account_id"],),
+    ).fetchone()[0]
     charged = _SEED_CREDITS - left
     verdict = "equal" if charged == created else "DIFFERENT"
     return f"{server.name}: {charged:,} credits charged, {created:,} tests created: {verdict}"
@@ -229,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="tests stored in the list account (1000000)")
     parser.add_argument("--baseline", metavar="REV",
                         help="also measure pagelab serve at this git revision (before/after)")
+    parser.add_argument("--database", metavar="URL",
+                        help="also measure pagelab serve on this (empty) PostgreSQL database")
     args = parser.parse_args(argv)
 
     wrk = shutil.which("wrk")
@@ -253,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
             servers.append(Server(f"pagelab@{args.baseline}", "pagelab",
                                   _extract(args.baseline, root / "baseline"), root / "d-base"))
         servers.append(Server("pagelab", "pagelab", _ROOT / "src", root / "d-pagelab"))
+        if args.database:
+            servers.append(Server("pagelab postgresql", "pagelab", _ROOT / "src", root / "d-pg",
+                                  database=args.database))
         servers.append(Server("bare app", "bare", _ROOT / "src", root / "d-bare"))
         print("seeding the stores", flush=True)
         for server in servers:
@@ -330,7 +351,12 @@ def main(argv: list[str] | None = None) -> int:
          next(s for s in servers if s.name == ours_name).idle_rss_mb < 80),
         ("credits charged == tests created", all(x.endswith(": equal") for x in credit_lines)),
     ]
-    print("\ntargets (issue 11), for pagelab:")
+    if args.database:
+        for index, what in ((0, "GET c=1"), (1, "GET c=32")):
+            name = _SCENARIOS[index].name
+            checks.append((f"postgresql {what} >= 0.5x SQLite's (issue 26)",
+                           get(name, "pagelab postgresql").rps / get(name, ours_name).rps >= 0.5))
+    print("\ntargets (issue 11, 26), for pagelab:")
     for label, ok in checks:
         print(f"  {'met    ' if ok else 'NOT MET'}  {label}")
     return 0

@@ -60,3 +60,13 @@ def engine_cache() -> str:
     from pagelab._paths import cache_dir
 
     return str(cache_dir())
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[object]:
+    """A real PostgreSQL cluster on a free loopback port, for the whole session (see
+    tests/pg_cluster.py); ``postgres.new_database()`` gives each test its own database."""
+    from pg_cluster import PostgresCluster
+
+    with PostgresCluster() as cluster:
+        yield cluster

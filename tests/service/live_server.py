@@ -1,5 +1,5 @@
 """Real servers of the API for the tests: uvicorn on 127.0.0.1 on a random port, over a real
-SQLite store in a temporary directory. Not a test module.
+SQLite store in a temporary directory, or a PostgreSQL database. Not a test module.
 
 - :class:`LiveServer` runs ``create_app(settings)`` in a thread of the test process (fast:
   most tests use it with the worker off, so tests stay queued).
@@ -47,9 +47,11 @@ __all__ = [
 LOOPBACK = "127.0.0.1"
 
 
-def create_key(data_dir: Path, *, lighthouse: int = 100, ttfb: int = 100) -> str:
+def create_key(data_dir: Path, *, lighthouse: int = 100, ttfb: int = 100,
+               database: str | None = None) -> str:
     """A new API key with these monthly credits, written straight into the store."""
-    with Store(data_dir).connection() as conn, transaction(conn, immediate=True):
+    with Store(data_dir, database=database).connection() as conn, \
+            transaction(conn, immediate=True):
         _, key = create_account(conn, lighthouse_credits=lighthouse, ttfb_credits=ttfb)
     return key
 
@@ -75,8 +77,34 @@ class LiveServer:
         port = self._server.servers[0].sockets[0].getsockname()[1]
         return f"http://{LOOPBACK}:{port}"
 
+    @property
+    def store(self) -> Store:
+        """The server's store (SQLite in its data dir, or its PostgreSQL database)."""
+        return Store(self.data_dir, database=self.settings.database_url,
+                     artifacts_dir=self.settings.artifacts_dir)
+
+    @property
+    def store_args(self) -> list[str]:
+        """The CLI options naming this server's store (``pagelab keys ...``)."""
+        database = self.settings.database_url
+        return ["--data-dir", str(self.data_dir), *(["--database", database] if database else [])]
+
+    def stored_bytes(self) -> bytes:
+        """Everything the store holds, as bytes: the SQLite file, or every row of every
+        PostgreSQL table as text (to show what is, and is not, written down)."""
+        if self.settings.database_url is None:
+            return (self.data_dir / "pagelab.sqlite3").read_bytes()
+        with self.store.connection() as conn:
+            tables = [row[0] for row in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+            return b"\n".join(
+                str(row[0]).encode() for table in tables
+                for row in conn.execute(f"SELECT t::text FROM {table} AS t")
+            )
+
     def key(self, *, lighthouse: int = 100, ttfb: int = 100) -> str:
-        return create_key(self.data_dir, lighthouse=lighthouse, ttfb=ttfb)
+        return create_key(self.data_dir, lighthouse=lighthouse, ttfb=ttfb,
+                          database=self.settings.database_url)
 
     def client(self, key: str | None = None) -> httpx.Client:
         """A plain httpx client (the wire as it is, no pagelab.Client)."""

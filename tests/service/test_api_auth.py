@@ -8,7 +8,7 @@ import httpx
 import pytest
 from live_server import LiveServer, StartServer
 
-from pagelab.store import Store, revoke_account, transaction
+from pagelab.store import revoke_account, transaction
 
 PROTECTED = [
     ("POST", "/v1/lighthouse-tests", {"url": "https://a.test/"}),
@@ -58,7 +58,7 @@ def test_revoked_key_is_401(server: LiveServer) -> None:
     key = server.key()
     with server.client(key) as client:
         assert client.get("/v1/account/credits").status_code == 200
-        with Store(server.data_dir).connection() as conn, transaction(conn, immediate=True):
+        with server.store.connection() as conn, transaction(conn, immediate=True):
             assert revoke_account(conn, key[:11]) is not None
         response = client.get("/v1/account/credits")
     assert response.status_code == 401

@@ -173,7 +173,7 @@ def _set_status(store: Store, test_id: str, status: TestStatus) -> None:
 
 
 def test_batch_status_rule_and_item_rules(server: LiveServer) -> None:
-    store = Store(server.data_dir)
+    store = server.store
     with server.client(server.key()) as client:
         batch = _batch(client, urls=["https://a.test/", "https://b.test/"], devices=["mobile"],
                        locations=["us"], batch_type="multiple-urls").json()
@@ -204,7 +204,7 @@ def test_batch_status_rule_and_item_rules(server: LiveServer) -> None:
 def test_comparison_page_renders_in_chromium(server: LiveServer, tmp_path: Path) -> None:
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     assert Path(chromium).exists(), "Chromium is missing: run `pagelab setup`"
-    store = Store(server.data_dir)
+    store = server.store
     with server.client(server.key()) as client:
         batch = _batch(client, urls=["https://a.test/<script>", "https://b.test/"],
                        devices=["mobile"], locations=["us"], batch_type="multiple-urls").json()

@@ -12,7 +12,7 @@ from live_server import LiveServer, StartServer, run_cli
 
 from fixtures_http import FixtureServer, closed_port
 from pagelab.models import LighthouseError, TestStatus
-from pagelab.store import Store, finish_test, transaction
+from pagelab.store import finish_test, transaction
 
 
 async def _create_concurrently(base_url: str, key: str, count: int) -> list[httpx.Response]:
@@ -59,8 +59,7 @@ def test_credits_shape_and_refill_date(server: LiveServer) -> None:
 
 def test_plan_credits_are_spent_before_paid_ones(server: LiveServer) -> None:
     key = server.key(lighthouse=1)
-    result = run_cli("keys", "credits", key[:11], "--lighthouse", "2", "--data-dir",
-                     str(server.data_dir))
+    result = run_cli("keys", "credits", key[:11], "--lighthouse", "2", *server.store_args)
     assert result.returncode == 0, result.stderr
     assert "1/1 + 2 paid" in result.stdout
     with server.client(key) as client:
@@ -79,7 +78,7 @@ def test_an_engine_failure_gives_the_credit_back(start_server: StartServer) -> N
     with server.client(key) as client:
         crashed = client.post("/v1/lighthouse-tests", json={"url": "https://a.test/"}).json()
         page_failed = client.post("/v1/lighthouse-tests", json={"url": "https://b.test/"}).json()
-        store = Store(server.data_dir)
+        store = server.store
         # Recorded as the engine records them: a crash is the engine's fault, NO_FCP the page's.
         with store.connection() as conn, transaction(conn):
             finish_test(conn, crashed["id"], status=TestStatus.FAILED, lighthouse_version=None,
@@ -147,29 +146,28 @@ def test_ttfb_failures(server: LiveServer) -> None:
 
 def test_keys_cli(start_server: StartServer) -> None:
     server = start_server()
-    data_dir = str(server.data_dir)
-    created = run_cli("keys", "create", "--data-dir", data_dir, "--lighthouse-credits", "5",
+    created = run_cli("keys", "create", *server.store_args, "--lighthouse-credits", "5",
                       "--ttfb-credits", "0")
     assert created.returncode == 0, created.stderr
     key = created.stdout.strip()
     assert key.startswith("pl_")
     assert len(key) > 30
     assert "shown once" in created.stderr
-    listed = run_cli("keys", "list", "--data-dir", data_dir)
+    listed = run_cli("keys", "list", *server.store_args)
     assert key[:11] in listed.stdout
     assert key not in listed.stdout
     assert "lighthouse 5/5 + 0 paid" in listed.stdout
     with server.client(key) as client:
         assert client.get("/v1/account/credits").status_code == 200
-        revoked = run_cli("keys", "revoke", key[:11], "--data-dir", data_dir)
+        revoked = run_cli("keys", "revoke", key[:11], *server.store_args)
         assert revoked.returncode == 0
         assert "revoked" in revoked.stdout
         assert client.get("/v1/account/credits").status_code == 401
-    unknown = run_cli("keys", "revoke", "pl_00000000", "--data-dir", data_dir)
+    unknown = run_cli("keys", "revoke", "pl_00000000", *server.store_args)
     assert unknown.returncode == 2
     assert "no key starts with" in unknown.stderr
-    short = run_cli("keys", "credits", "pl_", "--lighthouse", "1", "--data-dir", data_dir)
+    short = run_cli("keys", "credits", "pl_", "--lighthouse", "1", *server.store_args)
     assert short.returncode == 2
     # Only the hash is stored.
-    database = (server.data_dir / "pagelab.sqlite3").read_bytes()
+    database = server.stored_bytes()
     assert key.encode() not in database

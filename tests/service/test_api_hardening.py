@@ -190,6 +190,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+@pytest.mark.store("sqlite")  # the secret file (PostgreSQL keeps it in the database)
 def test_store_files_are_private_and_the_secret_is_not_in_the_database(
     start_server: StartServer, tmp_path: Path
 ) -> None:
@@ -230,6 +231,7 @@ def test_a_secret_kept_in_the_database_moves_to_the_file(tmp_path: Path) -> None
     assert (data_dir / "report-links.key").read_text().split() == [legacy]
 
 
+@pytest.mark.store("sqlite")  # the secret file (PostgreSQL keeps it in the database)
 def test_rotation_keeps_or_drops_old_links(start_server: StartServer, tmp_path: Path) -> None:
     data_dir = tmp_path / "rotate"
     first = start_server(data_dir=data_dir, worker=False)
@@ -257,7 +259,7 @@ def test_revoking_a_key_fails_and_refunds_its_queued_tests(start_server: StartSe
     with server.client(key) as client:
         test_id = client.post("/v1/lighthouse-tests", json={"url": "http://127.0.0.1:9/"}
                               ).json()["id"]
-    with Store(server.data_dir).connection() as conn, transaction(conn, immediate=True):
+    with server.store.connection() as conn, transaction(conn, immediate=True):
         account = revoke_account(conn, key[:11])
         assert account is not None
         row = conn.execute("SELECT status, error_code, run_config_json FROM tests WHERE id = ?",

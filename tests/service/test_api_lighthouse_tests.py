@@ -14,7 +14,7 @@ import pytest
 from live_server import LiveServer, StartServer
 
 from pagelab.models import Metrics, TestStatus
-from pagelab.store import Store, finish_test, transaction
+from pagelab.store import finish_test, transaction
 
 DAY_MS = 24 * 3600 * 1000
 
@@ -100,6 +100,7 @@ def test_the_creation_answer_is_the_stored_report(
     assert "pa ss" not in response.text
 
 
+@pytest.mark.store("sqlite")  # SQLite's one write lock
 def test_creation_waits_for_another_process_writing(server: LiveServer) -> None:
     """While another process holds SQLite's write lock the creation waits for it off the
     event loop (reads still answer), then succeeds, charged once."""
@@ -362,7 +363,7 @@ def test_expired_tests_are_404_then_deleted(start_server: StartServer) -> None:
         assert client.get("/v1/lighthouse-tests").json() == {"data": []}
     deadline = time.monotonic() + 30  # returns as soon as it happens; 30 s only if never
     while time.monotonic() < deadline:
-        with Store(server.data_dir).connection() as conn:
+        with server.store.connection() as conn:
             if conn.execute("SELECT COUNT(*) FROM tests").fetchone()[0] == 0:
                 break
         time.sleep(0.05)
@@ -386,7 +387,7 @@ def test_resources(server: LiveServer) -> None:
         idle = client.get(f"/v1/lighthouse-tests/{test['id']}/resources/lighthouse-json")
         assert idle.status_code == 404
         assert "idle" in idle.json()["message"]
-        store = Store(server.data_dir)
+        store = server.store
         with store.connection() as conn, transaction(conn):
             for name, data in artifacts.items():
                 store.artifacts.write(conn, test["id"], name, data)

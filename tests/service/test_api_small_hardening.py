@@ -25,7 +25,7 @@ def test_credentials_in_the_url_are_masked_and_not_stored(server: LiveServer) ->
             "urls": ["http://bob:pw@127.0.0.1:9/"], "devices": ["desktop"],
             "locations": ["us"], "batch_type": "multiple-urls"})
         assert batch.status_code == 400
-    masked = (server.data_dir / "pagelab.sqlite3").read_bytes()
+    masked = server.stored_bytes()
     assert b"s3cret-pw@" not in masked
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from live_server import StartServer
 
 from pagelab.store import SCHEMA_VERSION
@@ -26,6 +27,7 @@ def _version_1_store(data_dir: Path) -> None:
     conn.close()
 
 
+@pytest.mark.store("sqlite")  # an old SQLite file
 def test_an_old_store_is_migrated_and_keeps_its_tests(
     tmp_path: Path, start_server: StartServer
 ) -> None:

@@ -64,7 +64,7 @@ def test_list_reads_epoch_seconds_alike_on_both_runners(
     cutoff_seconds = (now_ms - 600_000) / 1000  # ten minutes ago, in seconds
 
     key = server.key()
-    server_store = Store(server.data_dir)
+    server_store = server.store
     with server_store.connection() as conn:
         account = find_account_by_key(conn, key)
     assert account is not None

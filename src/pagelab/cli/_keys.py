@@ -22,6 +22,8 @@ from pagelab.store import (
     transaction,
 )
 
+from ._database import add_database_option, database_url
+
 __all__ = ["DEFAULT_LIGHTHOUSE_CREDITS", "DEFAULT_TTFB_CREDITS", "register"]
 
 #: Monthly plan of a new key unless told otherwise.
@@ -49,6 +51,7 @@ def register(subparsers: Any) -> None:
     data_dir = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     data_dir.add_argument("--data-dir", type=Path, metavar="DIR",
                           help="store directory (default $PAGELAB_DATA_DIR or the user data dir)")
+    add_database_option(data_dir)
     actions = keys.add_subparsers(dest="keys_command", metavar="ACTION")
 
     create = actions.add_parser("create", parents=[data_dir], help="create a key (printed once)")
@@ -87,7 +90,7 @@ def register(subparsers: Any) -> None:
 
 
 def _store(args: argparse.Namespace) -> Store:
-    return Store(args.data_dir)
+    return Store(args.data_dir, database=database_url(args))
 
 
 def _describe(account: Account) -> str:
@@ -164,6 +167,14 @@ def _credits(args: argparse.Namespace) -> int:
 
 def _rotate_link_secret(args: argparse.Namespace) -> int:
     store = _store(args)
+    if store.is_postgres:
+        with store.connection() as conn, transaction(conn, immediate=True):
+            rotate_link_secret(store.data_dir, keep_previous=not args.drop_previous,
+                               conn=conn)
+        kept = "dropped" if args.drop_previous else "still verify until the next rotation"
+        print(f"new report-link secret in the database; links signed before {kept}. "
+              "Restart every `pagelab serve` of this database to use it.")
+        return 0
     rotate_link_secret(store.data_dir, keep_previous=not args.drop_previous)
     kept = "dropped" if args.drop_previous else "still verify until the next rotation"
     print(f"new report-link secret in {store.data_dir / LINK_SECRET_FILE}; "

@@ -31,6 +31,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._workers",
     "pagelab.cli._worker_keys",
     "pagelab.cli._keys",
+    "pagelab.cli._store",
 )
 
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError
 
+from ._database import add_database_option, database_url
+
 if TYPE_CHECKING:
     from pagelab.service import Settings
 
@@ -29,6 +31,13 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--data-dir", type=Path, metavar="DIR",
                        help="store directory (default $PAGELAB_DATA_DIR or the user data dir)")
+    add_database_option(serve)
+    serve.add_argument("--artifacts-dir", type=Path, metavar="DIR",
+                       help="with a PostgreSQL --database: keep artifacts in this directory, "
+                       "shared by every server, instead of in the database")
+    serve.add_argument("--lease", type=float, default=60.0, metavar="S",
+                       help="with a PostgreSQL --database: seconds after which another server "
+                       "takes over the running test of a server that died (default 60)")
     serve.add_argument("--no-worker", dest="worker", action="store_false",
                        help="queue tests without running them (another server runs them)")
     serve.add_argument("--rate-limit", type=int, default=600, metavar="N",
@@ -110,6 +119,18 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     }
     if args.data_dir is not None:
         values["data_dir"] = args.data_dir
+    database = database_url(args)
+    if database:
+        from pagelab.store import Store
+
+        store = Store(args.data_dir, database=database)  # checks the URL
+        values["data_dir"] = store.data_dir
+        values["database_url"] = store.database_url
+    if getattr(args, "artifacts_dir", None) is not None:
+        if not values.get("database_url"):
+            raise InvalidInputError("--artifacts-dir: only with a postgresql:// --database")
+        values["artifacts_dir"] = args.artifacts_dir
+    values["lease_seconds"] = getattr(args, "lease", 60.0)
     if args.retention_days is not None:
         values["retention"] = timedelta(days=args.retention_days)
     if args.public_url:
@@ -180,7 +201,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.retention_days is not None and args.retention_days <= 0:
         raise InvalidInputError("--retention-days: must be positive")
     settings = settings_from_args(args)
-    with Store(settings.data_dir).connection() as conn:
+    with Store(settings.data_dir, database=settings.database_url).connection() as conn:
         if not any(account.active for account in list_accounts(conn)):
             print(
                 "pagelab: no API key yet: create one with "

@@ -31,6 +31,9 @@ def register(subparsers: Any) -> None:
     setup.add_argument("--broker", action="store_true",
                        help="also install Redis, the fleet's broker (Debian's redis-server, "
                        "apt, as root; docs/scale-out.md)")
+    setup.add_argument("--database", action="store_true",
+                       help="also install PostgreSQL, the team store (Debian's postgresql, "
+                       "apt, as root; docs/deployment.md); the tests start their own cluster")
     setup.set_defaults(handler=_setup)
     doctor = subparsers.add_parser("doctor", help="check Chromium, Node, Lighthouse and the store")
     doctor.set_defaults(handler=_doctor)
@@ -44,6 +47,10 @@ def _setup(args: argparse.Namespace) -> int:
 
         redis_server = install_redis_server()
         print(f"redis-server  {redis_server}")
+    if args.database:
+        from pagelab.store import install_postgresql
+
+        print(f"postgresql    {install_postgresql()}")
     return _doctor(args)
 
 

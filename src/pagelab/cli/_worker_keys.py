@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError, NotFoundError
+
+from ._database import add_database_option, database_url
+
+if TYPE_CHECKING:
+    from pagelab.store import Store
 
 __all__ = ["register"]
 
@@ -25,6 +30,7 @@ def register(subparsers: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--data-dir", type=Path, metavar="DIR",
                         help="store directory (default $PAGELAB_DATA_DIR or the user data dir)")
+    add_database_option(common)
     common.add_argument("--fleet-secret-file", type=Path, metavar="PATH",
                         help="file holding the fleet secret (default $PAGELAB_FLEET_SECRET)")
     actions = keys.add_subparsers(dest="worker_key_command", metavar="ACTION")
@@ -45,10 +51,16 @@ def register(subparsers: Any) -> None:
     listing.set_defaults(handler=_list)
 
 
+def _store(args: argparse.Namespace) -> Store:
+    """The server's store: --database (or $PAGELAB_DATABASE_URL), else the data dir's."""
+    from pagelab.store import Store
+
+    return Store(args.data_dir, database=database_url(args))
+
+
 def _issue(args: argparse.Namespace) -> int:
     from pagelab.fleet import FleetKeys, resolve_secret
     from pagelab.store import (
-        Store,
         ensure_fleet_tables,
         issue_fleet_worker_key,
         transaction,
@@ -61,7 +73,7 @@ def _issue(args: argparse.Namespace) -> int:
         raise InvalidInputError("name: 1 to 64 characters without spaces, commas or slashes")
     locations = parse_locations(args.locations, "--locations")
     keys = FleetKeys(resolve_secret(file=args.fleet_secret_file))
-    with Store(args.data_dir).connection() as conn, transaction(conn, immediate=True):
+    with _store(args).connection() as conn, transaction(conn, immediate=True):
         ensure_fleet_tables(conn)
         issued = issue_fleet_worker_key(conn, name, locations)
     print(keys.credential(issued))
@@ -72,9 +84,9 @@ def _issue(args: argparse.Namespace) -> int:
 
 
 def _revoke(args: argparse.Namespace) -> int:
-    from pagelab.store import Store, ensure_fleet_tables, revoke_fleet_worker_key, transaction
+    from pagelab.store import ensure_fleet_tables, revoke_fleet_worker_key, transaction
 
-    with Store(args.data_dir).connection() as conn, transaction(conn, immediate=True):
+    with _store(args).connection() as conn, transaction(conn, immediate=True):
         ensure_fleet_tables(conn)
         revoked = revoke_fleet_worker_key(conn, args.name)
     if not revoked:
@@ -85,9 +97,9 @@ def _revoke(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from pagelab.store import Store, ensure_fleet_tables, list_fleet_worker_keys, transaction
+    from pagelab.store import ensure_fleet_tables, list_fleet_worker_keys, transaction
 
-    with Store(args.data_dir).connection() as conn, transaction(conn, immediate=True):
+    with _store(args).connection() as conn, transaction(conn, immediate=True):
         ensure_fleet_tables(conn)
         issued = list_fleet_worker_keys(conn)
     if not issued:

@@ -9,6 +9,8 @@ from typing import Any
 
 from pagelab._exceptions import InvalidInputError
 
+from ._database import add_database_option, database_url
+
 __all__ = ["register"]
 
 
@@ -24,6 +26,7 @@ def register(subparsers: Any) -> None:
     workers.add_argument("--data-dir", type=Path, metavar="DIR",
                          help="the server's store, which knows the issued worker keys "
                          "(default $PAGELAB_DATA_DIR or the user data dir)")
+    add_database_option(workers)
     workers.set_defaults(handler=_workers)
 
 
@@ -47,7 +50,7 @@ def _workers(args: argparse.Namespace) -> int:
     if not broker:
         raise InvalidInputError(f"--broker: required (or ${BROKER_ENV})")
     keys = FleetKeys(resolve_secret(file=args.fleet_secret_file))
-    store = Store(args.data_dir)
+    store = Store(args.data_dir, database=database_url(args))
     with store.connection() as conn, transaction(conn, immediate=True):
         ensure_fleet_tables(conn)
     client = redis.Redis.from_url(check_broker_url(broker), socket_timeout=10)

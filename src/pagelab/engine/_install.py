@@ -21,6 +21,7 @@ from pathlib import Path
 
 import filelock
 
+from pagelab._apt import apt_install
 from pagelab._exceptions import EngineNotInstalledError
 from pagelab._paths import cache_dir
 
@@ -203,14 +204,7 @@ def install_chromium(*, log: bool = True) -> Path:
         )
     if log:
         print(f"pagelab: installing {' and '.join(missing)} with apt")
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *missing]):
-        completed = subprocess.run(
-            command, capture_output=True, text=True, check=False,
-            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        )
-        if completed.returncode != 0:
-            tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
-            raise EngineNotInstalledError(f"{' '.join(command)} failed: " + " | ".join(tail))
+    apt_install(missing, error=EngineNotInstalledError)
     found = find_chromium()
     if found is None:
         raise EngineNotInstalledError("apt installed chromium but no Chromium binary was found")

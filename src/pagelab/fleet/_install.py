@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
+from pagelab._apt import apt_install
 from pagelab._exceptions import PagelabError
 
 __all__ = ["REDIS_APT_COMMAND", "find_redis_server", "install_redis_server"]
@@ -36,15 +36,7 @@ def install_redis_server(*, log: bool = True) -> Path:
         )
     if log:
         print("pagelab: installing redis-server with apt")
-    for command in (["apt-get", "update", "-qq"],
-                    ["apt-get", "install", "-y", "-qq", "redis-server"]):
-        completed = subprocess.run(
-            command, capture_output=True, text=True, check=False,
-            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        )
-        if completed.returncode != 0:
-            tail = (completed.stderr or completed.stdout).strip().splitlines()[-3:]
-            raise PagelabError(f"{' '.join(command)} failed: " + " | ".join(tail))
+    apt_install(["redis-server"])
     found = find_redis_server()
     if found is None:
         raise PagelabError("apt installed redis-server but no redis-server binary was found")

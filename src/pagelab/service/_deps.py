@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Annotated, Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -12,7 +11,7 @@ from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ValidationError
 
 from pagelab.models import validation_message
-from pagelab.store import Account, CreditKind, can_pay, find_account_by_key
+from pagelab.store import Account, Connection, CreditKind, can_pay, find_account_by_key
 
 from ._errors import ApiProblem
 from ._server import MAX_BODY_BYTES
@@ -61,7 +60,7 @@ async def get_services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-def get_connection(request: Request, services: ServicesDep) -> Iterator[sqlite3.Connection]:
+def get_connection(request: Request, services: ServicesDep) -> Iterator[Connection]:
     # Kept on the request so the key lookup reuses it: a request never holds two pooled
     # connections, which could deadlock a bounded pool.
     with services.pool.connection() as conn:
@@ -72,7 +71,7 @@ def get_connection(request: Request, services: ServicesDep) -> Iterator[sqlite3.
             request.state.db = None
 
 
-ConnectionDep = Annotated[sqlite3.Connection, Depends(get_connection)]
+ConnectionDep = Annotated[Connection, Depends(get_connection)]
 
 
 def _rate_limit(services: Services, caller: str) -> dict[str, str]:
@@ -92,7 +91,7 @@ def authenticate(
     request: Request,
     services: Services,
     api_key: str | None,
-    conn: sqlite3.Connection | None = None,
+    conn: Connection | None = None,
 ) -> tuple[Account | None, dict[str, str]]:
     """The caller's account (None when no key was sent; a key that is sent must be valid)
     and the rate-limit headers for the response. Rate-limits per key, or per client

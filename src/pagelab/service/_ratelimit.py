@@ -1,4 +1,5 @@
-"""Per-key rate limiting: a token bucket per caller, in memory."""
+"""Per-key rate limiting: a token bucket per caller, in memory (one server) or in the
+PostgreSQL store (every server of a team store counts one budget)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["ConcurrencyGate", "RateDecision", "RateLimiter"]
+from pagelab.store import Connection, take_rate_token
+
+__all__ = ["ConcurrencyGate", "RateDecision", "RateLimiter", "SharedRateLimiter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,10 @@ class RateLimiter:
             self._buckets[caller] = (tokens, now)
             if len(self._buckets) > 10_000:
                 self._forget_full_buckets(now)
+        return self.decision(allowed, tokens)
+
+    def decision(self, allowed: bool, tokens: float) -> RateDecision:
+        """The decision of a check that left ``tokens`` in the bucket."""
         return RateDecision(
             allowed=allowed,
             limit=self.limit,
@@ -78,6 +85,23 @@ class RateLimiter:
             for caller, (tokens, at) in self._buckets.items()
             if tokens + (now - at) * self._rate < self.limit
         }
+
+
+class SharedRateLimiter(RateLimiter):
+    """:class:`RateLimiter`'s buckets kept in the PostgreSQL store, so the limit holds per
+    key across every server. ``connection`` gives the calling thread's connection (the
+    checks run in the event loop: one short upsert, on the database's clock)."""
+
+    def __init__(self, limit_per_minute: int, *, name: str,
+                 connection: Callable[[], Connection]) -> None:
+        super().__init__(limit_per_minute)
+        self._name = name
+        self._connection = connection
+
+    def check(self, caller: str) -> RateDecision:
+        allowed, tokens = take_rate_token(self._connection(), f"{self._name}:{caller}",
+                                          self.limit)
+        return self.decision(allowed, tokens)
 
 
 class ConcurrencyGate:

@@ -23,6 +23,15 @@ class Settings(BaseModel):
 
     #: The store (SQLite file and artifacts), shared with the LocalRunner.
     data_dir: Path = Field(default_factory=default_data_dir)
+    #: ``postgresql://…``: a team store that any number of servers share (tests, accounts,
+    #: credits, rate limits, artifacts, link secrets; docs/deployment.md). None: the SQLite
+    #: store in ``data_dir``.
+    database_url: str | None = None
+    #: A directory every server shares for artifacts, instead of the database (PostgreSQL).
+    artifacts_dir: Path | None = None
+    #: PostgreSQL: how long a server's claim on a running test holds without renewal (it
+    #: renews every third of it); a test of a server that died is run by another after it.
+    lease_seconds: float = Field(default=60.0, gt=0)
     #: Run queued tests in this process. Off, tests stay ``idle``: for API-only tests and
     #: for a server that only answers reads while another process does the runs.
     worker: bool = True

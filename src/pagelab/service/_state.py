@@ -16,10 +16,10 @@ from urllib.parse import quote
 
 from pagelab.catalog import TTFB_REGIONS
 from pagelab.engine import dns_server_resolver
-from pagelab.store import ConnectionPool, Store, link_secrets
+from pagelab.store import Connection, ConnectionPool, PgPool, Store, link_secrets
 
 from ._guard import TargetGuard
-from ._ratelimit import ConcurrencyGate, RateLimiter
+from ._ratelimit import ConcurrencyGate, RateLimiter, SharedRateLimiter
 from ._settings import Settings
 
 __all__ = ["ReportLinks", "Services"]
@@ -83,7 +83,7 @@ class Services:
 
     settings: Settings
     store: Store
-    pool: ConnectionPool
+    pool: ConnectionPool | PgPool
     limiter: RateLimiter
     #: Unknown keys per client address (a separate, small budget: guessing is slow).
     failed_keys: RateLimiter
@@ -99,17 +99,30 @@ class Services:
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
-        store = Store(settings.data_dir, retention=settings.retention)
+        store = Store(settings.data_dir, retention=settings.retention,
+                      database=settings.database_url, artifacts_dir=settings.artifacts_dir)
         # Kept open, sized to the requests that may hold one at once (see Settings).
-        pool = ConnectionPool(store, size=settings.max_db_connections, warm=2)
+        pool = store.pool(size=settings.max_db_connections, warm=2)
         with pool.connection() as conn:
             secrets = link_secrets(settings.data_dir, conn)
+        limiter, failed_keys = (
+            RateLimiter(settings.rate_limit_per_minute),
+            RateLimiter(settings.failed_key_limit_per_minute),
+        )
+        if isinstance(pool, PgPool):  # one budget per key across every server
+            def relaxed() -> Connection:
+                return pool.thread_connection(relaxed=True)
+
+            limiter = SharedRateLimiter(settings.rate_limit_per_minute, name="requests",
+                                        connection=relaxed)
+            failed_keys = SharedRateLimiter(settings.failed_key_limit_per_minute,
+                                            name="unknown-keys", connection=relaxed)
         return cls(
             settings=settings,
             store=store,
             pool=pool,
-            limiter=RateLimiter(settings.rate_limit_per_minute),
-            failed_keys=RateLimiter(settings.failed_key_limit_per_minute),
+            limiter=limiter,
+            failed_keys=failed_keys,
             links=ReportLinks(secrets, lifetime=settings.report_link_lifetime),
             work_available=threading.Event(),
             ttfb_gate=ConcurrencyGate(

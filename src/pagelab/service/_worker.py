@@ -4,8 +4,13 @@ the store tidy (expired tests deleted, engine failures refunded)."""
 from __future__ import annotations
 
 import logging
+import os
+import secrets
+import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import filelock
 
@@ -20,11 +25,12 @@ from pagelab.engine import (
 from pagelab.models import ENGINE_UNAVAILABLE, LighthouseError
 from pagelab.runners import execute_test
 from pagelab.store import (
+    claim_queued_test,
     delete_expired,
     fail_unfinished_test,
-    next_queued_test,
     queue_counts,
     refund_engine_failures,
+    renew_lease,
     requeue_interrupted,
     truncate_wal,
 )
@@ -45,10 +51,16 @@ def sandbox_warning(browser: BrowserSandbox) -> str:
 
 
 class Worker:
-    """A daemon thread. With ``run_tests`` it owns the queue of the data dir: it takes a
-    file lock (one queue owner per data dir), requeues tests a previous server left
+    """A daemon thread. With ``run_tests`` on SQLite it owns the queue of the data dir: it
+    takes a file lock (one queue owner per data dir), requeues tests a previous server left
     ``active``, then runs ``idle`` tests oldest first through the same code the LocalRunner
-    uses, so the engine lock keeps every Lighthouse run on the machine serial."""
+    uses, so the engine lock keeps every Lighthouse run on the machine serial.
+
+    On PostgreSQL every server's worker takes from the one queue: each test is claimed
+    with a lease (``FOR UPDATE SKIP LOCKED``, :func:`~pagelab.store.claim_queued_test`)
+    that the worker renews while the test runs; a test whose server died is claimed again
+    by another once its lease has run out. No file lock, no requeue at start (the other
+    servers' running tests are theirs)."""
 
     def __init__(self, services: Services) -> None:
         self._services = services
@@ -56,6 +68,10 @@ class Worker:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="pagelab-worker", daemon=True)
         self._queue_lock = filelock.FileLock(str(services.store.data_dir / "serve.lock"))
+        self._shared_queue = services.store.is_postgres
+        #: This server's name on the leases it holds (host, process, and a random part).
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._lease_ms = int(services.settings.lease_seconds * 1000)
         # The server's target policy goes with every run (SSRF guard, docs/security.md); the
         # engine's egress proxy asks the guard's name server when one is set.
         self._engine = LazyEngine(lambda: _make_engine(services.settings))
@@ -73,7 +89,7 @@ class Worker:
             browser = self.browser_sandbox()
             if browser is not None and not browser.sandboxed:
                 logger.warning("%s", sandbox_warning(browser))
-        if self.run_tests:
+        if self.run_tests and not self._shared_queue:
             try:
                 self._queue_lock.acquire(timeout=0)
             except filelock.Timeout:
@@ -96,11 +112,13 @@ class Worker:
         self._services.work_available.set()
         self._thread.join(timeout)
         if self._thread.is_alive():
-            logger.warning("stopping with test %s unfinished: it runs again at the next start",
-                           self.current_test)
+            logger.warning("stopping with test %s unfinished: it runs again at the next start"
+                           "%s", self.current_test,
+                           " (or on another server once its lease ends)"
+                           if self._shared_queue else "")
         else:
             self._close_engine()
-        if self.run_tests:
+        if self.run_tests and not self._shared_queue:
             self._queue_lock.release()
 
     @property
@@ -142,7 +160,35 @@ class Worker:
 
     def _next_test(self) -> str | None:
         with self._services.pool.connection() as conn:
-            return next_queued_test(conn)
+            return claim_queued_test(conn, owner=self.owner, lease_ms=self._lease_ms)
+
+    @contextmanager
+    def _leased(self, test_id: str) -> Iterator[None]:
+        """Renew the lease of ``test_id`` every third of it while the block runs (a shared
+        queue only)."""
+        if not self._shared_queue:
+            yield
+            return
+        done = threading.Event()
+
+        def renew() -> None:
+            while not done.wait(self._lease_ms / 3000):
+                try:
+                    with self._services.pool.connection() as conn:
+                        if not renew_lease(conn, test_id, owner=self.owner,
+                                           lease_ms=self._lease_ms):
+                            logger.warning("lost the lease of test %s", test_id)
+                            return
+                except Exception:
+                    logger.exception("cannot renew the lease of test %s", test_id)
+
+        thread = threading.Thread(target=renew, name="pagelab-lease", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def _engine_instance(self) -> Engine:
         return self._engine.get()
@@ -152,8 +198,12 @@ class Worker:
 
     def _run(self, test_id: str) -> None:
         self.current_test = test_id
+        if self._shared_queue:  # which server ran what, for the operators of a team store
+            logger.info("running test %s", test_id)
         try:
-            execute_test(self._services.store, self._engine_instance(), test_id, vantage="local")
+            with self._leased(test_id):
+                execute_test(self._services.store, self._engine_instance(), test_id,
+                             vantage="local")
             self.engine_error = None
         except EngineError as exc:
             self.engine_error = str(exc)

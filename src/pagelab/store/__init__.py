@@ -1,4 +1,5 @@
-"""Persistent history: SQLite (WAL, transactional writes) plus artifact files.
+"""Persistent history: SQLite (WAL, transactional writes) plus artifact files, or a
+PostgreSQL database several API servers share (a team store, docs/deployment.md).
 
 Machinery, not public API: the runners, the service, the fleet and the CLI keep their
 records here, through the functions below (each takes a connection); users reach the
@@ -28,12 +29,16 @@ from ._accounts import top_up_account as top_up_account
 from ._artifacts import ARTIFACT_NAMES as ARTIFACT_NAMES
 from ._artifacts import ArtifactFiles as ArtifactFiles
 from ._artifacts import resource_string as resource_string
+from ._copy import CopyCount as CopyCount
+from ._copy import copy_store as copy_store
 from ._db import MIGRATIONS as MIGRATIONS
 from ._db import SCHEMA_VERSION as SCHEMA_VERSION
 from ._db import connect as connect
 from ._db import migrate as migrate
 from ._db import transaction as transaction
 from ._db import truncate_wal as truncate_wal
+from ._dialect import Connection as Connection
+from ._dialect import is_postgres as is_postgres
 from ._fleet import Dispatch as Dispatch
 from ._fleet import FleetWorkerKey as FleetWorkerKey
 from ._fleet import QueuedTest as QueuedTest
@@ -50,10 +55,17 @@ from ._fleet import revoke_fleet_worker_key as revoke_fleet_worker_key
 from ._fleet import start_dispatched_test as start_dispatched_test
 from ._fleet import status_of_test as status_of_test
 from ._fleet import undispatched_tests as undispatched_tests
+from ._pg import PgPool as PgPool
+from ._pg_install import POSTGRES_APT_COMMAND as POSTGRES_APT_COMMAND
+from ._pg_install import find_postgres_bin as find_postgres_bin
+from ._pg_install import install_postgresql as install_postgresql
 from ._pool import ConnectionPool as ConnectionPool
+from ._queue import claim_queued_test as claim_queued_test
 from ._queue import next_queued_test as next_queued_test
 from ._queue import queue_counts as queue_counts
+from ._queue import renew_lease as renew_lease
 from ._queue import requeue_interrupted as requeue_interrupted
+from ._ratelimit import take_rate_token as take_rate_token
 from ._records import LOCAL_ACCOUNT as LOCAL_ACCOUNT
 from ._records import TestQuery as TestQuery
 from ._records import batch_status as batch_status
@@ -77,7 +89,9 @@ from ._secrets import LINK_SECRET_FILE as LINK_SECRET_FILE
 from ._secrets import link_secrets as link_secrets
 from ._secrets import rotate_link_secret as rotate_link_secret
 from ._secrets import service_secret as service_secret
+from ._store import DATABASE_URL_ENV as DATABASE_URL_ENV
 from ._store import DEFAULT_RETENTION as DEFAULT_RETENTION
 from ._store import Store as Store
+from ._store import parse_database_url as parse_database_url
 
 __all__: list[str] = []

@@ -18,14 +18,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pagelab.models import CreditPool, Credits, from_epoch, to_epoch_ms
 
+from ._dialect import Connection, integrity_errors, row_lock
 from ._records import new_id, now_ms
 
 __all__ = [
@@ -97,7 +97,7 @@ def next_refill(now: int | None = None) -> datetime:
     )
 
 
-def _account_from_row(row: sqlite3.Row) -> Account:
+def _account_from_row(row: Any) -> Account:
     return Account(
         id=row["id"],
         key_prefix=row["key_prefix"],
@@ -113,7 +113,7 @@ def _account_from_row(row: sqlite3.Row) -> Account:
 
 
 def create_account(
-    conn: sqlite3.Connection, *, lighthouse_credits: int, ttfb_credits: int
+    conn: Connection, *, lighthouse_credits: int, ttfb_credits: int
 ) -> tuple[Account, str]:
     """A new account and its key (returned only here: the store keeps its hash).
 
@@ -136,7 +136,7 @@ def create_account(
                     to_epoch_ms(_month_start(from_epoch(created))), created,
                 ),
             )
-        except sqlite3.IntegrityError:
+        except integrity_errors():
             continue  # two keys sharing a prefix (one chance in 2**48): draw another
         break
     account = find_account(conn, key[:KEY_PREFIX_LENGTH])
@@ -144,7 +144,7 @@ def create_account(
     return account, key
 
 
-def find_account(conn: sqlite3.Connection, key_prefix: str) -> Account | None:
+def find_account(conn: Connection, key_prefix: str) -> Account | None:
     """The account whose key starts with ``key_prefix`` (revoked ones included)."""
     row = conn.execute(
         "SELECT * FROM accounts WHERE key_prefix = ?", (key_prefix[:KEY_PREFIX_LENGTH],)
@@ -152,7 +152,7 @@ def find_account(conn: sqlite3.Connection, key_prefix: str) -> Account | None:
     return _account_from_row(row) if row is not None else None
 
 
-def find_account_by_key(conn: sqlite3.Connection, key: str) -> Account | None:
+def find_account_by_key(conn: Connection, key: str) -> Account | None:
     """The active account of ``key``, or None (unknown or revoked key)."""
     row = conn.execute(
         "SELECT * FROM accounts WHERE key_prefix = ? AND revoked_at IS NULL",
@@ -165,7 +165,7 @@ def find_account_by_key(conn: sqlite3.Connection, key: str) -> Account | None:
     return _account_from_row(row)
 
 
-def list_accounts(conn: sqlite3.Connection) -> list[Account]:
+def list_accounts(conn: Connection) -> list[Account]:
     rows = conn.execute("SELECT * FROM accounts ORDER BY created_at, rowid")
     return [_account_from_row(row) for row in rows]
 
@@ -174,7 +174,7 @@ def list_accounts(conn: sqlite3.Connection) -> list[Account]:
 ACCOUNT_REVOKED = "ACCOUNT_REVOKED"
 
 
-def revoke_account(conn: sqlite3.Connection, key_prefix: str) -> Account | None:
+def revoke_account(conn: Connection, key_prefix: str) -> Account | None:
     """Revoke the key; None when unknown. Its queued (``idle``) tests are failed with
     ``ACCOUNT_REVOKED`` and refunded (a revoked key's tests must not run on), their clear
     configs dropped; finished tests stay stored until they expire. Call inside
@@ -197,7 +197,7 @@ def revoke_account(conn: sqlite3.Connection, key_prefix: str) -> Account | None:
 
 
 def top_up_account(
-    conn: sqlite3.Connection, key_prefix: str, *, lighthouse: int = 0, ttfb: int = 0
+    conn: Connection, key_prefix: str, *, lighthouse: int = 0, ttfb: int = 0
 ) -> Account | None:
     """Add paid credits (they are never reset by the monthly refill). None when unknown."""
     if lighthouse < 0 or ttfb < 0:
@@ -210,7 +210,7 @@ def top_up_account(
     return find_account(conn, key_prefix)
 
 
-def _refill_if_due(conn: sqlite3.Connection, account_id: str, now: int) -> None:
+def _refill_if_due(conn: Connection, account_id: str, now: int) -> None:
     # Lazily: the first read or charge of a new month resets the plan credits.
     current = to_epoch_ms(_month_start(from_epoch(now)))
     conn.execute(
@@ -221,7 +221,7 @@ def _refill_if_due(conn: sqlite3.Connection, account_id: str, now: int) -> None:
 
 
 def account_credits(
-    conn: sqlite3.Connection, account_id: str, *, now: int | None = None
+    conn: Connection, account_id: str, *, now: int | None = None
 ) -> Credits:
     """The account's pools as the API returns them (applying a due refill)."""
     at = now if now is not None else now_ms()
@@ -241,7 +241,7 @@ def account_credits(
 
 
 def can_pay(
-    conn: sqlite3.Connection,
+    conn: Connection,
     account_id: str,
     kind: CreditKind,
     amount: int,
@@ -261,7 +261,7 @@ def can_pay(
 
 
 def charge_credits(
-    conn: sqlite3.Connection,
+    conn: Connection,
     account_id: str,
     kind: CreditKind,
     amount: int,
@@ -277,7 +277,8 @@ def charge_credits(
     plan_column, paid_column, _ = _COLUMNS[kind]
     _refill_if_due(conn, account_id, now if now is not None else now_ms())
     row = conn.execute(
-        f"SELECT {plan_column}, {paid_column} FROM accounts WHERE id = ?", (account_id,)
+        f"SELECT {plan_column}, {paid_column} FROM accounts WHERE id = ?{row_lock(conn)}",
+        (account_id,),
     ).fetchone()
     plan, paid = row[0], row[1]
     if amount < 0 or plan + paid < amount:
@@ -292,7 +293,7 @@ def charge_credits(
 
 
 def record_test_charges(
-    conn: sqlite3.Connection, account_id: str, test_ids: Sequence[str], paid: Sequence[bool]
+    conn: Connection, account_id: str, test_ids: Sequence[str], paid: Sequence[bool]
 ) -> None:
     """Remember how each test was paid, so an engine failure can give the credit back."""
     conn.executemany(
@@ -303,7 +304,7 @@ def record_test_charges(
 
 
 def refund_credits(
-    conn: sqlite3.Connection, account_id: str, kind: CreditKind, paid: Sequence[bool]
+    conn: Connection, account_id: str, kind: CreditKind, paid: Sequence[bool]
 ) -> None:
     """Give back credits taken by :func:`charge_credits` to the pools they came from."""
     plan_column, paid_column, _ = _COLUMNS[kind]
@@ -315,14 +316,14 @@ def refund_credits(
     )
 
 
-def refund_engine_failures(conn: sqlite3.Connection) -> list[str]:
+def refund_engine_failures(conn: Connection) -> list[str]:
     """Refund every Lighthouse test that failed because of the engine and was not refunded
     yet; returns their ids. Idempotent, so it is safe to run after every test and at start.
     Call inside ``transaction(conn, immediate=True)``."""
     rows = conn.execute(
         "SELECT c.test_id, c.account_id, c.paid FROM credit_charges AS c "
         "JOIN tests AS t ON t.id = c.test_id "
-        "WHERE t.engine_failure = 1 AND c.refunded_at IS NULL"
+        "WHERE t.engine_failure = 1 AND c.refunded_at IS NULL" + row_lock(conn, "c")
     ).fetchall()
     refunded_at = now_ms()
     for row in rows:
@@ -334,7 +335,7 @@ def refund_engine_failures(conn: sqlite3.Connection) -> list[str]:
     return [row["test_id"] for row in rows]
 
 
-def test_owner(conn: sqlite3.Connection, test_id: str) -> str | None:
+def test_owner(conn: Connection, test_id: str) -> str | None:
     """The account id that created the test; None when unknown or when that account's key
     was revoked (its report links die with it)."""
     row = conn.execute(
@@ -344,7 +345,7 @@ def test_owner(conn: sqlite3.Connection, test_id: str) -> str | None:
     return row["account_id"] if row is not None else None
 
 
-def batch_owner(conn: sqlite3.Connection, batch_id: str) -> str | None:
+def batch_owner(conn: Connection, batch_id: str) -> str | None:
     """The account id that created the batch; None when unknown or revoked."""
     row = conn.execute(
         "SELECT b.account_id FROM batches b LEFT JOIN accounts a ON a.id = b.account_id "

@@ -1,15 +1,18 @@
-"""Artifact files (LHR JSON, HTML report, screenshot, filmstrip, video) beside the database."""
+"""Artifacts (LHR JSON, HTML report, screenshot, filmstrip, video): files beside the
+database, or (a PostgreSQL store without ``--artifacts-dir``) compressed in it."""
 
 from __future__ import annotations
 
 import base64
 import os
 import shutil
-import sqlite3
 import tempfile
+import zlib
 from pathlib import Path
 
-__all__ = ["ARTIFACT_NAMES", "ArtifactFiles", "resource_string"]
+from ._dialect import Connection
+
+__all__ = ["ARTIFACT_NAMES", "ArtifactFiles", "DatabaseArtifacts", "resource_string"]
 
 #: Resource name -> (file name, media type). The names are the API's resource names.
 ARTIFACT_NAMES: dict[str, tuple[str, str]] = {
@@ -43,7 +46,7 @@ class ArtifactFiles:
     def path(self, test_id: str, name: str) -> Path:
         return self.root / test_id / ARTIFACT_NAMES[name][0]
 
-    def write(self, conn: sqlite3.Connection, test_id: str, name: str, data: bytes) -> Path:
+    def write(self, conn: Connection, test_id: str, name: str, data: bytes) -> Path:
         """Write the file, then index it (call inside the transaction that finishes the test)."""
         target = self.path(test_id, name)
         # Private: 0700 directories, and mkstemp's files are 0600 (kept by the rename).
@@ -59,18 +62,19 @@ class ArtifactFiles:
             Path(tmp).unlink(missing_ok=True)
             raise
         conn.execute(
-            "INSERT OR REPLACE INTO artifacts (test_id, name, relpath, media_type, size) "
-            "VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO artifacts (test_id, name, relpath, media_type, size) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (test_id, name) DO UPDATE SET "
+            "relpath = excluded.relpath, media_type = excluded.media_type, size = excluded.size",
             (test_id, name, str(target.relative_to(self.root)), ARTIFACT_NAMES[name][1],
              len(data)),
         )
         return target
 
-    def names(self, conn: sqlite3.Connection, test_id: str) -> list[str]:
+    def names(self, conn: Connection, test_id: str) -> list[str]:
         rows = conn.execute("SELECT name FROM artifacts WHERE test_id = ?", (test_id,))
         return [row["name"] for row in rows]
 
-    def read(self, conn: sqlite3.Connection, test_id: str, name: str) -> bytes | None:
+    def read(self, conn: Connection, test_id: str, name: str) -> bytes | None:
         """The artifact's bytes, or None when the test has no such artifact."""
         row = conn.execute(
             "SELECT relpath FROM artifacts WHERE test_id = ? AND name = ?", (test_id, name)
@@ -85,3 +89,35 @@ class ArtifactFiles:
 
     def remove(self, test_id: str) -> None:
         shutil.rmtree(self.root / test_id, ignore_errors=True)
+
+
+class DatabaseArtifacts:
+    """Artifacts stored in the ``artifacts`` table itself, zlib-compressed: every server of
+    a PostgreSQL store reads them, with no shared directory. Deleted with their test (the
+    foreign key cascades), so :meth:`remove` has nothing to do."""
+
+    def write(self, conn: Connection, test_id: str, name: str, data: bytes) -> None:
+        """Store the bytes (call inside the transaction that finishes the test)."""
+        conn.execute(
+            "INSERT INTO artifacts (test_id, name, relpath, media_type, size, data) "
+            "VALUES (?, ?, NULL, ?, ?, ?) ON CONFLICT (test_id, name) DO UPDATE SET "
+            "relpath = NULL, media_type = excluded.media_type, size = excluded.size, "
+            "data = excluded.data",
+            (test_id, name, ARTIFACT_NAMES[name][1], len(data), zlib.compress(data, 6)),
+        )
+
+    def names(self, conn: Connection, test_id: str) -> list[str]:
+        rows = conn.execute("SELECT name FROM artifacts WHERE test_id = ?", (test_id,))
+        return [row["name"] for row in rows]
+
+    def read(self, conn: Connection, test_id: str, name: str) -> bytes | None:
+        """The artifact's bytes, or None when the test has no such artifact."""
+        row = conn.execute(
+            "SELECT data FROM artifacts WHERE test_id = ? AND name = ?", (test_id, name)
+        ).fetchone()
+        if row is None or row["data"] is None:
+            return None
+        return zlib.decompress(row["data"])
+
+    def remove(self, test_id: str) -> None:
+        """Nothing: the rows went with the test."""

@@ -14,6 +14,8 @@ import filelock
 
 from pagelab._exceptions import StoreError
 
+from ._dialect import Connection, is_postgres
+
 __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
@@ -260,7 +262,7 @@ def _statements(script: str) -> Iterator[str]:
 
 
 @contextmanager
-def transaction(conn: sqlite3.Connection, *, immediate: bool = False) -> Iterator[None]:
+def transaction(conn: Connection, *, immediate: bool = False) -> Iterator[None]:
     """Commit on success, roll back on any error, so a failed write changes nothing."""
     conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
     try:
@@ -272,11 +274,14 @@ def transaction(conn: sqlite3.Connection, *, immediate: bool = False) -> Iterato
         conn.execute("COMMIT")
 
 
-def truncate_wal(conn: sqlite3.Connection) -> None:
+def truncate_wal(conn: Connection) -> None:
     """Copy the write-ahead log into the database and empty it.
 
     The log keeps old page images, among them the unmasked config of a test that has just
-    run. Busy readers make this a no-op; the next call catches up.
+    run. Busy readers make this a no-op; the next call catches up. PostgreSQL has no such
+    log to empty (its WAL is the server's, recycled by its checkpoints).
     """
+    if is_postgres(conn):
+        return
     with contextlib.suppress(sqlite3.Error):
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()

@@ -5,12 +5,13 @@ tests have been handed to the broker and which worker took each, the workers' is
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pagelab.models import Device, LighthouseConfig, LighthouseError, TestStatus
 
+from ._dialect import Connection, is_postgres
 from ._records import LOCAL_ACCOUNT, finish_test, now_ms
 
 __all__ = [
@@ -69,9 +70,12 @@ class Dispatch:
     attempt: int
 
 
-def ensure_fleet_tables(conn: sqlite3.Connection) -> None:
+def ensure_fleet_tables(conn: Connection) -> None:
     """The dispatch and worker-key tables, created on first use by a fleet server (not a
-    schema migration: a server without ``--broker`` never creates them)."""
+    schema migration: a server without ``--broker`` never creates them). A PostgreSQL
+    store has them from its migrations (:mod:`._pg_schema`, epoch ms as ``BIGINT``)."""
+    if is_postgres(conn):
+        return
     conn.execute(
         "CREATE TABLE IF NOT EXISTS fleet_dispatches ("
         "test_id TEXT PRIMARY KEY, queue TEXT NOT NULL, dispatched_at INTEGER NOT NULL, "
@@ -90,7 +94,7 @@ def ensure_fleet_tables(conn: sqlite3.Connection) -> None:
     )
 
 
-def _worker_key(row: sqlite3.Row) -> FleetWorkerKey:
+def _worker_key(row: Any) -> FleetWorkerKey:
     return FleetWorkerKey(
         name=row["name"], generation=row["generation"],
         locations=tuple(loc for loc in row["locations"].split(",") if loc),
@@ -99,13 +103,13 @@ def _worker_key(row: sqlite3.Row) -> FleetWorkerKey:
 
 
 def issue_fleet_worker_key(
-    conn: sqlite3.Connection, name: str, locations: Sequence[str]
+    conn: Connection, name: str, locations: Sequence[str]
 ) -> FleetWorkerKey:
     """A new key generation for ``name`` (the previous key, if any, stops working)."""
     conn.execute(
         "INSERT INTO fleet_workers (name, generation, locations, issued_at) "
         "VALUES (?, 1, ?, ?) ON CONFLICT (name) DO UPDATE SET "
-        "generation = generation + 1, locations = excluded.locations, "
+        "generation = fleet_workers.generation + 1, locations = excluded.locations, "
         "issued_at = excluded.issued_at, revoked_at = NULL",
         (name, ",".join(locations), now_ms()),
     )
@@ -114,17 +118,17 @@ def issue_fleet_worker_key(
     return issued
 
 
-def revoke_fleet_worker_key(conn: sqlite3.Connection, name: str) -> bool:
+def revoke_fleet_worker_key(conn: Connection, name: str) -> bool:
     """Revoke ``name``'s key; False when it has none (or it was revoked already)."""
     cursor = conn.execute(
         "UPDATE fleet_workers SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
         (now_ms(), name),
     )
-    return cursor.rowcount == 1
+    return int(cursor.rowcount) == 1
 
 
 def fleet_worker_key(
-    conn: sqlite3.Connection, name: str, *, revoked: bool = False
+    conn: Connection, name: str, *, revoked: bool = False
 ) -> FleetWorkerKey | None:
     """``name``'s current key; None when it has none or (unless ``revoked``) it was
     revoked."""
@@ -134,11 +138,11 @@ def fleet_worker_key(
     return _worker_key(row)
 
 
-def list_fleet_worker_keys(conn: sqlite3.Connection) -> list[FleetWorkerKey]:
+def list_fleet_worker_keys(conn: Connection) -> list[FleetWorkerKey]:
     return [_worker_key(row) for row in conn.execute("SELECT * FROM fleet_workers ORDER BY name")]
 
 
-def dispatch_of(conn: sqlite3.Connection, test_id: str) -> Dispatch | None:
+def dispatch_of(conn: Connection, test_id: str) -> Dispatch | None:
     """The dispatch of ``test_id``; None when it was never dispatched (or is gone)."""
     row = conn.execute(
         "SELECT t.id, t.location, t.status, d.worker, d.attempt FROM fleet_dispatches d "
@@ -153,7 +157,7 @@ def dispatch_of(conn: sqlite3.Connection, test_id: str) -> Dispatch | None:
 
 
 def claim_dispatched_test(
-    conn: sqlite3.Connection, test_id: str, worker: str, attempt: int
+    conn: Connection, test_id: str, worker: str, attempt: int
 ) -> bool:
     """Bind the test to ``worker``: when no worker has it yet, or when this is a later
     delivery (a higher attempt: the previous worker was lost). False otherwise."""
@@ -162,10 +166,10 @@ def claim_dispatched_test(
         "AND (worker IS NULL OR worker = ? OR attempt < ?)",
         (worker, attempt, test_id, worker, attempt),
     )
-    return cursor.rowcount == 1
+    return int(cursor.rowcount) == 1
 
 
-def undispatched_tests(conn: sqlite3.Connection, limit: int = 100) -> list[QueuedTest]:
+def undispatched_tests(conn: Connection, limit: int = 100) -> list[QueuedTest]:
     """``idle`` unexpired API tests with no dispatch row, oldest first."""
     rows = conn.execute(
         "SELECT t.id, t.url, t.device, t.location, t.run_config_json, t.config_json, "
@@ -186,30 +190,30 @@ def undispatched_tests(conn: sqlite3.Connection, limit: int = 100) -> list[Queue
     ]
 
 
-def mark_dispatched(conn: sqlite3.Connection, test_id: str, queue: str) -> None:
+def mark_dispatched(conn: Connection, test_id: str, queue: str) -> None:
     conn.execute(
         "INSERT OR IGNORE INTO fleet_dispatches (test_id, queue, dispatched_at) VALUES (?, ?, ?)",
         (test_id, queue, now_ms()),
     )
 
 
-def status_of_test(conn: sqlite3.Connection, test_id: str) -> TestStatus | None:
+def status_of_test(conn: Connection, test_id: str) -> TestStatus | None:
     """The test's status; None when the store does not have it (expired, or never)."""
     row = conn.execute("SELECT status FROM tests WHERE id = ?", (test_id,)).fetchone()
     return TestStatus(row["status"]) if row is not None else None
 
 
-def start_dispatched_test(conn: sqlite3.Connection, test_id: str, *, started_at: int) -> bool:
+def start_dispatched_test(conn: Connection, test_id: str, *, started_at: int) -> bool:
     """``idle`` -> ``active`` when a worker says it started; False if it is not idle."""
     cursor = conn.execute(
         "UPDATE tests SET status = ?, started_at = ? WHERE id = ? AND status = ?",
         (TestStatus.ACTIVE.value, started_at, test_id, TestStatus.IDLE.value),
     )
-    return cursor.rowcount == 1
+    return int(cursor.rowcount) == 1
 
 
 def fail_waiting_tests(
-    conn: sqlite3.Connection, *, idle_before: int, active_before: int,
+    conn: Connection, *, idle_before: int, active_before: int,
     idle_error: LighthouseError, active_error: LighthouseError,
 ) -> list[str]:
     """Fail (as engine failures, so refunded) the API tests that waited too long: ``idle``
@@ -236,7 +240,7 @@ def fail_waiting_tests(
     return failed
 
 
-def forget_dispatches(conn: sqlite3.Connection) -> None:
+def forget_dispatches(conn: Connection) -> None:
     """Drop the dispatch rows of deleted (expired) tests."""
     conn.execute(
         "DELETE FROM fleet_dispatches WHERE test_id NOT IN (SELECT id FROM tests)"

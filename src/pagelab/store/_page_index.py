@@ -11,19 +11,20 @@ sweep has not deleted yet. Used by :func:`pagelab.store.list_tests`.
 from __future__ import annotations
 
 import bisect
-import sqlite3
 from typing import Any
+
+from ._dialect import Connection
 
 __all__ = ["created_range", "live_window", "seek"]
 
 
 def live_window(
-    conn: sqlite3.Connection,
+    conn: Connection,
     where: str,
     params: list[Any],
     offset: int,
     per_page: int,
-    expired: list[sqlite3.Row],
+    expired: list[Any],
     start: tuple[int, int] | None,
 ) -> list[int]:
     """The rowids of the unexpired rows ranked ``offset`` to ``offset + per_page - 1``.
@@ -80,7 +81,7 @@ def created_range(
 
 
 def seek(
-    conn: sqlite3.Connection, account_id: str, bounds: tuple[int, int], offset: int
+    conn: Connection, account_id: str, bounds: tuple[int, int], offset: int
 ) -> tuple[int, int] | None:
     """Where the entry at ``offset`` of the account's index order (created_at DESC,
     rowid DESC; expired rows included) within ``bounds`` is: ``(upper, skip)``, it is the
@@ -138,7 +139,7 @@ def seek(
 
 
 def _seek_minutes(
-    conn: sqlite3.Connection, account_id: str, low: int, upper: int, rest: int
+    conn: Connection, account_id: str, low: int, upper: int, rest: int
 ) -> tuple[int | None, int]:
     """:func:`seek` within one day, from ``upper`` (a minute's last ms) down to ``low``:
     ``(upper, skip)`` of the entry ``rest``, or ``(None, rest left)`` past the range."""

@@ -6,17 +6,25 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from pagelab._exceptions import StoreError
 
-if TYPE_CHECKING:
-    from ._store import Store
+from ._db import connect
+from ._dialect import Connection
 
 __all__ = ["ConnectionPool"]
 
 
-def _commit(conn: sqlite3.Connection) -> None:
+class _SqliteStore(Protocol):
+    """What the pool needs of a :class:`~._store.Store`: its SQLite file."""
+
+    @property
+    def db_path(self) -> Path: ...
+
+
+def _commit(conn: Connection) -> None:
     try:
         conn.execute("COMMIT")
     except BaseException:
@@ -40,7 +48,7 @@ class ConnectionPool:
     100 ms steps). The busy timeout still covers other processes (a notebook, the CLI).
     """
 
-    def __init__(self, store: Store, *, size: int = 16, warm: int = 0) -> None:
+    def __init__(self, store: _SqliteStore, *, size: int = 16, warm: int = 0) -> None:
         if size < 1:
             raise ValueError("size must be at least 1")
         self._store = store
@@ -53,7 +61,7 @@ class ConnectionPool:
         self._local = threading.local()
         self._thread_connections: list[sqlite3.Connection] = []
         for _ in range(min(warm, size)):
-            self._idle.append(store.connect())
+            self._idle.append(connect(store.db_path))
             self._opened += 1
 
     def acquire(self) -> sqlite3.Connection:
@@ -67,7 +75,7 @@ class ConnectionPool:
                 return self._idle.pop()
             self._opened += 1  # reserved: opened outside the lock
         try:
-            return self._store.connect()
+            return connect(self._store.db_path)
         except BaseException:
             with self._available:
                 self._opened -= 1
@@ -106,13 +114,13 @@ class ConnectionPool:
         if conn is None:
             if self._closed:
                 raise StoreError("the connection pool is closed")
-            conn = self._local.conn = self._store.connect()
+            conn = self._local.conn = connect(self._store.db_path)
             with self._available:
                 self._thread_connections.append(conn)
         return conn
 
     @contextmanager
-    def write(self, conn: sqlite3.Connection) -> Iterator[None]:
+    def write(self, conn: Connection) -> Iterator[None]:
         """``BEGIN IMMEDIATE`` on ``conn`` under the process's write lock; commit on
         success, roll back on any error. Keep the block short: every writer waits on it."""
         with self._write_lock:
@@ -166,7 +174,7 @@ class ConnectionPool:
         if conn is None:
             if self._closed:
                 raise StoreError("the connection pool is closed")
-            conn = self._store.connect()
+            conn = connect(self._store.db_path)
             conn.execute("PRAGMA busy_timeout = 0")
             self._local.write_conn = conn
             with self._available:

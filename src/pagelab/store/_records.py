@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -30,6 +29,7 @@ from pagelab.models import (
     to_epoch_ms,
 )
 
+from ._dialect import Connection, is_postgres
 from ._page_index import created_range, live_window, seek
 
 __all__ = [
@@ -71,7 +71,7 @@ def _dump_config(config: LighthouseConfig) -> str:
 
 
 def create_test(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     url: str,
     device: Device,
@@ -91,7 +91,7 @@ def create_test(
 
 
 def create_test_report(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     url: str,
     device: Device,
@@ -119,7 +119,7 @@ def create_test_report(
 
 
 def _insert_test(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     url: str,
     device: Device,
@@ -149,7 +149,7 @@ def _insert_test(
 
 
 def create_batch(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     urls: Sequence[str],
     devices: Sequence[Device],
@@ -194,7 +194,7 @@ def create_batch(
     return batch_id, test_ids
 
 
-def test_target(conn: sqlite3.Connection, test_id: str) -> tuple[str, Device]:
+def test_target(conn: Connection, test_id: str) -> tuple[str, Device]:
     """The URL and device a stored test runs on; :class:`KeyError` if there is no such test."""
     row = conn.execute("SELECT url, device FROM tests WHERE id = ?", (test_id,)).fetchone()
     if row is None:
@@ -202,7 +202,7 @@ def test_target(conn: sqlite3.Connection, test_id: str) -> tuple[str, Device]:
     return row["url"], Device(row["device"])
 
 
-def run_config(conn: sqlite3.Connection, test_id: str) -> LighthouseConfig:
+def run_config(conn: Connection, test_id: str) -> LighthouseConfig:
     """The unmasked config to run the test with (the masked one once it has run)."""
     row = conn.execute(
         "SELECT run_config_json, config_json FROM tests WHERE id = ?", (test_id,)
@@ -210,7 +210,7 @@ def run_config(conn: sqlite3.Connection, test_id: str) -> LighthouseConfig:
     return LighthouseConfig.model_validate_json(row["run_config_json"] or row["config_json"])
 
 
-def start_test(conn: sqlite3.Connection, test_id: str) -> None:
+def start_test(conn: Connection, test_id: str) -> None:
     conn.execute(
         "UPDATE tests SET status = ?, started_at = ? WHERE id = ?",
         (TestStatus.ACTIVE.value, now_ms(), test_id),
@@ -218,7 +218,7 @@ def start_test(conn: sqlite3.Connection, test_id: str) -> None:
 
 
 def finish_test(
-    conn: sqlite3.Connection,
+    conn: Connection,
     test_id: str,
     *,
     status: TestStatus,
@@ -251,7 +251,7 @@ def finish_test(
 
 
 def fail_unfinished_test(
-    conn: sqlite3.Connection, test_id: str, error: LighthouseError, *, vantage: str | None
+    conn: Connection, test_id: str, error: LighthouseError, *, vantage: str | None
 ) -> bool:
     """Fail a test the engine could not finish, as an engine failure (refundable).
 
@@ -288,7 +288,7 @@ _TEST_COLUMNS = (
 )
 
 
-def _test_from_row(row: sqlite3.Row, report_url: str | None) -> TestReport:
+def _test_from_row(row: Any, report_url: str | None) -> TestReport:
     return TestReport(
         id=row["id"],
         url=row["url"],
@@ -317,7 +317,7 @@ def _test_from_row(row: sqlite3.Row, report_url: str | None) -> TestReport:
 
 
 def get_test(
-    conn: sqlite3.Connection,
+    conn: Connection,
     test_id: str,
     *,
     account_id: str = LOCAL_ACCOUNT,
@@ -338,7 +338,7 @@ def get_test(
     return _test_from_row(row, report_url(row["id"]) if report_url else None)
 
 
-def run_timing(conn: sqlite3.Connection, test_id: str) -> tuple[int | None, int | None]:
+def run_timing(conn: Connection, test_id: str) -> tuple[int | None, int | None]:
     """When the engine started and finished the test (epoch ms)."""
     row = conn.execute(
         "SELECT started_at, finished_at FROM tests WHERE id = ?", (test_id,)
@@ -352,7 +352,7 @@ _EXPIRED_CORRECTION_LIMIT = 1000
 
 
 def list_tests(
-    conn: sqlite3.Connection,
+    conn: Connection,
     query: TestQuery,
     *,
     account_id: str = LOCAL_ACCOUNT,
@@ -409,7 +409,7 @@ def list_tests(
                 conn, where, params, offset, query.per_page, expired,
                 seek(conn, account_id, bounds, offset),
             )
-        rows: dict[int, sqlite3.Row] = {}
+        rows: dict[int, Any] = {}
         if page_ids:
             marks = ", ".join("?" * len(page_ids))
             rows = {
@@ -437,7 +437,7 @@ def batch_status(item_statuses: Sequence[TestStatus]) -> BatchStatus:
 
 
 def get_batch(
-    conn: sqlite3.Connection,
+    conn: Connection,
     batch_id: str,
     *,
     account_id: str = LOCAL_ACCOUNT,
@@ -483,7 +483,7 @@ def get_batch(
     )
 
 
-def delete_expired(conn: sqlite3.Connection, now: int | None = None) -> list[str]:
+def delete_expired(conn: Connection, now: int | None = None) -> list[str]:
     """Delete expired tests and batches; returns the deleted test ids (for their files)."""
     cutoff = now if now is not None else now_ms()
     ids = [
@@ -496,4 +496,8 @@ def delete_expired(conn: sqlite3.Connection, now: int | None = None) -> list[str
         # need not stay.
         conn.execute("DELETE FROM test_counts_minute WHERE n <= 0")
         conn.execute("DELETE FROM test_counts_day WHERE n <= 0")
+    if is_postgres(conn):
+        # A bucket idle for a minute has refilled: the same as no bucket.
+        conn.execute("DELETE FROM rate_buckets "
+                     "WHERE at < extract(epoch FROM clock_timestamp()) - 60")
     return ids

@@ -6,26 +6,33 @@ hex secret per line), or in ``$PAGELAB_REPORT_LINK_SECRET``. The first secret si
 links; every listed one verifies, so a rotation can keep the previous secret for a while
 (``pagelab keys rotate-link-secret``) or drop it at once (``--drop-previous``: every link
 handed out so far stops working, which is what a leaked secret calls for).
+
+A PostgreSQL store is the exception: its servers run on several machines and must all
+verify every link, so the secrets are kept in the database (``service_secrets``, row
+``report-link-keys``), created by the first server, read by every one, never logged.
+Whoever can read that database can forge links: guard it as the key hashes.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import sqlite3
 from pathlib import Path
 
 from pagelab._exceptions import StoreError
 
 from ._db import make_private, transaction
+from ._dialect import Connection, is_postgres
 
 __all__ = [
     "LINK_SECRET_ENV",
     "LINK_SECRET_FILE",
     "MIN_LINK_SECRET_LENGTH",
     "link_secrets",
+    "read_secrets",
     "rotate_link_secret",
     "service_secret",
+    "share_link_secrets",
 ]
 
 LINK_SECRET_ENV = "PAGELAB_REPORT_LINK_SECRET"
@@ -34,6 +41,8 @@ _LEGACY_NAME = "report-links"
 #: A shorter link secret is refused: 32 hex digits in the file (16 bytes), 32 characters
 #: in the environment.
 MIN_LINK_SECRET_LENGTH = 32
+#: The row of a PostgreSQL store's secrets (comma-separated hex, the signing one first).
+_SHARED_NAME = "report-link-keys"
 
 
 def _write_secrets(path: Path, values: list[str]) -> None:
@@ -45,7 +54,7 @@ def _write_secrets(path: Path, values: list[str]) -> None:
     os.replace(tmp, path)
 
 
-def _read_secrets(path: Path) -> list[str]:
+def read_secrets(path: Path) -> list[str]:
     try:
         lines = path.read_text().split()
     except FileNotFoundError:
@@ -61,7 +70,7 @@ def _read_secrets(path: Path) -> list[str]:
     return lines
 
 
-def link_secrets(data_dir: Path, conn: sqlite3.Connection | None = None) -> list[bytes]:
+def link_secrets(data_dir: Path, conn: Connection | None = None) -> list[bytes]:
     """The report-link secrets, the signing one first.
 
     From ``$PAGELAB_REPORT_LINK_SECRET`` when set (its text, comma-separated for several),
@@ -76,8 +85,10 @@ def link_secrets(data_dir: Path, conn: sqlite3.Connection | None = None) -> list
             raise StoreError(f"${LINK_SECRET_ENV}: each secret needs at least "
                              f"{MIN_LINK_SECRET_LENGTH} characters")
         return [part.encode() for part in parts]
+    if conn is not None and is_postgres(conn):
+        return [bytes.fromhex(value) for value in _shared_secrets(conn)]
     path = data_dir / LINK_SECRET_FILE
-    values = _read_secrets(path)
+    values = read_secrets(path)
     if conn is not None:
         with transaction(conn, immediate=True):
             row = conn.execute(
@@ -95,15 +106,46 @@ def link_secrets(data_dir: Path, conn: sqlite3.Connection | None = None) -> list
     return [bytes.fromhex(value) for value in values]
 
 
-def rotate_link_secret(data_dir: Path, *, keep_previous: bool = True) -> None:
+def share_link_secrets(conn: Connection, values: list[str]) -> None:
+    """Make ``values`` (a SQLite store's secrets, moved to PostgreSQL) the secrets of the
+    PostgreSQL store at ``conn`` unless it has its own already."""
+    if values:
+        conn.execute(
+            "INSERT OR IGNORE INTO service_secrets (name, value) VALUES (?, ?)",
+            (_SHARED_NAME, ",".join(values)),
+        )
+
+
+def _shared_secrets(conn: Connection) -> list[str]:
+    """A PostgreSQL store's secrets, created by the first server that asks."""
+    conn.execute(
+        "INSERT OR IGNORE INTO service_secrets (name, value) VALUES (?, ?)",
+        (_SHARED_NAME, secrets.token_hex(32)),
+    )
+    row = conn.execute(
+        "SELECT value FROM service_secrets WHERE name = ?", (_SHARED_NAME,)
+    ).fetchone()
+    return [value for value in str(row["value"]).split(",") if value]
+
+
+def rotate_link_secret(data_dir: Path, *, keep_previous: bool = True,
+                       conn: Connection | None = None) -> None:
     """A new signing secret; the previous one keeps verifying unless ``keep_previous`` is
-    false. Older ones are dropped. A running server reads the file at start: restart it."""
+    false. Older ones are dropped. A running server reads the secrets at start: restart
+    it (every server, with a PostgreSQL store: ``conn``, where they are kept)."""
+    if conn is not None and is_postgres(conn):
+        previous = _shared_secrets(conn)[:1] if keep_previous else []
+        conn.execute(
+            "UPDATE service_secrets SET value = ? WHERE name = ?",
+            (",".join([secrets.token_hex(32), *previous]), _SHARED_NAME),
+        )
+        return
     path = data_dir / LINK_SECRET_FILE
-    previous = _read_secrets(path)[:1] if keep_previous else []
+    previous = read_secrets(path)[:1] if keep_previous else []
     _write_secrets(path, [secrets.token_hex(32), *previous])
 
 
-def service_secret(conn: sqlite3.Connection, name: str) -> bytes:
+def service_secret(conn: Connection, name: str) -> bytes:
     """A named secret kept in the database, created (32 random bytes) on first use.
 
     Not for report links (see :func:`link_secrets`)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import math
-import sqlite3
 from datetime import datetime
 from typing import Annotated
 
@@ -23,6 +22,7 @@ from pagelab.models import (
 from pagelab.store import (
     ARTIFACT_NAMES,
     Account,
+    Connection,
     TestQuery,
     charge_credits,
     create_test_report,
@@ -128,7 +128,7 @@ _NO_CREDITS = "no lighthouse credits left (see GET /v1/account/credits)"
 def _insert(
     services: Services,
     account: Account,
-    conn: sqlite3.Connection,
+    conn: Connection,
     body: LighthouseTestRequest,
     url: str,
     config: LighthouseConfig,
