@@ -12,6 +12,7 @@ into :class:`BudgetResult` records, shared by the pytest plugin, ``pagelab check
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._adaptive import AutoRuns, median_interval, parse_auto_runs
 from ._baseline import (
     BASELINE_FORMAT,
     Baseline,
@@ -19,6 +20,7 @@ from ._baseline import (
     BaselineComparison,
     RegressionLimit,
     compare_baseline,
+    current_commit,
     load_baseline,
     make_baseline,
     parse_regression_limits,
@@ -36,6 +38,8 @@ from ._evaluate import (
     resolve_checks,
     run_failures,
 )
+from ._gate import DEFAULT_ALPHA, VERDICTS, GateRule, RegressionResult, Verdict, decide
+from ._sequential import SimulatedGate, look_level, simulate_gate
 from ._load import BUDGET_SUFFIXES, from_budget_json, from_lhci, load_budgets, parse_budgets
 from ._models import (
     AGGREGATION_NAMES,
@@ -61,9 +65,12 @@ __all__ = [
     "BASELINE_FORMAT",
     "BUDGET_SUFFIXES",
     "CELL_COLUMNS",
+    "DEFAULT_ALPHA",
     "PRESETS",
     "UNMEASURED_METRICS",
+    "VERDICTS",
     "Aggregation",
+    "AutoRuns",
     "Baseline",
     "BaselineCell",
     "BaselineComparison",
@@ -71,15 +78,21 @@ __all__ = [
     "BudgetResult",
     "BudgetsInput",
     "Check",
+    "GateRule",
     "Level",
     "MetricLimit",
     "PageBudget",
     "RegressionLimit",
+    "RegressionResult",
+    "SimulatedGate",
+    "Verdict",
     "aggregate_cells",
     "budget_metric",
     "cell_label",
     "checks_from_mapping",
     "compare_baseline",
+    "current_commit",
+    "decide",
     "evaluate",
     "format_tally",
     "format_value",
@@ -89,13 +102,17 @@ __all__ = [
     "load_baseline",
     "load_budgets",
     "load_runs",
+    "look_level",
     "make_baseline",
+    "median_interval",
+    "parse_auto_runs",
     "parse_budgets",
     "parse_regression_limits",
     "resolve_checks",
     "run_failures",
     "runs_to_records",
     "save_baseline",
+    "simulate_gate",
 ]
 
 # Saved runs are the frames codec's (pagelab.frames): these names stay for the plugin and
