@@ -77,18 +77,45 @@ def look_level(alpha: float, n_baseline: int, min_runs: int, max_runs: int) -> f
     return float(min(alpha, ordered[allowed]))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class SimulatedGate:
-    """How often the gate concluded what, over simulated comparisons (fractions 0-1)."""
+    """What the gate concluded on each simulated comparison, and how often (fractions)."""
 
-    comparisons: int
-    regression: float
-    inconclusive: float
-    mean_runs: float
-    #: Today's fixed threshold: the new median beyond the limit, whatever the noise.
-    fixed_threshold: float
-    #: The gate with ``auto`` stopped before the maximum.
-    stopped_early: float
+    #: Per comparison: "regression", "inconclusive" or "ok".
+    verdicts: np.ndarray
+    #: Per comparison: the new runs it took.
+    runs: np.ndarray
+    #: Per comparison: today's fixed threshold failed (the new median beyond the limit,
+    #: whatever the noise), on the same runs.
+    fixed_failed: np.ndarray
+    max_runs: int
+
+    @property
+    def comparisons(self) -> int:
+        return len(self.verdicts)
+
+    @property
+    def regression(self) -> float:
+        """How often the gate failed (with the default ``inconclusive=pass``)."""
+        return float((self.verdicts == "regression").mean())
+
+    @property
+    def inconclusive(self) -> float:
+        return float((self.verdicts == "inconclusive").mean())
+
+    @property
+    def mean_runs(self) -> float:
+        return float(self.runs.mean())
+
+    @property
+    def fixed_threshold(self) -> float:
+        """How often today's fixed threshold failed."""
+        return float(self.fixed_failed.mean())
+
+    @property
+    def stopped_early(self) -> float:
+        """How often ``auto`` stopped before the maximum."""
+        return float((self.runs < self.max_runs).mean())
 
 
 def _intervals(
@@ -166,13 +193,7 @@ def simulate_gate(
         open_rows = np.array(still_open, dtype=np.intp)
         if not open_rows.size:
             break
-    final_medians = np.median(new[:, :looks[-1]], axis=1)
+    # Today's gate on the same runs: the median of as many runs as the gate took.
+    final_medians = np.array([np.median(new[row, :used[row]]) for row in range(count)])
     fixed = final_medians > allowed if lower_is_better else final_medians < allowed
-    return SimulatedGate(
-        comparisons=count,
-        regression=float(np.mean(verdicts == "regression")),
-        inconclusive=float(np.mean(verdicts == "inconclusive")),
-        mean_runs=float(used.mean()),
-        fixed_threshold=float(fixed.mean()),
-        stopped_early=float(np.mean(used < looks[-1])),
-    )
+    return SimulatedGate(verdicts.astype(str), used, fixed, looks[-1])
