@@ -29,22 +29,15 @@ def _row(check: Mapping[str, Any]) -> tuple[str, ...]:
     )
 
 
-def _signed(metric: str, value: float | None) -> str:
-    from pagelab.budgets import format_value
-
-    if value is None:
-        return format_value(metric, None)
-    return ("+" if value > 0 else "") + format_value(metric, value)
-
-
 def _regression_row(check: Mapping[str, Any]) -> tuple[str, ...]:
-    from pagelab.budgets import format_value
+    from pagelab.budgets import format_difference, format_value
 
     metric = str(check["metric"])
-    difference = _signed(metric, check.get("difference"))
+    difference = format_difference(metric, check.get("difference"))
     interval = check.get("interval")
     if interval:
-        difference += f" ({_signed(metric, interval[0])} to {_signed(metric, interval[1])})"
+        difference += (f" ({format_difference(metric, interval[0])} to "
+                       f"{format_difference(metric, interval[1])})")
     p_value = check.get("p_value")
     return (
         f"{check['device']}/{check['location']} {check['url']}",

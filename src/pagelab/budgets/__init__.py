@@ -38,7 +38,15 @@ from ._evaluate import (
     resolve_checks,
     run_failures,
 )
-from ._gate import DEFAULT_ALPHA, VERDICTS, GateRule, RegressionResult, Verdict, decide
+from ._gate import (
+    DEFAULT_ALPHA,
+    VERDICTS,
+    GateRule,
+    RegressionResult,
+    Verdict,
+    decide,
+    format_difference,
+)
 from ._sequential import SimulatedGate, look_level, simulate_gate
 from ._load import BUDGET_SUFFIXES, from_budget_json, from_lhci, load_budgets, parse_budgets
 from ._models import (
@@ -94,6 +102,7 @@ __all__ = [
     "current_commit",
     "decide",
     "evaluate",
+    "format_difference",
     "format_tally",
     "format_value",
     "frame_from_records",

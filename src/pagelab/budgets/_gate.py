@@ -39,6 +39,7 @@ __all__ = [
     "Verdict",
     "decide",
     "fixed_threshold",
+    "format_difference",
     "judge",
     "regression_line",
 ]
@@ -115,7 +116,10 @@ def _finite(values: Sequence[float | None]) -> list[float]:
     return [float(v) for v in values if v is not None and math.isfinite(float(v))]
 
 
-def _signed(metric: str, value: float) -> str:
+def format_difference(metric: str, value: float | None) -> str:
+    """``+313 ms``, ``-12 ms``, ``0 ms`` (never ``-0``): a difference in the metric's unit."""
+    if value is None or math.isnan(value):
+        return format_value(metric, None)
     text = format_value(metric, abs(value))
     if value == 0 or text == format_value(metric, 0.0):
         return format_value(metric, 0.0)
@@ -260,10 +264,10 @@ def regression_line(result: RegressionResult) -> str:
     parts = [f"median {format_value(name, r.median)} vs baseline "
              f"{format_value(name, r.baseline_median)}"]
     if r.difference is not None:
-        diff = _signed(name, r.difference)
+        diff = format_difference(name, r.difference)
         if r.interval is not None:
-            diff += (f" ({_percent(r.confidence)} interval {_signed(name, r.interval[0])} to "
-                     f"{_signed(name, r.interval[1])})")
+            diff += (f" ({_percent(r.confidence)} interval {format_difference(name, r.interval[0])} to "
+                     f"{format_difference(name, r.interval[1])})")
         parts.append(diff)
     if r.significant is None:
         parts.append(f"n={r.n} vs {r.n_baseline} (baseline without runs: fixed threshold "
