@@ -15,6 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+# Loaded before pytester snapshots the modules: the gate's statistics import scipy (and
+# numpy.fft), which cannot be imported a second time in one process.
+import scipy.stats  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 RUNS = Path(__file__).parent / "data" / "runs-demo.csv"
