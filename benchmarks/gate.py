@@ -34,9 +34,9 @@ def main() -> None:
     args = parser.parse_args()
     sys.path[:0] = [str(_ROOT / "src"), str(_ROOT / "tests")]
     import numpy as np
-    from recorded_runs import DISPERSIONS, synthetic_runs
 
     from pagelab.budgets import look_level, parse_regression_limits, simulate_gate
+    from recorded_runs import DISPERSIONS, synthetic_runs
 
     count = args.comparisons
     aa_limit = parse_regression_limits(f"{LCP}:{args.limit:g}%")[LCP]

@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 import pytest
-from recorded_runs import DISPERSIONS, synthetic_runs
 
 from pagelab import InvalidInputError, budgets
 from pagelab.budgets import GateRule, look_level, simulate_gate
+from recorded_runs import DISPERSIONS, synthetic_runs
 
 LCP = "largest_contentful_paint"
 ALPHA = 0.05

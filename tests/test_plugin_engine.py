@@ -10,10 +10,10 @@ import json
 from collections.abc import Iterator
 
 import pytest
+import scipy.stats  # noqa: F401
 
 # Loaded before pytester snapshots the modules: numpy cannot be imported twice in a process.
 import pagelab.stats  # noqa: F401  (pandas, numpy)
-import scipy.stats  # noqa: F401
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.engine

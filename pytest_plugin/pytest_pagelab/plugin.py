@@ -155,8 +155,9 @@ class Perf:
         location: str | Sequence[str] | None = None,
     ) -> Results:
         """Measure ``urls`` ``runs`` times (default ``--pagelab-runs``, 3; ``"auto"``: until
-        the checks are decided, 5 to 15 runs) on every device x location, check the test's ``@pytest.mark.budget`` on each cell's aggregate (and the
-        baseline, with ``--pagelab-compare``), and return the :class:`pagelab.Results`.
+        the checks are decided, 5 to 15 runs) on every device x location, check the test's
+        ``@pytest.mark.budget`` on each cell's aggregate (and the baseline, with
+        ``--pagelab-compare``), and return the :class:`pagelab.Results`.
 
         The names are :func:`pagelab.measure`'s: ``devices`` (default mobile) and
         ``locations`` (default us) take one id or a list. ``url=``, ``device=`` and

@@ -47,7 +47,6 @@ from ._gate import (
     decide,
     format_difference,
 )
-from ._sequential import SimulatedGate, look_level, simulate_gate
 from ._load import BUDGET_SUFFIXES, from_budget_json, from_lhci, load_budgets, parse_budgets
 from ._models import (
     AGGREGATION_NAMES,
@@ -62,6 +61,7 @@ from ._models import (
     budget_metric,
     checks_from_mapping,
 )
+from ._sequential import SimulatedGate, look_level, simulate_gate
 
 if TYPE_CHECKING:
     from pagelab.frames import from_records as frame_from_records

@@ -266,8 +266,8 @@ def regression_line(result: RegressionResult) -> str:
     if r.difference is not None:
         diff = format_difference(name, r.difference)
         if r.interval is not None:
-            diff += (f" ({_percent(r.confidence)} interval {format_difference(name, r.interval[0])} to "
-                     f"{format_difference(name, r.interval[1])})")
+            low, high = (format_difference(name, end) for end in r.interval)
+            diff += f" ({_percent(r.confidence or 0.95)} interval {low} to {high})"
         parts.append(diff)
     if r.significant is None:
         parts.append(f"n={r.n} vs {r.n_baseline} (baseline without runs: fixed threshold "
