@@ -12,6 +12,7 @@ into :class:`BudgetResult` records, shared by the pytest plugin, ``pagelab check
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._aa import AACount, aa_check
 from ._adaptive import AutoRuns, median_interval, parse_auto_runs
 from ._baseline import (
     BASELINE_FORMAT,
@@ -77,6 +78,7 @@ __all__ = [
     "PRESETS",
     "UNMEASURED_METRICS",
     "VERDICTS",
+    "AACount",
     "Aggregation",
     "AutoRuns",
     "Baseline",
@@ -94,6 +96,7 @@ __all__ = [
     "RegressionResult",
     "SimulatedGate",
     "Verdict",
+    "aa_check",
     "aggregate_cells",
     "budget_metric",
     "cell_label",
