@@ -1,12 +1,13 @@
 """``runs=auto``: measure each cell until its checks are decided, one interleaved run at a
 time, between the rule's minimum and maximum.
 
-With a baseline and regression limits a cell is decided when every limited metric regressed
-or lies clearly inside its limit (:attr:`RegressionResult.decided`, each look at the
-per-look level of :func:`look_level`, which keeps the false-alarm rate at alpha). Without a
-baseline a cell is decided when the bootstrap interval of each budgeted metric's median lies
-wholly on one side of its budget. Runs are added in rounds, one run to every undecided cell
-per round, so drift over time spreads over the cells as in :func:`pagelab.measure`.
+A cell is decided when, against a baseline with regression limits, every limited metric
+regressed or lies clearly inside its limit (:attr:`RegressionResult.decided`, each look at
+the per-look level of :func:`look_level`, which keeps the false-alarm rate at alpha), and
+the bootstrap interval of each budgeted metric's median lies wholly on one side of its
+budget (the only condition without a baseline). Runs are added in rounds, one run to every
+undecided cell per round, so drift over time spreads over the cells as in
+:func:`pagelab.measure`.
 """
 
 from __future__ import annotations
@@ -78,12 +79,15 @@ class AutoRuns:
     stops: dict[Cell, str] = field(default_factory=dict)
 
     def _decided(self, cell: Cell, rows: pd.DataFrame) -> bool:
+        """Every regression check against the baseline regressed or is clearly inside its
+        limit, and every budget is clearly met or missed."""
         from ._baseline import compare_baseline
 
         if self.baseline is not None and self.limits:
             comparison = compare_baseline(self.baseline, rows, self.limits, rule=self.rule,
                                           adaptive=True)
-            return all(result.decided for result in comparison.results)
+            if not all(result.decided for result in comparison.results):
+                return False
         ok = rows[rows["status"].astype(str) == "success"] if "status" in rows else rows
         for check in self.checks:
             if not check.matches(*cell) or check.metric not in ok.columns:
