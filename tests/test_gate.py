@@ -117,3 +117,47 @@ def test_aa_check_counts_false_alarms_of_both_gates() -> None:
     assert lcp.fixed_threshold == expected >= 1
     assert lcp.gate == 0
     assert score.gate == score.fixed_threshold == 0
+
+
+def test_auto_runs_add_runs_only_to_undecided_cells() -> None:
+    # AutoRuns' loop on runs drawn from the recorded ones: the measuring function is the
+    # caller's (the plugin's, pagelab.measure's), here a draw from recorded real runs.
+    import pandas as pd
+    from recorded_runs import load_runs
+
+    recorded = load_runs()
+    rng = np.random.default_rng(7)
+    calls: list[tuple[list[str], int]] = []
+    slow = {"http://demo.test/slow": 1.5, "http://demo.test/same": 1.0,
+            "http://demo.test/open": 1.05}
+
+    def measure(cells: list[tuple[str, str, str]], count: int) -> pd.DataFrame:
+        calls.append(([c[0] for c in cells], count))
+        rows = []
+        for url, _, _ in cells:
+            for _ in range(count):
+                row = recorded[recorded["url"] == "http://demo.test/fast"].sample(
+                    1, random_state=rng).copy()
+                row["url"] = url
+                row["largest_contentful_paint"] *= slow[url] * rng.lognormal(0, 0.02)
+                rows.append(row)
+        return pd.concat(rows, ignore_index=True)
+
+    cells = [(url, "mobile", "us") for url in slow]
+    base_frame = measure([(u, "mobile", "us") for u in slow], 10)
+    calls.clear()
+    baseline = budgets.make_baseline(base_frame.assign(
+        largest_contentful_paint=base_frame["largest_contentful_paint"]
+        / base_frame["url"].map(slow)), commit="c0ffee")
+    auto = budgets.AutoRuns(GateRule(min_runs=5, max_runs=9), baseline,
+                            budgets.parse_regression_limits("LCP:10%"))
+    frame = auto.run(measure, cells)
+    counts = frame.groupby("url")["run"].agg(["count", "max"])
+    # +50 %: a regression at the first look; the other cells run on, one run per round.
+    assert counts.loc["http://demo.test/slow", "count"] == 5
+    assert calls[0] == ([u for u, _, _ in cells], 5)
+    assert all(count == 1 and "http://demo.test/slow" not in urls for urls, count in calls[1:])
+    assert (counts["max"] == counts["count"] - 1).all()  # runs numbered on, per cell
+    assert counts["count"].max() <= 9
+    assert auto.stops[cells[0]] == "decided after 5 runs"
+    assert len(auto.notes()) == 3
