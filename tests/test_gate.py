@@ -123,6 +123,7 @@ def test_auto_runs_add_runs_only_to_undecided_cells() -> None:
     # AutoRuns' loop on runs drawn from the recorded ones: the measuring function is the
     # caller's (the plugin's, pagelab.measure's), here a draw from recorded real runs.
     import pandas as pd
+
     from recorded_runs import load_runs
 
     recorded = load_runs()
