@@ -10,8 +10,8 @@ from typing import Any
 
 import jsonschema
 import pandas  # noqa: F401  (imported once here: pytester's in-process runs cannot reimport numpy)
-import scipy.stats  # noqa: F401  (the gate's test, for the same reason)
 import pytest
+import scipy.stats  # noqa: F401  (the gate's test, for the same reason)
 
 from pagelab.budgets import (
     budget_source_line,
