@@ -12,10 +12,13 @@ file cache and, for the engine, starts Chromium and Node).
 
 Prints runs per minute of both and their ratio (target >= 2.5x), the median FCP / LCP /
 score of both (target: within 10 %), then, for 5 repeated engine runs of each demo page, the
-coefficient of variation (stdev / mean) of LCP and score.
+coefficient of variation (stdev / mean) of LCP and score. Last, seconds per engine run with
+the performance category only (the default) and with every category (performance,
+accessibility, best practices, SEO: what a lighthouserc with ``lighthouse:recommended``
+asks for), interleaved, and their ratio.
 
-Usage: ``python benchmarks/engine.py [-n 10] [--pages fast heavy] [--repeats 5]`` from the
-repository root, after ``pagelab setup``.
+Usage: ``python benchmarks/engine.py [-n 10] [--pages fast heavy] [--repeats 5]
+[--categories-only]`` from the repository root, after ``pagelab setup``.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="demo pages to compare (default: fast heavy)")
     parser.add_argument("--repeats", type=int, default=5,
                         help="engine runs per demo page for the variation (default 5)")
+    parser.add_argument("--categories-only", action="store_true",
+                        help="only the performance-only vs all-categories comparison")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(_ROOT / "src"))
@@ -94,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"Lighthouse {pinned_lighthouse_version()}, Chromium {engine.chrome_version}, "
               f"{os.cpu_count()} cores; device mobile, {args.n} runs each, interleaved")
+        if args.categories_only:
+            _categories(engine, site, args.pages, args.n)
+            return 0
         sides = {"engine": ours, "cli": cli}
         for page in args.pages:
             url = site.page_url(page)
@@ -127,7 +135,37 @@ def main(argv: list[str] | None = None) -> int:
             score = [s["score"] for s in summaries]
             print(f"  {name:<6} LCP median {statistics.median(lcp):7.1f} ms  CV {_cv(lcp):5.2f} %"
                   f"   score median {statistics.median(score):5.1f}  CV {_cv(score):5.2f} %")
+        _categories(engine, site, args.pages, args.n)
     return 0
+
+
+def _categories(engine: Any, site: Any, pages: list[str], n: int) -> None:
+    """Seconds per engine run, performance only vs every category, interleaved."""
+    from pagelab.models import LighthouseConfig
+
+    configs = {
+        "performance": LighthouseConfig(),
+        "all": LighthouseConfig(categories=["performance", "accessibility", "best-practices",
+                                            "seo"]),
+    }
+    print(f"\nCategories: seconds per engine run ({n} runs each, interleaved)")
+    for page in pages:
+        url = site.page_url(page)
+        for config in configs.values():
+            engine.run(url, "mobile", config)  # warm-up: resolves each config once
+        seconds = {name: 0.0 for name in configs}
+        for index in range(n):
+            order = list(configs) if index % 2 == 0 else list(reversed(configs))
+            for name in order:
+                started = time.perf_counter()
+                result = engine.run(url, "mobile", configs[name])
+                seconds[name] += time.perf_counter() - started
+                if result.status != "success":
+                    raise RuntimeError(f"engine run failed: {result.error}")
+        per_run = {name: seconds[name] / n for name in seconds}
+        print(f"  {page:<6} performance only {per_run['performance']:5.2f} s/run   "
+              f"all categories {per_run['all']:5.2f} s/run   "
+              f"ratio {per_run['all'] / per_run['performance']:4.2f}x")
 
 
 if __name__ == "__main__":

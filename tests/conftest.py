@@ -51,3 +51,12 @@ def demo_url() -> Iterator[str]:
 
     with serve() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def engine_cache() -> str:
+    """The installed engine's cache dir, read before pytester points HOME elsewhere (set it
+    as PAGELAB_CACHE_DIR in tests that run the engine inside pytester)."""
+    from pagelab._paths import cache_dir
+
+    return str(cache_dir())

@@ -109,7 +109,7 @@ def test_unknown_keys_and_metrics_are_refused() -> None:
         budgets.checks_from_mapping({"first_meaningful_paint": 1000})
 
 
-def test_lighthouse_ci_assertions() -> None:
+def test_lighthouse_ci_config_is_read_whole(frame: pd.DataFrame) -> None:
     budget_file = budgets.parse_budgets({"ci": {
         "collect": {"url": [FAST], "numberOfRuns": 5},
         "assert": {"assertions": {
@@ -119,25 +119,46 @@ def test_lighthouse_ci_assertions() -> None:
             "speed-index": "off",
         }},
     }})
-    checks = {c.metric: c for c in budget_file.checks()}
     assert budget_file.runs == 5
-    assert checks["performance_score"].limit == 90
-    assert checks["performance_score"].operator == ">="
-    # optimistic (LHCI's default) is the best run: min for times, max for the score.
-    assert checks["largest_contentful_paint"].aggregation == "min"
-    assert checks["performance_score"].aggregation == "max"
-    assert checks["time_to_interactive"].level == "warn"
-    assert "speed_index" not in checks
+    assert budget_file.checks() == []
+    assert budget_file.config is None  # performance only: the default, fast run
+    results = {(r.audit_id, r.name): r for r in budgets.assert_runs(budget_file.lhci or {},
+                                                                      frame) if r.url == FAST}
+    # Lighthouse CI's default aggregation is optimistic: the best run; scores on 0-1.
+    lcp = results["largest-contentful-paint", "maxNumericValue"]
+    assert lcp.actual == min(lcp.values)
+    assert lcp.passed
+    assert results["categories", "minScore"].expected == 0.9
+    assert ("speed-index", "maxNumericValue") not in results
+    with pytest.raises(InvalidInputError, match="holds Lighthouse CI assertions"):
+        budgets.evaluate(budget_file, frame)
+
+
+def test_lighthouse_ci_collect_settings() -> None:
+    desktop = budgets.parse_budgets({"ci": {"collect": {"url": FAST, "settings": {
+        "preset": "desktop"}}, "assert": {"preset": "lighthouse:recommended"}}})
+    assert [d.value for d in desktop.devices] == ["desktop"]
+    assert desktop.config == {"categories": ["accessibility", "best-practices", "performance",
+                                             "seo"]}
+    slow = budgets.parse_budgets({"ci": {"collect": {"url": FAST, "settings": {
+        "throttlingMethod": "devtools", "throttling": {"rttMs": 300, "throughputKbps": 1600},
+        "screenEmulation": {"width": 375, "height": 667, "deviceScaleFactor": 2}}},
+        "assert": {"assertions": {"categories:performance": ["error", {"minScore": 0.5}]}}}})
+    assert [d.value for d in slow.devices] == ["phone7"]
+    assert slow.config == {"throttling_method": "applied", "connection": "3g"}
+    assert any("nearest profile" in note for note in slow.notes)
     for bad, named in (
-        ({"uses-responsive-images": ["error", {"maxLength": 0}]}, "'uses-responsive-images'"),
-        ({"largest-contentful-paint": ["error", {"minScore": 0.9}]}, "minScore"),
-        ({"categories:seo": ["error", {"minScore": 0.9}]}, "categories:seo"),
-        ({"first-meaningful-paint": ["error", {"maxNumericValue": 1}]}, "does not measure"),
+        ({"collect": {"staticDistDir": "./dist"}}, "staticDistDir cannot be mapped"),
+        ({"collect": {"settings": {"throttlingMethod": "provided"}}}, "'provided' cannot"),
+        ({"collect": {"settings": {"throttling": {"cpuSlowdownMultiplier": 2}}}},
+         "cpuSlowdownMultiplier 2"),
+        ({"collect": {"settings": {"chromeFlags": "--headless"}}}, "chromeFlags cannot"),
     ):
         with pytest.raises(InvalidInputError, match=named):
-            budgets.parse_budgets({"assertions": bad})
-    with pytest.raises(InvalidInputError, match=r"ci\.assert\.preset"):
-        budgets.parse_budgets({"ci": {"assert": {"preset": "lighthouse:recommended"}}})
+            budgets.parse_budgets({"ci": {**bad, "assert": {"assertions": {
+                "interactive": "error"}}}})
+    with pytest.raises(InvalidInputError, match="Lighthouse CI ignores camelCase"):
+        budgets.parse_budgets({"assertions": {"firstContentfulPaint": "error"}})
 
 
 def test_lighthouse_budget_json(frame: pd.DataFrame) -> None:
@@ -151,8 +172,10 @@ def test_lighthouse_budget_json(frame: pd.DataFrame) -> None:
     # The last matching entry wins, as in Lighthouse.
     assert results[HEAVY, "largest_contentful_paint"].expected == 9000
     assert results[HEAVY, "largest_contentful_paint"].passed
-    with pytest.raises(InvalidInputError, match=r"resourceSizes cannot be mapped"):
-        budgets.parse_budgets([{"resourceSizes": [{"resourceType": "script", "budget": 1}]}])
+    sized = budgets.parse_budgets([{"resourceSizes": [{"resourceType": "script",
+                                                       "budget": 300}]}])
+    assert sized.lhci == {"assertMatrix": [{"matchingUrlPattern": ".*", "assertions": {
+        "resource-summary:script:size": ["error", {"maxNumericValue": 300 * 1024}]}}]}
     with pytest.raises(InvalidInputError, match="'max-potential-fid' cannot be mapped"):
         budgets.parse_budgets([{"timings": [{"metric": "max-potential-fid", "budget": 1}]}])
 

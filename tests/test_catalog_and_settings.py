@@ -98,7 +98,9 @@ def test_requests_are_only_paused_when_an_option_needs_it() -> None:
         LighthouseConfig(blacklist=["*.js"], whitelist=["*/app.js"], adblock=True, video=True),
     )
     assert spec.network == {
-        "origin_headers": {}, "block": ["*.js"], "allow": ["*/app.js"], "adblock": True
+        "origin_headers": {}, "block": ["*.js"], "allow": ["*/app.js"], "adblock": True,
+        # Matching is bounded per URL and per run (issue 22, finding 5).
+        "max_url_length": 4096, "pattern_budget_ms": 5000.0,
     }
     assert spec.video
 
@@ -108,3 +110,17 @@ def test_unneeded_work_is_skipped() -> None:
     assert settings["onlyCategories"] == ["performance"]
     assert settings["disableFullPageScreenshot"] is True
     assert "bf-cache" in settings["skipAudits"]
+
+
+def test_categories_are_run_only_when_asked() -> None:
+    default = build_run_spec(Device.MOBILE, LighthouseConfig()).config["settings"]
+    assert default["onlyCategories"] == ["performance"]
+    assert default["skipAudits"] == ["bf-cache"]
+    config = LighthouseConfig.model_validate({"categories": ["seo", "accessibility", "seo"]})
+    assert config.categories == ["accessibility", "seo"]
+    asked = build_run_spec(Device.MOBILE, config).config["settings"]
+    assert asked["onlyCategories"] == ["performance", "accessibility", "seo"]
+    assert asked["skipAudits"] == []
+    whole = build_run_spec(Device.MOBILE, LighthouseConfig(categories=["performance"]))
+    assert whole.config["settings"]["onlyCategories"] == ["performance"]
+    assert whole.config["settings"]["skipAudits"] == []

@@ -35,3 +35,48 @@ def test_check_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "unknown metric 'lcp_ms'" in err
+
+
+def test_check_lighthouserc_prints_as_lhci_assert_and_writes_its_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    config = tmp_path / "lighthouserc.json"
+    config.write_text(json.dumps({"ci": {
+        "collect": {"url": ["http://demo.test/fast", "http://demo.test/heavy"]},
+        "assert": {"assertions": {
+            "largest-contentful-paint": ["error", {"maxNumericValue": 2500,
+                                                   "aggregationMethod": "median"}],
+            "categories:performance": ["warn", {"minScore": 0.9}]}}}}))
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", str(config), "--replay", RUNS, "--format=lhci"]) == 1
+    out = capsys.readouterr().out
+    assert "1 result(s) for mobile/us http://demo.test/heavy :" not in out
+    assert "2 result(s) for mobile/us http://demo.test/heavy :" in out
+    assert "  \u2718  largest-contentful-paint failure for maxNumericValue assertion" in out
+    assert "        expected: <=2500\n           found: 7740.88\n" in out
+    assert "categories.performance warning for minScore assertion" in out
+    assert "4 checks: 2 passed, 1 failed, 1 warned" in out
+    written = json.loads((tmp_path / ".lighthouseci" / "assertion-results.json").read_text())
+    assert [(r["auditId"], r["level"], r["passed"]) for r in written] == [
+        ("largest-contentful-paint", "error", False), ("categories", "warn", False)]
+    assert written[1]["auditProperty"] == "performance"
+    assert written[1]["actual"] == 0.55
+    rc = json.loads(config.read_text())
+    rc["ci"]["assert"]["includePassedAssertions"] = True
+    config.write_text(json.dumps(rc))
+    assert main(["check", str(config), "--replay", RUNS, "--format=lhci"]) == 1
+    written = json.loads((tmp_path / ".lighthouseci" / "assertion-results.json").read_text())
+    assert [r["passed"] for r in written] == [True, True, False, False]
+
+    # A desktop config is checked on desktop runs only; mobile-only runs are missing.
+    config.write_text(json.dumps({"ci": {
+        "collect": {"url": ["http://demo.test/fast"], "settings": {"preset": "desktop"}},
+        "assert": {"assertions": {"interactive": "error"}}}}))
+    assert main(["check", str(config), "--replay", RUNS]) == 1
+    assert "no runs: desktop/us http://demo.test/fast" in capsys.readouterr().out
+    # An assertion the metrics of a CSV cannot answer is refused, named.
+    config.write_text(json.dumps({"assertions": {"color-contrast": "error"}}))
+    assert main(["check", str(config), "--replay", RUNS]) == 2
+    assert "color-contrast need(s) the runs' LHRs" in capsys.readouterr().err

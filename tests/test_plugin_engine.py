@@ -27,14 +27,6 @@ def site() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def engine_cache() -> str:
-    """The installed engine's cache dir, read before pytester points HOME elsewhere."""
-    from pagelab._paths import cache_dir
-
-    return str(cache_dir())
-
-
 def test_real_engine_budgets(
     pytester: pytest.Pytester, site: str, engine_cache: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -38,10 +38,10 @@ PUBLIC_API: dict[str, list[str]] = {
         "connect", "export", "frames", "measure", "metric", "plots", "stats", "widgets",
     ],
     "pagelab.budgets": [
-        "Baseline", "BaselineComparison", "BudgetFile", "BudgetResult", "Check", "MetricLimit",
-        "PageBudget", "code_quality_issues", "compare_baseline", "evaluate", "load_baseline",
-        "load_budgets", "make_baseline", "markdown_summary", "parse_budgets", "save_baseline",
-        "workflow_commands",
+        "AssertionResult", "Baseline", "BaselineComparison", "BudgetFile", "BudgetResult",
+        "Check", "MetricLimit", "PageBudget", "assert_lhrs", "assert_runs", "compare_baseline",
+        "evaluate", "load_baseline", "load_budgets",
+        "make_baseline", "parse_budgets", "save_baseline",
     ],
     "pagelab.catalog": [
         "CONNECTIONS", "DEVICES", "LOCATIONS", "TTFB_REGIONS", "ConnectionProfile",

@@ -23,11 +23,18 @@ def _row(check: Mapping[str, Any]) -> tuple[str, ...]:
     from pagelab.frames import cell_label
 
     metric = str(check["metric"])
+    if check.get("kind") == "lhci":
+        # A Lighthouse CI assertion: any audit, so plain numbers (scores on 0-1).
+        def shown(value: Any) -> str:
+            return "\u2013" if value is None else f"{value:g}"
+    else:
+        def shown(value: Any) -> str:
+            return format_value(metric, value)
     return (
         cell_label(check),
         metric,
-        f"{check['operator']} {format_value(metric, check['expected'])}",
-        format_value(metric, check["actual"]),
+        f"{check['operator']} {shown(check['expected'])}",
+        shown(check["actual"]),
         str(check["label"]),
     )
 
@@ -72,7 +79,7 @@ def summary_lines(state: PagelabState) -> list[str]:
     """The table of every budgeted check (metric, budget, actual, status), then the table of
     the regression checks against the baseline, the baseline warnings, the engine errors
     and where the results went."""
-    budget = [c for c in state.checks if c.get("kind", "budget") == "budget"]
+    budget = [c for c in state.checks if c.get("kind", "budget") in ("budget", "lhci")]
     regression = [c for c in state.checks if c.get("kind") == "baseline"]
     lines: list[str] = []
     if budget:

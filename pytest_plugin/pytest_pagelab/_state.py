@@ -338,13 +338,22 @@ class PagelabState:
         if only_cell is not None:
             results = [(kind, r) for kind, r in results
                        if (r.url, r.device, r.location) == only_cell]
-        for kind, result in results:
+        for kind in dict.fromkeys(kind for kind, _ in results):
+            failures += self.record([r for k, r in results if k == kind], outcome, kind)
+        return failures
+
+    def record(self, results: Sequence[BudgetResult], outcome: RecordedOutcome,
+               kind: str = "budget") -> list[str]:
+        """Record ``results`` in ``outcome``, warn for warn-level misses, return the
+        error-level misses' messages."""
+        failures: list[str] = []
+        for result in results:
             outcome.checks.append({**result.to_dict(), "kind": kind})
             if not result.passed:
                 if result.level == "error":
                     failures.append(result.message)
                 else:
-                    warnings.warn(BudgetWarning(result.message), stacklevel=3)
+                    warnings.warn(BudgetWarning(result.message), stacklevel=4)
         return failures
 
 

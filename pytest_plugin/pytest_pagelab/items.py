@@ -8,6 +8,7 @@ Files are collected when named like ``budgets.yaml`` / ``*.budgets.yaml`` (``.ym
 from __future__ import annotations
 
 import fnmatch
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,6 +96,9 @@ class BudgetFileCollector(pytest.File):
     def collect(self) -> Iterable[pytest.Item]:
         state: PagelabState = self.config.stash[STATE_KEY]
         budget_file = self._budget_file()
+        for note in budget_file.notes:
+            # What reading a lighthouserc decided (nearest device / connection profile).
+            warnings.warn(UserWarning(f"{self.path.name}: {note}"), stacklevel=2)
         base_url = state.setting("base_url", budget_file.base_url)
         checks = budget_file.checks(base_url)
         pages = [p for p in budget_file.pages if "*" not in p.url]
@@ -125,6 +129,7 @@ class BudgetFileCollector(pytest.File):
                         ),
                         runs=page.runs or budget_file.runs,
                         aggregation=budget_file.aggregation,
+                        lhci=budget_file.lhci,
                     )
 
     def repr_failure(  # type: ignore[override]
@@ -148,6 +153,7 @@ class BudgetItem(pytest.Item):
         measure_config: dict[str, Any] | None,
         runs: int | None,
         aggregation: str | None,
+        lhci: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -157,6 +163,8 @@ class BudgetItem(pytest.Item):
         self.measure_config = measure_config
         self.file_runs = runs
         self.file_aggregation = aggregation
+        #: A lighthouserc's ``ci.assert`` options, asserted on the runs' LHRs.
+        self.lhci = lhci
 
     def runtest(self) -> None:
         state: PagelabState = self.config.stash[STATE_KEY]
@@ -171,6 +179,8 @@ class BudgetItem(pytest.Item):
             frame, checks, outcome, aggregation=state.aggregation(self.file_aggregation),
             only_cell=cell, adaptive=not isinstance(runs, int),
         )
+        if self.lhci is not None:
+            failures += self._assert_lhci(state, frame, outcome)
         self._locate(outcome)
         record_outcome(self, outcome)
         if failures:
@@ -186,6 +196,36 @@ class BudgetItem(pytest.Item):
             text = ""
         locate_checks(self, outcome,
                       lambda check: budget_source_line(text, check["url"], check["metric"]))
+
+    def _assert_lhci(self, state: PagelabState, frame: Any, outcome: RecordedOutcome
+                     ) -> list[str]:
+        """Lighthouse CI's verdicts on this cell's LHRs: error-level misses as ``lhci
+        assert`` prints them, warn-level ones as warnings."""
+        from pagelab import InvalidInputError
+        from pagelab.budgets import assert_runs, format_lhci
+
+        from ._errors import BudgetWarning
+
+        assert self.lhci is not None
+        read_lhr = state.runner().lhr if state.replay() is None else None
+        try:
+            results = assert_runs(self.lhci, frame, read_lhr=read_lhr)
+        except InvalidInputError as exc:
+            raise BudgetMiss(str(exc)) from exc
+        for r in results:
+            url, device, location, connection = r.cell or (r.url, None, None, None)
+            outcome.checks.append({
+                **r.to_lhci(), "kind": "lhci", "label": r.label,
+                "metric": f"{r.assertion} {r.name}",
+                "device": device, "location": location, "connection": connection,
+                "url": url, "message": "\n".join(format_lhci([r])[2:]).strip(),
+            })
+        for r in results:
+            if not r.passed and r.level == "warn":
+                warnings.warn(BudgetWarning("\n".join(format_lhci([r])[2:]).strip()),
+                              stacklevel=2)
+        errors = [r for r in results if not r.passed and r.level == "error"]
+        return format_lhci(errors) if errors else []
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: ExceptionInfo[BaseException]

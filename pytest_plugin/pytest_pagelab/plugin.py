@@ -104,16 +104,32 @@ def pytest_collection_modifyitems(
 def _marker_checks(marker: pytest.Mark, nodeid: str) -> list[Any]:
     """The marker's keywords as checks; a bad one is a usage error naming the test."""
     from pagelab import InvalidInputError
-    from pagelab.budgets import checks_from_mapping
+    from pagelab.budgets import checks_from_mapping, resource_limits
 
     where = f"@pytest.mark.budget on {nodeid}"
     if marker.args:
         raise pytest.UsageError(f"{where}: give limits as keywords, e.g. "
                                 "budget(largest_contentful_paint=2500)")
     try:
-        return checks_from_mapping(marker.kwargs, where=where)
+        # Metric limits (Check) first, then byte/request limits (ResourceLimit).
+        metrics, resources = resource_limits(marker.kwargs, where=where)
+        return [*checks_from_mapping(metrics, where=where), *resources]
     except InvalidInputError as exc:
         raise pytest.UsageError(str(exc)) from exc
+
+
+def _check_resources(state: PagelabState, frame: Any, limits: list[Any],
+                     outcome: RecordedOutcome) -> list[str]:
+    """Resource budgets on the runs' LHRs, recorded and warned like every budget."""
+    from pagelab.budgets import evaluate_resources
+
+    if not limits:
+        return []
+    if state.replay() is not None:
+        return ["resource budgets (resource_size, resource_count, third_party_*) need the "
+                "runs' LHRs: they cannot be checked on replayed runs"]
+    return state.record(evaluate_resources(limits, frame, state.runner().lhr,
+                                           aggregation=state.aggregation()), outcome)
 
 
 # -- the fixture --------------------------------------------------------------------------
@@ -179,12 +195,17 @@ class Perf:
         location_list = _as_list(locations, "locations")
         count = state.runs(runs)
         marker = self._item.get_closest_marker("budget")
-        checks = _marker_checks(marker, self._item.nodeid) if marker is not None else []
+        limits = _marker_checks(marker, self._item.nodeid) if marker is not None else []
+        from pagelab.budgets import Check
+
+        checks = [c for c in limits if isinstance(c, Check)]
         outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
         frame = state.measure(url_list, device_list, location_list, config, count, checks,
                               outcome)
         failures = state.check(frame, checks, outcome, aggregation=state.aggregation(),
                                adaptive=not isinstance(count, int))
+        failures += _check_resources(state, frame,
+                                     [c for c in limits if not isinstance(c, Check)], outcome)
         # Annotations point at the test function (its first line: the budget marker).
         first_line = (self._item.location[1] or 0) + 1
         locate_checks(self._item, outcome, lambda _: first_line)

@@ -7,8 +7,11 @@
 Budgets come from pagelab's YAML/JSON format, Lighthouse CI assertions or Lighthouse's
 budget.json (:func:`load_budgets`); :func:`evaluate` turns budgets and a wide frame of runs
 into :class:`BudgetResult` records, shared by the pytest plugin, ``pagelab check`` and plots.
-The CI reports (:func:`markdown_summary`, :func:`workflow_commands`,
-:func:`code_quality_issues`) render those records for the plugin and ``pagelab check``.
+The CI reports (Markdown summary, GitHub annotations, GitLab Code Quality) render those
+records for the plugin and ``pagelab check`` (their options, docs/pytest-plugin.md).
+A lighthouserc's assertions (``BudgetFile.lhci``) are evaluated on the runs' LHRs as
+``lhci assert`` does: :func:`assert_runs` (per cell) and :func:`assert_lhrs` give
+:class:`AssertionResult` records.
 """
 
 from pagelab._public import publish
@@ -21,8 +24,9 @@ from ._baseline import (
     make_baseline,
     save_baseline,
 )
-from ._ci import code_quality_issues, markdown_summary, workflow_commands
 from ._evaluate import BudgetResult, evaluate
+from ._lhci import AssertionResult, assert_lhrs
+from ._lhci_runs import assert_runs
 from ._load import load_budgets, parse_budgets
 from ._models import BudgetFile, Check, MetricLimit, PageBudget
 
@@ -36,7 +40,9 @@ from ._adaptive import median_interval as median_interval
 from ._adaptive import parse_auto_runs as parse_auto_runs
 from ._baseline import current_commit as current_commit
 from ._ci import budget_source_line as budget_source_line
-from ._evaluate import STATUS_LABELS as STATUS_LABELS
+from ._ci import code_quality_issues as code_quality_issues
+from ._ci import markdown_summary as markdown_summary
+from ._ci import workflow_commands as workflow_commands
 from ._evaluate import format_tally as format_tally
 from ._evaluate import format_value as format_value
 from ._evaluate import resolve_checks as resolve_checks
@@ -48,16 +54,23 @@ from ._gate import RegressionResult as RegressionResult
 from ._gate import Verdict as Verdict
 from ._gate import decide as decide
 from ._gate import format_difference as format_difference
+from ._lhci_runs import format_lhci as format_lhci
+from ._lhci_runs import lhci_results_json as lhci_results_json
+from ._lhci_runs import select_runs as select_runs
 from ._limits import RegressionLimit as RegressionLimit
 from ._limits import parse_regression_limits as parse_regression_limits
 from ._models import AGGREGATION_NAMES as AGGREGATION_NAMES
 from ._models import checks_from_mapping as checks_from_mapping
 from ._publish import publish_ci_reports as publish_ci_reports
+from ._resources import evaluate_resources as evaluate_resources
+from ._resources import resource_limits as resource_limits
 from ._sequential import SimulatedGate as SimulatedGate
 from ._sequential import look_level as look_level
 from ._sequential import simulate_gate as simulate_gate
+from ._wording import STATUS_LABELS as STATUS_LABELS
 
 __all__ = [
+    "AssertionResult",
     "Baseline",
     "BaselineComparison",
     "BudgetFile",
@@ -65,16 +78,15 @@ __all__ = [
     "Check",
     "MetricLimit",
     "PageBudget",
-    "code_quality_issues",
+    "assert_lhrs",
+    "assert_runs",
     "compare_baseline",
     "evaluate",
     "load_baseline",
     "load_budgets",
     "make_baseline",
-    "markdown_summary",
     "parse_budgets",
     "save_baseline",
-    "workflow_commands",
 ]
 
 publish(__name__, globals(), __all__)

@@ -343,7 +343,11 @@ def code_quality_issues(checks: Iterable[Record]) -> list[dict[str, Any]]:
 
 
 def _metric_spellings(metric: str) -> set[str]:
-    m = METRICS[metric]
+    m = METRICS.get(metric)
+    if m is None:
+        # A Lighthouse CI assertion ("largest-contentful-paint maxNumericValue") or a resource
+        # budget ("resource_size:script"): the file spells it as its key.
+        return {metric.split(" ")[0]}
     spellings = {m.name, m.label, m.label.lower(), m.name.replace("_", "-")}
     if m.audit_id is not None:
         spellings.add(m.audit_id)

@@ -17,14 +17,22 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS
 from pagelab.models import metric as registry_metric
 
-from ._models import AGGREGATION_NAMES, BudgetFile, Check, Level, checks_from_mapping
+from ._models import (
+    AGGREGATION_NAMES,
+    BudgetFile,
+    Check,
+    Level,
+    checks_from_mapping,
+    format_resource_value,
+    is_resource_metric,
+)
+from ._wording import STATUS_LABELS
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
     "CELL_COLUMNS",
-    "STATUS_LABELS",
     "BudgetResult",
     "BudgetsInput",
     "aggregate_cells",
@@ -46,10 +54,6 @@ _REQUIRED = ("url", "device", "location")
 BudgetsInput = BudgetFile | Mapping[str, Any] | Sequence[Check]
 
 Cell = CellKey
-
-#: How each :attr:`BudgetResult.status` is printed, on every face.
-STATUS_LABELS: dict[str, str] = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
-
 
 @dataclass(frozen=True, slots=True)
 class BudgetResult:
@@ -99,7 +103,9 @@ class BudgetResult:
 
 def format_value(metric: str, value: float | None) -> str:
     """``3120 ms``, ``0.318``, ``54``: the registry's format without digit grouping, so a
-    list of values stays readable."""
+    list of values stays readable; ``312.3 KB`` / ``4 requests`` for resource budgets."""
+    if is_resource_metric(metric):
+        return format_resource_value(metric, value)
     m = registry_metric(metric)
     if value is None or math.isnan(value):
         return "\u2013"
@@ -210,6 +216,11 @@ def evaluate(
     last wins (page overrides come after file defaults; budget.json's last match wins).
     """
     _check_aggregation(aggregation)
+    if isinstance(budgets, BudgetFile) and budgets.lhci is not None:
+        # Never silently nothing: Lighthouse CI assertions need the runs' LHRs.
+        raise InvalidInputError(
+            "this budget file holds Lighthouse CI assertions: check them with "
+            "budgets.assert_runs(budget_file.lhci, frame, read_lhr=runner.lhr)")
     checks = resolve_checks(budgets, base_url=base_url)
     for check in checks:
         if check.aggregation is not None:

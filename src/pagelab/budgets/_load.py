@@ -15,7 +15,9 @@ from typing import Any
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS
 
-from ._models import UNMEASURED_METRICS, BudgetFile, MetricLimit, PageBudget
+from ._lhci import budget_json_to_assertions, validate_options
+from ._lhci_config import collect_settings, lhci_assert_options
+from ._models import UNMEASURED_METRICS, BudgetFile, PageBudget
 
 __all__ = [
     "BUDGET_SUFFIXES",
@@ -31,11 +33,6 @@ BUDGET_SUFFIXES = (".yaml", ".yml", ".json")
 
 #: The Lighthouse CI assertion on the performance score (``minScore``, 0-1).
 LHCI_SCORE_KEY = "categories:performance"
-#: Lighthouse CI ``aggregationMethod`` -> pagelab aggregation (optimistic / pessimistic
-#: depend on the metric's direction; see :func:`_lhci_aggregation`).
-_LHCI_AGGREGATIONS = {"median": "median", "median-run": "representative"}
-#: ``ci.assert`` keys without effect on what is checked.
-_LHCI_HARMLESS = {"assertions", "includePassedAssertions", "lhr"}
 
 
 def load_budgets(path: str | PathLike[str]) -> BudgetFile:
@@ -102,99 +99,53 @@ def _metric_for_audit(audit_id: str, source: str) -> str:
     )
 
 
-def _lhci_aggregation(method: Any, metric: str, where: str) -> str:
-    if method in _LHCI_AGGREGATIONS:
-        return _LHCI_AGGREGATIONS[method]
-    lower = METRICS[metric].lower_is_better
-    if method == "optimistic":
-        return "min" if lower else "max"
-    if method == "pessimistic":
-        return "max" if lower else "min"
-    raise InvalidInputError(
-        f"{where}: aggregationMethod {method!r} cannot be mapped (median, median-run, "
-        "optimistic, pessimistic)"
-    )
-
-
 def from_lhci(data: Mapping[str, Any], source: str = "lighthouserc") -> BudgetFile:
     """A Lighthouse CI config (``{"ci": {"assert": ..., "collect": ...}}`` or the bare
-    ``assert`` object) as pagelab budgets.
+    ``assert`` object) as a budget file whose ``lhci`` options are evaluated on the runs'
+    LHRs exactly as ``lhci assert`` does (:mod:`pagelab.budgets._lhci`).
 
-    ``maxNumericValue`` on a metric's audit id is a maximum; ``minScore`` on
-    ``categories:performance`` is a minimum score (x100). ``ci.collect.url`` gives the pages
-    and ``numberOfRuns`` the runs; without URLs the budgets apply to every measured page.
+    ``ci.collect.url`` gives the pages, ``numberOfRuns`` the runs, ``settings`` the device,
+    connection and the categories to run (:mod:`._lhci_config`); without URLs the
+    assertions apply to every measured page.
     """
     ci = data.get("ci", {}) if "ci" in data else {"assert": data}
     if not isinstance(ci, Mapping):
         raise InvalidInputError(f"{source}: ci: expected a mapping")
+    unknown = sorted(set(ci) - {"assert", "collect", "upload", "server", "wizard"})
+    if unknown:
+        raise InvalidInputError(f"{source}: ci.{unknown[0]} cannot be mapped")
     assert_part = ci.get("assert", {})
     collect = ci.get("collect", {}) or {}
     if not isinstance(assert_part, Mapping) or not isinstance(collect, Mapping):
         raise InvalidInputError(f"{source}: ci.assert and ci.collect must be mappings")
-    for key in assert_part:
-        if key not in _LHCI_HARMLESS:
-            raise InvalidInputError(
-                f"{source}: ci.assert.{key} cannot be mapped to pagelab budgets "
-                "(only 'assertions' with maxNumericValue / minScore)"
-            )
-    assertions = assert_part.get("assertions", {})
-    if not isinstance(assertions, Mapping):
-        raise InvalidInputError(f"{source}: assertions: expected a mapping")
-    budgets: dict[str, MetricLimit] = {}
-    for key, value in assertions.items():
-        where = f"{source}: assertions.{key}"
-        level, options = (value, {}) if isinstance(value, str) else (
-            (value[0], value[1] if len(value) > 1 else {})
-            if isinstance(value, list) and value
-            else (None, None)
-        )
-        if level == "off":
-            continue
-        if level not in ("warn", "error") or not isinstance(options, Mapping):
-            raise InvalidInputError(
-                f"{where}: expected 'off', 'warn', 'error' or [level, options]"
-            )
-        if key.startswith("categories:"):
-            if key != LHCI_SCORE_KEY:
-                raise InvalidInputError(
-                    f"{where}: only {LHCI_SCORE_KEY} can be mapped (performance_score)"
-                )
-            name, option, scale = "performance_score", "minScore", 100.0
-        else:
-            name, option, scale = _metric_for_audit(key, where), "maxNumericValue", 1.0
-        unknown = set(options) - {option, "aggregationMethod"}
-        if unknown or option not in options:
-            bad = ", ".join(sorted(unknown)) if unknown else f"no {option}"
-            raise InvalidInputError(
-                f"{where}: {bad} cannot be mapped; use {option} on {key}"
-            )
-        limit = options[option]
-        if isinstance(limit, bool) or not isinstance(limit, int | float):
-            raise InvalidInputError(f"{where}: {option} must be a number")
-        aggregation = _lhci_aggregation(
-            options.get("aggregationMethod", "optimistic"), name, where
-        )
-        budgets[name] = MetricLimit(
-            limit=float(limit) * scale, level=level, aggregation=aggregation
-        )
-    urls = collect.get("url", [])
-    urls = [urls] if isinstance(urls, str) else urls
-    if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
-        raise InvalidInputError(f"{source}: ci.collect.url: expected a URL or a list of URLs")
-    runs = collect.get("numberOfRuns")
-    pages = [PageBudget(url=u) for u in urls] or [PageBudget(url="*")]
+    options = lhci_assert_options(assert_part, source)
+    settings = collect_settings(collect, options, source)
+    pages = [PageBudget(url=u) for u in settings["urls"]] or [PageBudget(url="*")]
     return BudgetFile.parse(
-        {"runs": runs, "budgets": budgets, "pages": pages}, source
+        {"runs": settings["runs"], "devices": settings["devices"], "config": settings["config"],
+         "notes": settings["notes"], "lhci": options, "pages": pages}, source
     )
 
 
 def from_budget_json(data: list[Any], source: str = "budget.json") -> BudgetFile:
     """Lighthouse's budget.json (a list of ``{path, timings, ...}``) as pagelab budgets.
 
-    Only ``timings`` map (metric audit id -> maximum); a ``path`` without ``*`` is one page
+    ``timings`` map to metric budgets (audit id -> maximum); a file with ``resourceSizes``
+    (KiB) or ``resourceCounts`` is evaluated on the LHRs as Lighthouse CI evaluates it as a
+    ``budgetsFile`` (``resource-summary:<type>:size|count``). A ``path`` without ``*`` is one page
     (``$`` dropped), ``/*`` or no path applies to every measured page. Where several entries
     match a page the last one wins, as in Lighthouse.
     """
+    if any(isinstance(e, Mapping) and (e.get("resourceSizes") or e.get("resourceCounts"))
+           for e in data):
+        # Byte and request budgets live in the LHR's resource-summary: the whole file is
+        # evaluated as Lighthouse CI evaluates a budgetsFile (one assertMatrix entry a path).
+        options = budget_json_to_assertions(data, source)
+        validate_options(options, source)
+        paths = [str(e.get("path") or "/*").removesuffix("$") for e in data
+                 if isinstance(e, Mapping)]
+        return BudgetFile.parse({"lhci": options, "pages": [
+            PageBudget(url=path) for path in dict.fromkeys(paths)]}, source)
     pages: list[PageBudget] = []
     for index, entry in enumerate(data):
         where = f"{source}: [{index}]"

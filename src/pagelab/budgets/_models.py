@@ -8,6 +8,7 @@ are maximums (``<=``), the performance score is a minimum (``>=``).
 from __future__ import annotations
 
 import fnmatch
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -30,6 +31,8 @@ __all__ = [
     "PageBudget",
     "budget_metric",
     "checks_from_mapping",
+    "format_resource_value",
+    "is_resource_metric",
 ]
 
 Level = Literal["warn", "error"]
@@ -73,6 +76,20 @@ def budget_metric(name: str, where: str = "budget") -> Metric:
     if found.name in UNMEASURED_METRICS:
         raise InvalidInputError(f"{where}: {found.name}: {UNMEASURED_METRICS[found.name]}")
     return found
+
+
+def is_resource_metric(name: str) -> bool:
+    """Whether ``name`` is a resource budget's (``resource_size:script``)."""
+    return name.startswith(("resource_size:", "resource_count:"))
+
+
+def format_resource_value(name: str, value: float | None) -> str:
+    """``312.3 KB`` (1 KB = 1000 bytes) for sizes, ``4 requests`` for counts."""
+    if value is None or math.isnan(value):
+        return "\u2013"
+    if name.startswith("resource_size:"):
+        return f"{value / 1000:,.1f} KB" if value >= 1000 else f"{value:,.0f} B"
+    return f"{value:g} request{'' if value == 1 else 's'}"
 
 
 class _Strict(BaseModel):
@@ -148,6 +165,23 @@ class BudgetFile(_Budgeted):
     preset: str | None = None
     budgets: dict[str, LimitInput] = Field(default_factory=dict)
     pages: list[PageBudget] = Field(default_factory=list)
+    #: Lighthouse CI ``ci.assert`` options (a lighthouserc), evaluated on the runs' LHRs by
+    #: :func:`pagelab.budgets.assert_runs` as ``lhci assert`` does.
+    lhci: dict[str, Any] | None = None
+    #: What reading the file decided that a user should know (nearest device/connection).
+    notes: list[str] = Field(default_factory=list)
+
+    @field_validator("lhci")
+    @classmethod
+    def _valid_lhci(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            from ._lhci import validate_options
+
+            try:
+                validate_options(value, "lhci")
+            except InvalidInputError as exc:
+                raise ValueError(str(exc)) from exc
+        return value
 
     @classmethod
     def parse(cls, data: Any, source: str = "budgets") -> BudgetFile:

@@ -39,6 +39,9 @@ def register(subparsers: Any) -> None:
                        "Actions anyway)")
     check.add_argument("--codequality", metavar="PATH",
                        help="write a GitLab Code Quality report (JSON) of the missed checks")
+    check.add_argument("--format", choices=("table", "lhci"), default="table",
+                       help="lhci: also write .lighthouseci/assertion-results.json as "
+                       "`lhci assert` does (lighthouserc files)")
     add_progress(check)
     check.set_defaults(handler=_check)
 
@@ -121,13 +124,16 @@ def _check(args: argparse.Namespace) -> int:
     from pagelab._exceptions import InvalidInputError
     from pagelab._progress import ProgressBar
     from pagelab.budgets import (
+        assert_runs,
         budget_source_line,
         evaluate,
+        format_lhci,
         format_tally,
         format_value,
         load_budgets,
         publish_ci_reports,
         run_failures,
+        select_runs,
     )
     from pagelab.frames import cell_label, read_runs
 
@@ -141,8 +147,18 @@ def _check(args: argparse.Namespace) -> int:
             raise InvalidInputError(f"--runs: expected a whole number or auto, got {args.runs!r}")
     aggregation = args.aggregation or budget_file.aggregation or "median"
     base_url = args.base_url or budget_file.base_url
+    for note in budget_file.notes:
+        print(f"note: {note}")
+    lhci_results: list[Any] = []
     if args.replay:
         frame = read_runs(args.replay)
+        if budget_file.lhci is not None:
+            frame, missing = select_runs(budget_file, frame, base_url)
+            for where in missing:
+                print(f"no runs: {where} (lighthouserc page on its collect device)")
+            lhci_results = assert_runs(budget_file.lhci, frame)
+            if missing and not lhci_results:
+                return 1
     else:
         pages = _pages(budget_file, base_url)
         if not pages:
@@ -170,13 +186,25 @@ def _check(args: argparse.Namespace) -> int:
                                            runs=runs, config=config, runner=runner,
                                            progress=progress)
                 frames.append(measured.frame)
-        frame = pd.concat(frames, ignore_index=True)
-    results = evaluate(budget_file, frame, aggregation=aggregation, base_url=base_url)
+            frame = pd.concat(frames, ignore_index=True)
+            if budget_file.lhci is not None:
+                lhci_results = assert_runs(budget_file.lhci, frame, read_lhr=runner.lhr)
+    results = [] if budget_file.lhci is not None else evaluate(
+        budget_file, frame, aggregation=aggregation, base_url=base_url)
+    if budget_file.lhci is not None:
+        # First what `lhci assert` prints, then pagelab's table of every assertion.
+        print("\n".join(format_lhci(lhci_results)), end="\n\n")
+        if args.format == "lhci":
+            _write_lhci_json(lhci_results, bool(budget_file.lhci.get("includePassedAssertions")))
     rows = [("check", "metric", "budget", "actual", "status")]
     for r in results:
         rows.append((cell_label((r.url, r.device, r.location, r.connection)), r.metric,
                      f"{r.operator} {format_value(r.metric, r.expected)}",
                      format_value(r.metric, r.actual), r.label))
+    for a in lhci_results:
+        rows.append((cell_label(a.cell), f"{a.assertion} {a.name}",
+                     f"{a.operator} {_lhci_number(a.expected)}", _lhci_number(a.actual),
+                     a.label))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
@@ -185,11 +213,11 @@ def _check(args: argparse.Namespace) -> int:
                    for cell, codes in failed_pages.items()]
     for line in page_errors:
         print(line)
-    misses = [r for r in results if not r.passed and r.level == "error"]
+    misses = [r for r in [*results, *lhci_results] if not r.passed and r.level == "error"]
     for r in results:
         if not r.passed:
             print(f"{'error' if r.level == 'error' else 'warning'}: {r.message}")
-    print(format_tally([r.status for r in results]))
+    print(format_tally([r.status for r in [*results, *lhci_results]]))
     source = Path(args.budgets)
     try:
         text = source.read_text(encoding="utf-8")
@@ -207,3 +235,19 @@ def _check(args: argparse.Namespace) -> int:
                                       codequality=args.codequality, errors=page_errors):
         print(command)
     return 1 if misses or failed_pages else 0
+
+
+def _lhci_number(value: float) -> str:
+    return "\u2013" if value != value else f"{value:g}"
+
+
+def _write_lhci_json(results: list[Any], include_passed: bool) -> None:
+    import json
+
+    from pagelab.budgets import lhci_results_json
+
+    target = Path(".lighthouseci") / "assertion-results.json"
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(json.dumps(lhci_results_json(results, include_passed=include_passed),
+                                 indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {target}")

@@ -30,7 +30,10 @@ from ._lock import engine_waits as engine_waits
 from ._resolver import Resolver as Resolver
 from ._resolver import dns_server_resolver as dns_server_resolver
 from ._sandbox import BrowserSandbox as BrowserSandbox
+from ._targets import IPAddress as IPAddress
 from ._targets import parse_networks as parse_networks
+from ._targets import resolve as resolve
+from ._targets import target_of as target_of
 from ._ttfb import location_result as location_result
 from ._ttfb import probe as probe
 from ._ttfb import run_ttfb as run_ttfb

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pagelab.catalog import CONNECTIONS, DEVICES
-from pagelab.models import Device, LighthouseConfig, ThrottlingMethod
-from pagelab.models._config import MAX_MATCHED_URL_LENGTH
+from pagelab.models import MAX_MATCHED_URL_LENGTH, Device, LighthouseConfig, ThrottlingMethod
 
 __all__ = ["MIN_SECRET_LENGTH", "LighthouseRunSpec", "build_run_spec"]
 
@@ -92,7 +91,8 @@ def _pattern_budget_ms() -> float:
 def build_run_spec(
     device: Device, config: LighthouseConfig, *, chrome_major: int | None = None
 ) -> LighthouseRunSpec:
-    """The Lighthouse config for ``device`` and ``config`` (performance category only)."""
+    """The Lighthouse config for ``device`` and ``config``: the performance category, plus
+    the categories ``config.categories`` adds."""
     profile = DEVICES[device]
     # Lighthouse rewrites the Chrome version inside any emulated user agent to the running
     # browser's: right for the device profiles, wrong for a custom one, which the driver
@@ -103,7 +103,8 @@ def build_run_spec(
     headers, secrets = _origin_headers(config)
     applied = config.throttling_method == ThrottlingMethod.APPLIED
     settings: dict[str, Any] = {
-        "onlyCategories": ["performance"],
+        "onlyCategories": ["performance",
+                           *(c for c in config.categories or [] if c != "performance")],
         "formFactor": profile.form_factor,
         "screenEmulation": {
             "mobile": profile.mobile,
@@ -117,7 +118,8 @@ def build_run_spec(
         "throttlingMethod": "devtools" if applied else "simulate",
         "throttling": _throttling(device, config),
         "disableFullPageScreenshot": True,
-        "skipAudits": list(_SKIPPED_AUDITS),
+        # bf-cache belongs to best practices: skipped only when no other category runs.
+        "skipAudits": [] if config.categories else list(_SKIPPED_AUDITS),
     }
     # Not Lighthouse's extraHeaders (sent to every origin the page contacts: credentials
     # would leak to third parties) nor its blockedUrlPatterns (no whitelist exceptions): the

@@ -37,6 +37,7 @@ from ._ttfb import TTFBData, TTFBError, TTFBLocationResult, TTFBResult, TTFBTimi
 # isort: split
 # For the other pagelab packages only (not public API, not in __all__): the validation
 # helpers and wire details every floor above shares.
+from ._config import MAX_MATCHED_URL_LENGTH as MAX_MATCHED_URL_LENGTH
 from ._config import url_pattern_matches as url_pattern_matches
 from ._display import metric_value as metric_value
 from ._display import status_pill as status_pill

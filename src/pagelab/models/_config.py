@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -161,6 +161,18 @@ def _http_version(value: Any) -> Any:
     return value
 
 
+#: Lighthouse categories a run may ask for (performance is always run; naming it asks for
+#: the whole category, bf-cache included, which the default run skips).
+LighthouseCategory = Literal[
+    "performance", "accessibility", "best-practices", "seo", "agentic-browsing"
+]
+
+
+def _sorted_categories(value: list[str] | None) -> list[str] | None:
+    # One order, so equal configs are equal and the engine's config cache is shared.
+    return None if not value else sorted(set(value))
+
+
 class LighthouseConfig(BaseModel):
     """Options of one Lighthouse run. Every field is optional and accepts null.
 
@@ -187,6 +199,11 @@ class LighthouseConfig(BaseModel):
     blacklist: Annotated[
         list[UrlPattern], Field(max_length=MAX_BLACKLIST), AfterValidator(_bounded_pattern_list)
     ] | None = None
+    #: Categories run besides performance (Lighthouse CI assertions on accessibility, best
+    #: practices or SEO need them); null or empty: performance only, the fast default.
+    categories: Annotated[
+        list[LighthouseCategory] | None, AfterValidator(_sorted_categories)
+    ] = None
 
     @property
     def has_secrets(self) -> bool:

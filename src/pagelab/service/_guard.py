@@ -16,8 +16,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.engine import Resolver, TargetPolicy
-from pagelab.engine._targets import IPAddress, TargetRefusedError, resolve, target_of
+from pagelab.engine import (
+    IPAddress,
+    Resolver,
+    TargetPolicy,
+    TargetRefusedError,
+    resolve,
+    target_of,
+)
 
 from ._errors import ApiProblem
 
