@@ -41,6 +41,7 @@ __all__ = [
     "free_port",
     "pagelab_env",
     "run_cli",
+    "wait_final",
 ]
 
 LOOPBACK = "127.0.0.1"
@@ -103,6 +104,17 @@ class LiveServer:
 
 #: The ``start_server`` fixture: ``start_server(**settings) -> LiveServer``.
 StartServer = Callable[..., "LiveServer"]
+
+
+def wait_final(client: httpx.Client, test_id: str, timeout: float = 600) -> dict[str, Any]:
+    """The report of Lighthouse test ``test_id`` once it is ``success`` or ``failed``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        report: dict[str, Any] = client.get(f"/v1/lighthouse-tests/{test_id}").json()
+        if report["status"] in ("success", "failed"):
+            return report
+        time.sleep(0.5)
+    raise AssertionError(f"test {test_id} did not finish")
 
 
 def free_port() -> int:

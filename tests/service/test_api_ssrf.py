@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
-from live_server import LiveServer, StartServer
+from live_server import LiveServer, StartServer, wait_final
 
 from fixtures_http import FixtureServer
 from pagelab.engine import TargetPolicy, TargetRefusedError, probe
@@ -220,16 +219,6 @@ def allowed_site(refused_server: FixtureServer) -> Iterator[str]:
         httpd.server_close()
 
 
-def _wait_final(client: httpx.Client, test_id: str, timeout: float = 600) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        report: dict[str, Any] = client.get(f"/v1/lighthouse-tests/{test_id}").json()
-        if report["status"] in ("success", "failed"):
-            return report
-        time.sleep(0.5)
-    raise AssertionError(f"test {test_id} did not finish")
-
-
 @pytest.mark.engine
 def test_redirects_and_subresources_to_refused_addresses_never_leave_the_browser(
     start_server: StartServer, refused_server: FixtureServer, allowed_site: str
@@ -241,8 +230,8 @@ def test_redirects_and_subresources_to_refused_addresses_never_leave_the_browser
         page = client.post("/v1/lighthouse-tests", json={"url": f"{allowed_site}/page"})
         redirect = client.post("/v1/lighthouse-tests", json={"url": f"{allowed_site}/redirect"})
         assert page.status_code == redirect.status_code == 201, (page.text, redirect.text)
-        page_report = _wait_final(client, page.json()["id"])
-        redirect_report = _wait_final(client, redirect.json()["id"])
+        page_report = wait_final(client, page.json()["id"])
+        redirect_report = wait_final(client, redirect.json()["id"])
         # The allowed page itself was measured; its requests to the refused server were
         # failed in the browser, so the LHR lists them as failed requests.
         assert page_report["status"] == "success", page_report["error"]

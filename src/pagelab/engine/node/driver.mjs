@@ -374,7 +374,8 @@ async function runOne(request) {
       lhr.configSettings.extraHeaders = Object.fromEntries(
         Object.keys(lhr.configSettings.extraHeaders).map((name) => [name, '***']));
     }
-    const scrubbed = scrub(lhr, request.secrets || []);
+    const secrets = request.secrets || [];
+    const scrubbed = scrub(lhr, secrets);
     await writeFile(request.lhr_path, ReportGenerator.generateReport(scrubbed, 'json'));
     await writeFile(request.html_path, ReportGenerator.generateReport(scrubbed, 'html'));
     const frames = request.frames_dir ? await writeFrames(result.artifacts, lhr, request.frames_dir)
