@@ -203,17 +203,20 @@ def test_baseline_save_and_regression(frame: pd.DataFrame, tmp_path: Path) -> No
     same = budgets.compare_baseline(baseline, frame, limits)
     assert all(r.passed for r in same.results)
     assert not same.warnings
-    # An earlier, faster build: LCP 20% lower and score 10 points higher than now.
+    # An earlier, faster build: every run's LCP 20% lower and score 10 points higher.
     for cell in baseline.cells:
-        cell.metrics["largest_contentful_paint"] = cell.metrics["largest_contentful_paint"] / 1.2
-        cell.metrics["performance_score"] = cell.metrics["performance_score"] + 10
+        lcp, score = cell.values["largest_contentful_paint"], cell.values["performance_score"]
+        lcp[:] = [None if v is None else v / 1.2 for v in lcp]
+        score[:] = [None if v is None else v + 10 for v in score]
     worse = budgets.compare_baseline(baseline, frame, limits)
     failed = {(r.url, r.metric) for r in worse.results if not r.passed}
     assert (FAST, "largest_contentful_paint") in failed
     assert (HEAVY, "performance_score") in failed
+    assert {r.verdict for r in worse.results if not r.passed} == {"regression"}
     message = next(r.message for r in worse.results if not r.passed)
-    assert "(baseline " in message
-    assert "allowed largest_contentful_paint:10%" in message
+    assert "regression: median " in message
+    assert " vs baseline " in message
+    assert "limit largest_contentful_paint:10% (at most " in message
 
 
 def test_baseline_mismatch_warnings(frame: pd.DataFrame) -> None:

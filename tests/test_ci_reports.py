@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 import pandas  # noqa: F401  (imported once here: pytester's in-process runs cannot reimport numpy)
 import pytest
+import scipy.stats  # noqa: F401  (the gate's test, for the same reason)
 
 from pagelab.budgets import (
     budget_source_line,
@@ -27,6 +28,8 @@ RUNS = DATA / "runs-demo.csv"
 REPLAY = f"--pagelab-replay={RUNS}"
 SCHEMA = json.loads((DATA / "gitlab-codequality.schema.json").read_text())
 HEADER = "| Status | Check | Metric | Value | Budget or baseline | Reports |"
+GATE_HEADER = ("| Status | Check | Metric | Value | Budget or baseline | Difference (interval) "
+               "| Reports |")
 
 TESTS = """
 import pytest
@@ -381,12 +384,43 @@ def test_markdown_puts_a_regression_against_the_baseline_first(
     for cell in baseline["cells"]:  # an earlier, faster build of /fast
         if cell["url"].endswith("/fast"):
             cell["metrics"]["largest_contentful_paint"] /= 1.2
+            cell["values"]["largest_contentful_paint"] = [
+                v / 1.2 for v in cell["values"]["largest_contentful_paint"]]
     path.write_text(json.dumps(baseline))
     pytester.runpytest(REPLAY, "--pagelab-compare=baseline.json", "--pagelab-markdown=s.md",
                        "--pagelab-compare-fail=largest_contentful_paint:10%", "-k", "fast")
     lines = (pytester.path / "s.md").read_text().splitlines()
     assert ("**2 budget checks: 2 passed, 0 failed, 0 warned \u00b7 1 regression check: "
             "0 passed, 1 failed, 0 warned**") in lines
-    first = lines[lines.index(HEADER) + 2]
+    # The gate's records carry the comparison: the table gains its interval column.
+    first = lines[lines.index(GATE_HEADER) + 2]
     assert first.startswith("| \u274c regression | `mobile/us http://demo.test/fast` | "
-                            "`largest_contentful_paint` | 670 ms | allowed \\<= 614 ms |")
+                            "`largest_contentful_paint` | 670 ms | baseline 559 ms, allowed "
+                            "\\<= 614 ms | +112 ms \\[")
+
+
+def test_markdown_renders_a_record_the_gate_made() -> None:
+    # Not a hand-made dict: the regression gate's own record, as the plugin stores it.
+    from pagelab.budgets import decide, parse_regression_limits
+
+    limit = parse_regression_limits("LCP:10%")["largest_contentful_paint"]
+    base = [650.0, 655.0, 660.0, 662.0, 670.0, 671.0, 680.0]
+    result = decide("largest_contentful_paint", base, [v * 1.3 for v in base], limit,
+                    cell=("http://demo.test/fast", "mobile", "us", "3g"),
+                    report_url="https://ci.example/r.html")
+    record = {**json.loads(json.dumps(result.to_dict())), "kind": "baseline"}
+    assert (record["verdict"], record["status"], record["label"]) == (
+        "regression", "fail", "FAIL")
+    lines = markdown_summary([record]).splitlines()
+    assert lines[0] == "## \u274c pagelab budgets: failed"
+    assert "**1 regression check: 0 passed, 1 failed, 0 warned**" in lines
+    header = ("| Status | Check | Metric | Value | Budget or baseline | Difference (interval)"
+              " | Reports |")
+    row = lines[lines.index(header) + 2]
+    assert row.startswith(
+        "| \u274c regression | `mobile/us/3g http://demo.test/fast` | "
+        "`largest_contentful_paint` | 861 ms | baseline 662 ms, allowed \\<= 728 ms | +199 ms \\[")
+    assert "n = 7 vs 7 | [report](<https://ci.example/r.html>) |" in row
+    [issue] = code_quality_issues([record])
+    assert issue["severity"] == "major"
+    assert workflow_commands([record])[0].startswith("::error")

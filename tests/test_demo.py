@@ -118,6 +118,20 @@ def test_slow_waits_before_the_first_byte(server: DemoServer, client: httpx.Clie
     assert first_byte >= 0.3
 
 
+def test_delay_slows_every_page_at_its_url(server: DemoServer, client: httpx.Client) -> None:
+    # The same URL, slowed: what a regression gate must catch.
+    server.delay_ms = 300
+    started = time.perf_counter()
+    with client.stream("GET", "/fast") as response:
+        first_byte = time.perf_counter() - started
+        assert "A fast page" in response.read().decode()
+    assert first_byte >= 0.3
+    assert server.delay_ms == 300
+    for bad in (-1, 1.5, True, 30_001):
+        with pytest.raises(InvalidInputError, match="delay_ms must be a whole number"):
+            server.delay_ms = bad  # type: ignore[assignment]
+
+
 def test_slow_clamps_negative_delays_to_zero(client: httpx.Client) -> None:
     response = client.get("/slow?ms=-50")
     assert response.status_code == 200

@@ -15,6 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+# Loaded before pytester snapshots the modules: the gate's statistics import scipy (and
+# numpy.fft), which cannot be imported a second time in one process.
+import scipy.stats  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 RUNS = Path(__file__).parent / "data" / "runs-demo.csv"
@@ -211,7 +215,9 @@ def test_lighthouse_ci_and_budget_json_files(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*resource-summary:third-party:count need(s) the runs' LHRs*"])
 
 
-def test_baseline_save_then_regression(pytester: pytest.Pytester) -> None:
+def test_baseline_save_then_regression(pytester: pytest.Pytester,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_SHA", "a" * 40)
     pytester.makepyfile(test_pages="""
         def test_fast(perf):
             perf.measure("http://demo.test/fast")
@@ -220,10 +226,20 @@ def test_baseline_save_then_regression(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
     baseline_path = pytester.path / "baseline.json"
     baseline = json.loads(baseline_path.read_text())
+    assert baseline["format"] == "pagelab-baseline/2"
+    assert baseline["commit"] == "a" * 40
+    assert baseline["environment"]["pagelab"] == "0.1.0"
     [cell] = baseline["cells"]
     assert cell["url"] == "http://demo.test/fast"
     assert cell["runs"] == 10
     assert cell["lighthouse_version"] == "13.5.0"
+    assert cell["device_profile"]["id"] == "mobile"
+    # The runs themselves, in run order, beside their aggregate.
+    frame = pd.read_csv(RUNS)
+    fast = frame[frame["url"] == "http://demo.test/fast"].sort_values("run")
+    assert cell["values"]["largest_contentful_paint"] == pytest.approx(
+        fast["largest_contentful_paint"].tolist())
+    assert cell["environment"]["throttling_method"] is not None
 
     limits = "--pagelab-compare-fail=largest_contentful_paint:10%,performance_score:5"
     result = pytester.runpytest(REPLAY, "--pagelab-compare=baseline.json", limits)
@@ -232,24 +248,105 @@ def test_baseline_save_then_regression(pytester: pytest.Pytester) -> None:
     result.stdout.re_match_lines([
         r"=+ pagelab budgets =+",
         r"baseline comparison \(baseline\.json\)",
-        r"check\s+metric\s+allowed\s+actual\s+status",
-        r"mobile/us http://demo.test/fast\s+largest_contentful_paint\s+<= 737 ms\s+670 ms\s+pass",
+        r"check\s+metric\s+baseline\s+median\s+difference \(interval\)\s+p\s+n\s+verdict"
+        r"\s+status",
+        r"mobile/us http://demo.test/fast\s+largest_contentful_paint\s+670 ms\s+670 ms\s+0 ms "
+        r"\(-\d+ ms to \+\d+ ms\)\s+1\s+10 vs 10\s+ok\s+pass",
         r"2 regression checks: 2 passed, 0 failed, 0 warned",
     ])
     assert "budget checks" not in result.stdout.str()
 
-    # A baseline from an earlier, faster build: LCP 20% lower than these runs.
-    cell["metrics"]["largest_contentful_paint"] /= 1.2
+    # A baseline from an earlier, faster build: every run's LCP 20% lower than these runs.
+    lcp = cell["values"]["largest_contentful_paint"]
+    lcp[:] = [v / 1.2 for v in lcp]
     cell["lighthouse_version"] = "12.8.0"
     baseline_path.write_text(json.dumps(baseline))
     result = pytester.runpytest(REPLAY, "--pagelab-compare=baseline.json", limits)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "largest_contentful_paint 670 ms > 614 ms (median of 10: *) mobile/us "
-        "http://demo.test/fast (baseline 559 ms, allowed largest_contentful_paint:10%) report:*",
+        "largest_contentful_paint regression: median 670 ms vs baseline 559 ms, +112 ms "
+        "(95% interval +* ms to +* ms), p=*, n=10 vs 10, limit largest_contentful_paint:10% "
+        "(at most 614 ms) mobile/us http://demo.test/fast report:*",
         "baseline warning: baseline for mobile/us http://demo.test/fast was measured with "
         "Lighthouse 12.8.0, these runs with 13.5.0",
     ])
+
+
+def test_large_but_not_significant_is_inconclusive(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_pages="""
+        def test_fast(perf):
+            perf.measure("http://demo.test/fast")
+    """)
+    pytester.runpytest(REPLAY, "--pagelab-save-baseline=baseline.json")
+    path = pytester.path / "baseline.json"
+    baseline = json.loads(path.read_text())
+    # 3 % faster baseline runs: beyond a 1 % limit, but well within the runs' noise.
+    lcp = baseline["cells"][0]["values"]["largest_contentful_paint"]
+    lcp[:] = [v / 1.03 for v in lcp]
+    path.write_text(json.dumps(baseline))
+    limits = "--pagelab-compare-fail=largest_contentful_paint:1%"
+    result = pytester.runpytest(REPLAY, "--pagelab-compare=baseline.json", limits,
+                                "--pagelab-results=results.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.re_match_lines([r".*largest_contentful_paint.*\s+10 vs 10\s+inconclusive\s+pass"])
+    [check] = json.loads((pytester.path / "results.json").read_text())["checks"]
+    assert check["kind"] == "baseline"
+    assert check["verdict"] == "inconclusive"
+    assert check["significant"] is False
+    assert check["p_value"] > 0.05
+    assert check["n"] == check["n_baseline"] == 10
+    low, high = check["interval"]
+    assert low < 0 < high
+    assert check["difference"] == pytest.approx(check["median"] - check["baseline_median"])
+
+    result = pytester.runpytest(REPLAY, "--pagelab-compare=baseline.json", limits,
+                                "--pagelab-inconclusive=fail")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "largest_contentful_paint inconclusive (n=10 vs 10): median 670 ms vs baseline 651 ms,"
+        " +20 ms (95% interval -* ms to +* ms), p=0.19, limit largest_contentful_paint:1% "
+        "(at most 657 ms) mobile/us http://demo.test/fast report: *",
+    ])
+    result = pytester.runpytest(REPLAY, "--pagelab-compare=baseline.json", limits,
+                                "--pagelab-inconclusive=maybe")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--pagelab-inconclusive: expected pass or fail, got 'maybe'*"])
+    result = pytester.runpytest(REPLAY, "--pagelab-alpha=2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--pagelab-alpha: expected a number between 0 and 0.5, got '2'*"])
+
+
+def test_old_baseline_files_still_load(pytester: pytest.Pytester) -> None:
+    # A baseline as pagelab wrote it before baselines kept their runs (format 1).
+    old = {
+        "format": "pagelab-baseline/1",
+        "created_at": "2026-01-01T00:00:00+00:00",
+        "aggregation": "median",
+        "cells": [{"url": "http://demo.test/fast", "device": "mobile", "location": "us",
+                   "runs": 5, "metrics": {"largest_contentful_paint": 559.0,
+                                          "performance_score": 100.0},
+                   "lighthouse_version": "13.5.0", "device_profile": None}],
+    }
+    (pytester.path / "old.json").write_text(json.dumps(old))
+    pytester.makepyfile(test_pages="""
+        def test_fast(perf):
+            perf.measure("http://demo.test/fast")
+    """)
+    limits = "--pagelab-compare-fail=largest_contentful_paint:10%,performance_score:5"
+    result = pytester.runpytest(REPLAY, "--pagelab-compare=old.json", limits)
+    # Compared as before: the new median (670 ms) against 559 ms + 10 %, no significance.
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "largest_contentful_paint regression: median 670 ms vs baseline 559 ms, +111 ms, "
+        "n=10 vs 5 (baseline without runs: fixed threshold only), limit "
+        "largest_contentful_paint:10% (at most 615 ms) mobile/us http://demo.test/fast report:*",
+        "baseline warning: the baseline (pagelab-baseline/1) has no per-run values: compared "
+        "by the fixed threshold as before*",
+    ])
+    old["cells"][0]["metrics"]["largest_contentful_paint"] = 660.0
+    (pytester.path / "old.json").write_text(json.dumps(old))
+    result = pytester.runpytest(REPLAY, "--pagelab-compare=old.json", limits)
+    result.assert_outcomes(passed=1)
 
 
 def test_results_json_and_its_replay(pytester: pytest.Pytester) -> None:

@@ -10,6 +10,10 @@ import json
 from collections.abc import Iterator
 
 import pytest
+import scipy.stats  # noqa: F401
+
+# Loaded before pytester snapshots the modules: numpy cannot be imported twice in a process.
+import pagelab.stats  # noqa: F401  (pandas, numpy)
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.engine
@@ -56,3 +60,48 @@ def test_real_engine_budgets(
     fast = [c for c in checks if c["url"] == f"{site}/fast"]
     assert fast
     assert all(c["passed"] for c in fast)
+
+
+def test_real_engine_regression_gate_with_auto_runs(
+    pytester: pytest.Pytester, engine_cache: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A baseline of the fast demo page (8 runs); the same page again with runs=auto passes
+    # and stops before the maximum; the same URL slowed by 300 ms fails with the gate's line.
+    from pagelab.demo import DemoServer
+
+    monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
+    with DemoServer() as server:
+        url = server.page_url("fast")
+        pytester.makepyfile(f"""
+            def test_fast(perf):
+                perf.measure("{url}", devices="desktop")
+        """)
+        result = pytester.runpytest("--pagelab-runs=8", "--pagelab-save-baseline=base.json")
+        result.assert_outcomes(passed=1)
+        [cell] = json.loads((pytester.path / "base.json").read_text())["cells"]
+        assert len(cell["values"]["largest_contentful_paint"]) == 8
+
+        gate = ["--pagelab-compare=base.json", "--pagelab-runs=auto",
+                "--pagelab-compare-fail=largest_contentful_paint:25%",
+                "--pagelab-results=results.json"]
+        result = pytester.runpytest(*gate)
+        result.assert_outcomes(passed=1)
+        [check] = json.loads((pytester.path / "results.json").read_text())["checks"]
+        assert check["verdict"] == "ok"
+        assert 5 <= check["n"] < 15
+        result.stdout.fnmatch_lines([f"runs=auto: desktop/us {url} decided after * runs"])
+
+        server.delay_ms = 300
+        result = pytester.runpytest(*gate)
+        result.assert_outcomes(failed=1)
+        result.stdout.re_match_lines([
+            rf"largest_contentful_paint regression: median \d+ ms vs baseline \d+ ms, \+\d+ ms "
+            rf"\([\d.]+% interval \+\d+ ms to \+\d+ ms\), p=\S+, n=\d+ vs 8, limit "
+            rf"largest_contentful_paint:25% \(at most \d+ ms\) desktop/us {url} report: \S+",
+        ])
+        [check] = json.loads((pytester.path / "results.json").read_text())["checks"]
+        assert check["verdict"] == "regression"
+        # Lighthouse's simulated throttling models the slower server: LCP grows, by less
+        # than the 300 ms of waiting on the desktop profile (measured: +162 ms).
+        assert check["difference"] >= 100
+        assert check["n"] < 15

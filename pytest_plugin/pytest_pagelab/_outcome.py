@@ -21,9 +21,12 @@ class RecordedOutcome:
     checks: list[dict[str, Any]] = field(default_factory=list)
     runs: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: runs=auto: where each cell stopped.
+    notes: list[str] = field(default_factory=list)
 
     def dumps(self) -> str:
-        return json.dumps({"checks": self.checks, "runs": self.runs, "warnings": self.warnings})
+        return json.dumps({"checks": self.checks, "runs": self.runs, "warnings": self.warnings,
+                           "notes": self.notes})
 
 
 OUTCOME_KEY = pytest.StashKey[RecordedOutcome]()

@@ -11,7 +11,8 @@ from ._state import PagelabState
 __all__ = ["summary_lines"]
 
 _HEADERS = ("check", "metric", "budget", "actual", "status")
-_BASELINE_HEADERS = ("check", "metric", "allowed", "actual", "status")
+_BASELINE_HEADERS = ("check", "metric", "baseline", "median", "difference (interval)", "p",
+                     "n", "verdict", "status")
 #: Setting -> what it writes, for the closing lines.
 _WRITTEN = {"results": "results", "save_baseline": "baseline",
             "markdown": "Markdown summary", "codequality": "Code Quality report"}
@@ -38,10 +39,35 @@ def _row(check: Mapping[str, Any]) -> tuple[str, ...]:
     )
 
 
+def _regression_row(check: Mapping[str, Any]) -> tuple[str, ...]:
+    from pagelab.budgets import format_difference, format_value
+    from pagelab.frames import cell_label
+
+    metric = str(check["metric"])
+    difference = format_difference(metric, check.get("difference"))
+    interval = check.get("interval")
+    if interval:
+        difference += (f" ({format_difference(metric, interval[0])} to "
+                       f"{format_difference(metric, interval[1])})")
+    p_value = check.get("p_value")
+    return (
+        cell_label(check),
+        metric,
+        format_value(metric, check.get("baseline_median")),
+        format_value(metric, check.get("median", check["actual"])),
+        difference,
+        "\u2013" if p_value is None else f"{p_value:.2g}",
+        f"{check.get('n', len(check['values']))} vs {check.get('n_baseline', '?')}",
+        str(check.get("verdict", "")),
+        str(check["label"]),
+    )
+
+
 def _table(headers: tuple[str, ...], checks: list[dict[str, Any]], noun: str) -> list[str]:
     from pagelab.budgets import format_tally
 
-    rows = [_row(check) for check in checks]
+    make = _regression_row if headers == _BASELINE_HEADERS else _row
+    rows = [make(check) for check in checks]
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
              for row in [headers, *rows]]
@@ -65,6 +91,7 @@ def summary_lines(state: PagelabState) -> list[str]:
         lines.extend(_table(_BASELINE_HEADERS, regression, "regression check"))
     for warning in state.warnings:
         lines.append(f"baseline warning: {warning}")
+    lines.extend(dict.fromkeys(state.notes))
     for error in state.errors:
         lines.append(f"engine error: {error['nodeid']}: {error['message']}")
     for name, what in _WRITTEN.items():

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from pagelab import Runner
-    from pagelab.budgets import Baseline, BudgetResult, Check, RegressionLimit
+    from pagelab._cells import CellKey
+    from pagelab.budgets import Baseline, BudgetResult, Check, GateRule, RegressionLimit
 
 __all__ = ["DEFAULTS", "SETTINGS", "STATE_KEY", "PagelabState"]
 
@@ -33,7 +34,8 @@ SETTINGS: dict[str, str] = {
     "runner": "local (the engine on this machine, default) or api (PAGELAB_API_URL)",
     "api_url": "API server for --pagelab-runner=api (default $PAGELAB_API_URL)",
     "api_key": "API key for --pagelab-runner=api (default $PAGELAB_API_KEY)",
-    "runs": "Lighthouse runs per checked cell (default 3)",
+    "runs": "Lighthouse runs per checked cell: a number (default 3), or auto (or "
+    "auto:MIN-MAX, default 5-15) to add runs one at a time until the checks are decided",
     "aggregation": "how runs are aggregated: median (default), mean, p75, p90, min, max, "
     "representative",
     "results": "write every check and run to this JSON file",
@@ -44,6 +46,10 @@ SETTINGS: dict[str, str] = {
     "compare": "compare every measured cell with this baseline file",
     "compare_fail": "regression limits against --pagelab-compare, e.g. "
     "largest_contentful_paint:10%,performance_score:5",
+    "alpha": "false-alarm rate of the regression gate against --pagelab-compare "
+    "(default 0.05): a regression must be significant at this level",
+    "inconclusive": "pass (default) or fail: what a difference beyond --pagelab-compare-fail "
+    "that is not significant does",
     "replay": "check budgets against runs saved earlier (a --pagelab-results JSON or a "
     "wide-frame CSV) instead of measuring",
     "markdown": "write a Markdown summary of the checks to this file (a job summary or pull "
@@ -51,7 +57,8 @@ SETTINGS: dict[str, str] = {
     "codequality": "write a GitLab Code Quality report (JSON) of the missed checks to this "
     "file",
 }
-DEFAULTS: dict[str, str] = {"runner": "local", "runs": "3", "aggregation": "median"}
+DEFAULTS: dict[str, str] = {"runner": "local", "runs": "3", "aggregation": "median",
+                             "alpha": "0.05", "inconclusive": "pass"}
 _NO_INI = {"api_key"}
 
 STATE_KEY = pytest.StashKey["PagelabState"]()
@@ -70,6 +77,8 @@ class PagelabState:
         self.checks: list[dict[str, Any]] = []
         self.run_records: list[dict[str, Any]] = []
         self.warnings: list[str] = []
+        #: runs=auto: where each cell stopped.
+        self.notes: list[str] = []
         self.errors: list[dict[str, str]] = []
         #: GitHub workflow commands to print at the end (under GitHub Actions only).
         self.annotations: list[str] = []
@@ -93,17 +102,53 @@ class PagelabState:
                 return ini
         return DEFAULTS.get(name)
 
-    def runs(self, file_value: int | None = None) -> int:
+    def runs(self, file_value: int | str | None = None) -> int | GateRule:
+        """The runs per cell: a number, or the gate rule of ``auto`` (adaptive runs)."""
         raw = self.setting("runs", file_value)
+        if isinstance(raw, str) and raw.strip().lower().startswith("auto"):
+            from pagelab import InvalidInputError
+            from pagelab.budgets import parse_auto_runs
+
+            try:
+                rule = parse_auto_runs(raw, self.rule())
+            except InvalidInputError as exc:
+                raise pytest.UsageError(f"--pagelab-runs: {exc}") from exc
+            if rule is not None:
+                return rule
         try:
             runs = int(raw)
         except (TypeError, ValueError):
             raise pytest.UsageError(
-                f"--pagelab-runs: expected a whole number, got {raw!r}"
+                f"--pagelab-runs: expected a whole number or auto, got {raw!r}"
             ) from None
         if not 1 <= runs <= 100:
             raise pytest.UsageError(f"--pagelab-runs: must be from 1 to 100, got {runs}")
         return runs
+
+    def alpha(self) -> float:
+        raw = self.setting("alpha")
+        try:
+            alpha = float(raw)
+        except (TypeError, ValueError):
+            raise pytest.UsageError(f"--pagelab-alpha: expected a number such as 0.05, got "
+                                    f"{raw!r}") from None
+        if not 0 < alpha < 0.5:
+            raise pytest.UsageError(f"--pagelab-alpha: expected a number between 0 and 0.5, "
+                                    f"got {raw!r}")
+        return alpha
+
+    def inconclusive_fails(self) -> bool:
+        value = str(self.setting("inconclusive")).strip().lower()
+        if value not in ("pass", "fail"):
+            raise pytest.UsageError(f"--pagelab-inconclusive: expected pass or fail, got "
+                                    f"{value!r}")
+        return value == "fail"
+
+    def rule(self) -> GateRule:
+        """The regression gate's rule: ``--pagelab-alpha`` and ``--pagelab-inconclusive``."""
+        from pagelab.budgets import GateRule
+
+        return GateRule(alpha=self.alpha(), inconclusive_fails=self.inconclusive_fails())
 
     def aggregation(self, file_value: str | None = None) -> str:
         from pagelab.budgets import AGGREGATION_NAMES
@@ -126,6 +171,8 @@ class PagelabState:
         runner = self.setting("runner")
         if runner not in ("local", "api"):
             raise pytest.UsageError(f"--pagelab-runner: expected local or api, got {runner!r}")
+        self.alpha()
+        self.inconclusive_fails()
         self.runs()
         if self.setting("aggregation") != DEFAULTS["aggregation"]:
             self.aggregation()
@@ -204,9 +251,13 @@ class PagelabState:
         devices: Sequence[str],
         locations: Sequence[str],
         config: Mapping[str, Any] | None,
-        runs: int,
+        runs: int | GateRule,
+        checks: Sequence[Check] = (),
+        outcome: RecordedOutcome | None = None,
     ) -> pd.DataFrame:
-        """The wide frame of ``runs`` runs per cell (from the replay file when set).
+        """The wide frame of ``runs`` runs per cell (from the replay file when set), or with
+        a :class:`GateRule` (``auto``) runs added until ``checks`` and the baseline
+        comparison are decided (the stops noted in ``outcome``).
 
         An engine failure (crash, timeout) is retried once; a second one raises
         :class:`EngineFailure`.
@@ -223,7 +274,32 @@ class PagelabState:
                     f"{row['error_code']} (recorded in {self.setting('replay')})"
                 )
             return chosen
-        return measure_cells(self.runner(), urls, devices, locations, config, runs)
+        if isinstance(runs, int):
+            return measure_cells(self.runner(), urls, devices, locations, config, runs)
+        from pagelab._cells import cell_key
+        from pagelab.budgets import AutoRuns
+
+        auto = AutoRuns(runs, self.baseline(), self.regression_limits() if self.baseline()
+                        else {}, checks)
+
+        def measure(cells: Sequence[CellKey], count: int) -> pd.DataFrame:
+            import pandas as pd
+
+            if list(cells) == every_cell:
+                return measure_cells(self.runner(), urls, devices, locations, config, count)
+            return pd.concat([measure_cells(self.runner(), [str(u)], [str(d)], [str(loc)],
+                                            config, count)
+                              for u, d, loc, _ in cells], ignore_index=True)
+
+        # The connection is the config's (None: each device's default), as in the frame.
+        connection = (config or {}).get("connection")
+        every_cell = [cell_key({"url": u, "device": d, "location": loc,
+                                "connection": connection})
+                      for u in urls for d in devices for loc in locations]
+        frame = auto.run(measure, every_cell)
+        if outcome is not None:
+            outcome.notes.extend(auto.notes())
+        return frame
 
     # -- checking ---------------------------------------------------------------------
 
@@ -235,6 +311,7 @@ class PagelabState:
         *,
         aggregation: str,
         only_cell: tuple[str, str, str] | None = None,
+        adaptive: bool = False,
     ) -> list[str]:
         """Evaluate ``checks`` (and the baseline) on ``frame``; record everything in
         ``outcome``; warn for warn-level misses; return the failure lines."""
@@ -254,7 +331,8 @@ class PagelabState:
             ("budget", r) for r in evaluate(checks, frame, aggregation=aggregation)]
         baseline = self.baseline()
         if baseline is not None:
-            comparison = compare_baseline(baseline, frame, self.regression_limits())
+            comparison = compare_baseline(baseline, frame, self.regression_limits(),
+                                          rule=self.rule(), adaptive=adaptive)
             results.extend(("baseline", r) for r in comparison.results)
             outcome.warnings.extend(comparison.warnings)
         if only_cell is not None:

@@ -170,12 +170,14 @@ class BudgetItem(pytest.Item):
         state: PagelabState = self.config.stash[STATE_KEY]
         cell = self.cell
         url, device, location = cell
-        frame = state.measure([url], [device], [location], self.measure_config,
-                              state.runs(self.file_runs))
+        runs = state.runs(self.file_runs)
+        checks = [c for c in self.checks if c.matches(*cell)]
         outcome = RecordedOutcome()
+        frame = state.measure([url], [device], [location], self.measure_config, runs, checks,
+                              outcome)
         failures = state.check(
-            frame, [c for c in self.checks if c.matches(*cell)], outcome,
-            aggregation=state.aggregation(self.file_aggregation), only_cell=cell,
+            frame, checks, outcome, aggregation=state.aggregation(self.file_aggregation),
+            only_cell=cell, adaptive=not isinstance(runs, int),
         )
         if self.lhci is not None:
             failures += self._assert_lhci(state, frame, outcome)

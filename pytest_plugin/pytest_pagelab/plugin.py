@@ -166,15 +166,16 @@ class Perf:
         devices: str | Sequence[str] | None = None,
         locations: str | Sequence[str] | None = None,
         config: Mapping[str, Any] | None = None,
-        runs: int | None = None,
+        runs: int | str | None = None,
         *,
         url: str | Sequence[str] | None = None,
         device: str | Sequence[str] | None = None,
         location: str | Sequence[str] | None = None,
     ) -> Results:
-        """Measure ``urls`` ``runs`` times (default ``--pagelab-runs``, 3) on every device x
-        location, check the test's ``@pytest.mark.budget`` on each cell's aggregate (and the
-        baseline, with ``--pagelab-compare``), and return the :class:`pagelab.Results`.
+        """Measure ``urls`` ``runs`` times (default ``--pagelab-runs``, 3; ``"auto"``: until
+        the checks are decided, 5 to 15 runs) on every device x location, check the test's
+        ``@pytest.mark.budget`` on each cell's aggregate (and the baseline, with
+        ``--pagelab-compare``), and return the :class:`pagelab.Results`.
 
         The names are :func:`pagelab.measure`'s: ``devices`` (default mobile) and
         ``locations`` (default us) take one id or a list. ``url=``, ``device=`` and
@@ -198,9 +199,11 @@ class Perf:
         from pagelab.budgets import Check
 
         checks = [c for c in limits if isinstance(c, Check)]
-        frame = state.measure(url_list, device_list, location_list, config, count)
         outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
-        failures = state.check(frame, checks, outcome, aggregation=state.aggregation())
+        frame = state.measure(url_list, device_list, location_list, config, count, checks,
+                              outcome)
+        failures = state.check(frame, checks, outcome, aggregation=state.aggregation(),
+                               adaptive=not isinstance(count, int))
         failures += _check_resources(state, frame,
                                      [c for c in limits if not isinstance(c, Check)], outcome)
         # Annotations point at the test function (its first line: the budget marker).
@@ -254,6 +257,7 @@ class _ReportCollector:
                 state.checks.append({"nodeid": report.nodeid, **check})
             state.run_records.extend(parsed["runs"])
             state.warnings.extend(w for w in parsed["warnings"] if w not in state.warnings)
+            state.notes.extend(parsed.get("notes", []))
         if getattr(report, "pagelab_engine_failure", False):
             crash = getattr(report.longrepr, "reprcrash", None)
             message = str(getattr(crash, "message", report.longrepr))
@@ -300,6 +304,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             "checks": state.checks,
             "errors": state.errors,
             "baseline_warnings": state.warnings,
+            "notes": state.notes,
             "runs": runs,
         }
         target = Path(results_path)
@@ -321,7 +326,8 @@ def _publish_ci_reports(state: PagelabState) -> None:
     state.annotations = publish_ci_reports(
         state.checks, markdown=markdown, codequality=codequality,
         runs=_unique_runs(state.run_records),
-        errors=[f"{e['nodeid']}: {e['message']}" for e in state.errors], notes=state.warnings,
+        errors=[f"{e['nodeid']}: {e['message']}" for e in state.errors],
+        notes=[*state.warnings, *dict.fromkeys(state.notes)],  # with where runs=auto stopped
     )
 
 

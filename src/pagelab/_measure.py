@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
+from pagelab._cells import CellKey, cell_key
 from pagelab._exceptions import InvalidInputError, PagelabError
 from pagelab._progress import ProgressBar
 from pagelab._public import publish
@@ -45,6 +46,9 @@ __all__ = ["Results", "measure"]
 
 #: What a :class:`Results` built from a frame needs at least.
 _FRAME_REQUIRED = ("url", "device", "location", "status")
+
+#: The regression limits ``runs="auto"`` decides on when none are given.
+_AUTO_LIMITS = "largest_contentful_paint:10%"
 
 _URL: TypeAdapter[str] = TypeAdapter(PageUrl)
 _DEVICE: TypeAdapter[Device] = TypeAdapter(DeviceId)
@@ -155,12 +159,24 @@ def measure(
     devices: str | Sequence[str] = ("mobile",),
     locations: str | Sequence[str] = ("us",),
     connections: str | Sequence[str] | None = None,
-    runs: int = 5,
+    runs: int | str = 5,
     config: ConfigInput = None,
     runner: Runner | None = None,
     progress: bool | ProgressCallback = True,
+    *,
+    against: Any = None,
+    limits: str | Sequence[str] = _AUTO_LIMITS,
 ) -> Results:
     """Run every cell (URL x device x location x connection) ``runs`` times, interleaved.
+
+    ``runs="auto"`` (or ``"auto:MIN-MAX"``) with ``against`` (a
+    :class:`pagelab.budgets.Baseline`, a baseline file's path, or earlier :class:`Results` or
+    their wide frame): 5 runs of every cell, then one more run per undecided cell at a
+    time, up to 15, until the comparison with ``against`` under the regression ``limits``
+    (default ``largest_contentful_paint:10%``) is decided: regressed, or clearly inside the
+    limits (the gate of ``--pagelab-runs=auto``; ``docs/pytest-plugin.md``). No progress
+    bar is shown then (the total is not known); a ``progress`` callable still hears of
+    every run.
 
     ``urls``, ``devices``, ``locations`` and ``connections`` each take one value or a list
     (repeats are dropped). ``connections=None`` runs with ``config``'s connection, or each
@@ -175,8 +191,11 @@ def measure(
     other error propagates, with a note saying how many runs had finished. Bad arguments
     raise :class:`~pagelab.InvalidInputError` before any test is created.
     """
+    if isinstance(runs, str):
+        return _measure_auto(urls, devices, locations, connections, runs, config, runner,
+                             progress, against, limits)
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise InvalidInputError(f"runs: expected a positive integer, got {runs!r}")
+        raise InvalidInputError(f"runs: expected a positive integer or 'auto', got {runs!r}")
     if not (isinstance(progress, bool) or callable(progress)):
         raise InvalidInputError(f"progress: expected True, False or a callable, got {progress!r}")
     if runner is not None and not isinstance(runner, Runner):
@@ -207,6 +226,84 @@ def measure(
         [collector.reports[i] for i in order], [collector.order[i][0] for i in order],
         runner=runner, interrupted=interrupted,
     )
+
+
+def _baseline_of(against: Any) -> Any:
+    """``against`` as a :class:`pagelab.budgets.Baseline`."""
+    import pandas as pd
+
+    from pagelab.budgets import Baseline, load_baseline, make_baseline
+
+    if isinstance(against, Baseline):
+        return against
+    if isinstance(against, str | os.PathLike):
+        return load_baseline(against)
+    if isinstance(against, Results):
+        return make_baseline(against.frame)
+    if isinstance(against, pd.DataFrame):
+        return make_baseline(against)
+    raise InvalidInputError(
+        "against: expected a baseline (pagelab.budgets.Baseline or a baseline file's path) "
+        f"or earlier Results, got {type(against).__name__}"
+    )
+
+
+def _cell_key(cell: MatrixCell) -> CellKey:
+    connection = cell.config.connection
+    return cell_key({"url": str(cell.url), "device": cell.device.value,
+                     "location": cell.location.value,
+                     "connection": None if connection is None else connection.value})
+
+
+def _measure_auto(
+    urls: str | Sequence[str],
+    devices: str | Sequence[str],
+    locations: str | Sequence[str],
+    connections: str | Sequence[str] | None,
+    runs: str,
+    config: ConfigInput,
+    runner: Runner | None,
+    progress: bool | ProgressCallback,
+    against: Any,
+    limits: str | Sequence[str],
+) -> Results:
+    """:func:`measure` with ``runs="auto"``: the adaptive runs of :class:`AutoRuns`."""
+
+    from pagelab.budgets import AutoRuns, parse_auto_runs, parse_regression_limits
+
+    rule = parse_auto_runs(runs)
+    if rule is None:
+        raise InvalidInputError(f"runs: expected a positive integer or 'auto', got {runs!r}")
+    if against is None:
+        raise InvalidInputError(
+            "runs='auto' needs against= (a baseline or earlier Results) to decide when to stop"
+        )
+    baseline = _baseline_of(against)
+    parsed = parse_regression_limits(limits)
+    # Keyed by each cell's CELL values as its runs' frame will show them.
+    by_key = {_cell_key(c): c for c in _cells(urls, devices, locations, connections, config)}
+    owned = runner is None
+    active = connect() if runner is None else runner
+    # The total is not known in advance: a callback hears of every run, no bar is shown.
+    callback = progress if callable(progress) else None
+
+    def measure_some(keys: Sequence[CellKey], count: int) -> pd.DataFrame:
+        collector = _Collector(len(keys) * count, callback)
+        try:
+            active.run_matrix([by_key[key] for key in keys], count, collector.add)
+        finally:
+            collector.close()
+        order = sorted(range(len(collector.reports)), key=collector.order.__getitem__)
+        return Results([collector.reports[i] for i in order]).frame
+
+    try:
+        frame = AutoRuns(rule, baseline, parsed).run(measure_some, list(by_key))
+    finally:
+        if owned:
+            active.close()
+    results = Results.from_frame(frame)
+    results.runner = active
+    return results
 
 
 class Results:

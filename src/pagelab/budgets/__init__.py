@@ -31,24 +31,42 @@ from ._load import load_budgets, parse_budgets
 from ._models import BudgetFile, Check, MetricLimit, PageBudget
 
 # isort: split
-# For the pytest plugin and ``pagelab check`` only (not public API, not in __all__).
-from ._baseline import RegressionLimit as RegressionLimit
-from ._baseline import parse_regression_limits as parse_regression_limits
+# For the pytest plugin, ``pagelab check``, ``pagelab gate-check`` and ``pagelab.measure``
+# only (not public API, not in __all__).
+from ._aa import AACount as AACount
+from ._aa import aa_check as aa_check
+from ._adaptive import AutoRuns as AutoRuns
+from ._adaptive import median_interval as median_interval
+from ._adaptive import parse_auto_runs as parse_auto_runs
+from ._baseline import current_commit as current_commit
 from ._ci import budget_source_line as budget_source_line
 from ._ci import code_quality_issues as code_quality_issues
 from ._ci import markdown_summary as markdown_summary
 from ._ci import workflow_commands as workflow_commands
 from ._evaluate import format_tally as format_tally
 from ._evaluate import format_value as format_value
+from ._evaluate import resolve_checks as resolve_checks
 from ._evaluate import run_failures as run_failures
+from ._gate import DEFAULT_ALPHA as DEFAULT_ALPHA
+from ._gate import VERDICTS as VERDICTS
+from ._gate import GateRule as GateRule
+from ._gate import RegressionResult as RegressionResult
+from ._gate import Verdict as Verdict
+from ._gate import decide as decide
+from ._gate import format_difference as format_difference
 from ._lhci_runs import format_lhci as format_lhci
 from ._lhci_runs import lhci_results_json as lhci_results_json
 from ._lhci_runs import select_runs as select_runs
+from ._limits import RegressionLimit as RegressionLimit
+from ._limits import parse_regression_limits as parse_regression_limits
 from ._models import AGGREGATION_NAMES as AGGREGATION_NAMES
 from ._models import checks_from_mapping as checks_from_mapping
 from ._publish import publish_ci_reports as publish_ci_reports
 from ._resources import evaluate_resources as evaluate_resources
 from ._resources import resource_limits as resource_limits
+from ._sequential import SimulatedGate as SimulatedGate
+from ._sequential import look_level as look_level
+from ._sequential import simulate_gate as simulate_gate
 from ._wording import STATUS_LABELS as STATUS_LABELS
 
 __all__ = [

@@ -1,19 +1,26 @@
-"""Baselines: save aggregated results, later fail on a regression against them.
+"""Baselines: save the runs of a build, later fail on a regression against them.
 
-A baseline file is JSON: per cell (URL x device x location x connection, the connection null
-for the device's default and in files written before it was recorded) the aggregated metrics, the
-number of runs, the Lighthouse version and the device profile used. A regression limit is
+A baseline file is JSON (``pagelab-baseline/2``): where and when it was measured (the commit
+when known, pagelab's version) and per cell (URL x device x location x connection, the
+connection null for the device's default and in files written before it was recorded) every
+successful run's metrics (``values``: metric -> one value per run, None where a run gave
+none), their aggregates, the number of runs, the Lighthouse and Chrome versions, the
+throttling method and the device profile. Files of format 1 (aggregates only) still load;
+their cells are compared by the fixed threshold, with a warning. A regression limit is
 relative (``10%`` of the baseline) or absolute (``5`` in the metric's unit); times and CLS
-regress upward, the score downward.
+regress upward, the score downward. Whether a difference counts is the gate's
+(:mod:`._gate`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
@@ -21,10 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from pagelab._cells import CellKey, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import METRIC_NAMES, METRICS
+from pagelab.models import METRIC_NAMES
 
-from ._evaluate import BudgetResult, aggregate_cells, evaluate, format_value
-from ._models import Check, budget_metric
+from ._evaluate import aggregate_cells
+from ._gate import GateRule, RegressionResult, decide, fixed_threshold
+from ._limits import RegressionLimit, parse_regression_limits
+from ._sequential import look_level
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,6 +45,7 @@ __all__ = [
     "BaselineComparison",
     "RegressionLimit",
     "compare_baseline",
+    "current_commit",
     "load_baseline",
     "make_baseline",
     "parse_regression_limits",
@@ -43,7 +53,11 @@ __all__ = [
 ]
 
 #: The ``format`` field of a baseline file.
-BASELINE_FORMAT = "pagelab-baseline/1"
+BASELINE_FORMAT = "pagelab-baseline/2"
+#: Files of this format keep aggregates only (no runs): still read, compared as before.
+_AGGREGATES_ONLY_FORMAT = "pagelab-baseline/1"
+#: Per-cell facts of the runs' environment kept beside them (wide-frame columns).
+_ENVIRONMENT_COLUMNS = ("chrome_version", "throttling_method", "vantage")
 
 
 def _device_profile(device: str) -> dict[str, Any] | None:
@@ -61,7 +75,8 @@ def _device_profile(device: str) -> dict[str, Any] | None:
 
 @dataclass(frozen=True, slots=True)
 class BaselineCell:
-    """One cell's aggregated metrics (None where no run gave a value)."""
+    """One cell's runs: ``values`` (metric -> each successful run's value, None where it
+    gave none; empty in a format-1 file) and their aggregates ``metrics``."""
 
     url: str
     device: str
@@ -72,20 +87,34 @@ class BaselineCell:
     device_profile: dict[str, Any] | None = None
     #: None: the device's default connection.
     connection: str | None = None
+    values: dict[str, list[float | None]] = field(default_factory=dict)
+    #: chrome_version, throttling_method, vantage of the runs (the last run's).
+    environment: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def key(self) -> CellKey:
         """The cell as :data:`pagelab.frames.CellKey`."""
         return (self.url, self.device, self.location, self.connection)
 
+    @property
+    def has_runs(self) -> bool:
+        """Whether the per-run values are kept (format 2), so significance can be tested."""
+        return bool(self.values)
+
 
 @dataclass(frozen=True, slots=True)
 class Baseline:
-    """Aggregated results to compare later runs with."""
+    """The runs of one build, to compare later runs with."""
 
     aggregation: str
     cells: list[BaselineCell]
     created_at: str = ""
+    #: The commit measured (GITHUB_SHA, CI_COMMIT_SHA or ``git rev-parse HEAD``), if known.
+    commit: str | None = None
+    #: pagelab's version, Python's, the platform.
+    environment: dict[str, str] = field(default_factory=dict)
+    #: The file's format: format-1 files have no runs.
+    format: str = BASELINE_FORMAT
 
     def cell(self, url: str, device: str, location: str,
              connection: str | None = None) -> BaselineCell | None:
@@ -99,9 +128,39 @@ class Baseline:
         return {
             "format": BASELINE_FORMAT,
             "created_at": self.created_at,
+            "commit": self.commit,
+            "environment": self.environment,
             "aggregation": self.aggregation,
             "cells": [asdict(c) for c in self.cells],
         }
+
+
+def current_commit(cwd: str | PathLike[str] | None = None) -> str | None:
+    """The commit being measured: ``GITHUB_SHA`` (GitHub Actions), ``CI_COMMIT_SHA``
+    (GitLab CI), else ``git rev-parse HEAD`` in ``cwd``; None when none is known."""
+    for name in ("GITHUB_SHA", "CI_COMMIT_SHA"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
+                              text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", commit) else None
+
+
+def _environment() -> dict[str, str]:
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        pagelab_version = version("pagelab")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        pagelab_version = "unknown"
+    return {"pagelab": pagelab_version, "python": platform.python_version(),
+            "platform": platform.platform(terse=True)}
 
 
 def _clean(value: Any) -> float | None:
@@ -112,15 +171,37 @@ def _clean(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-def make_baseline(frame: pd.DataFrame, *, aggregation: str = "median") -> Baseline:
-    """The baseline of the runs in ``frame``, aggregated per cell."""
+def _cell_rows(frame: pd.DataFrame, keys: Sequence[CellKey], key: CellKey) -> pd.DataFrame:
+    """The rows of cell ``key`` (``keys``: each row's, from :func:`cell_keys`), in run order."""
+    rows = frame[[k == key for k in keys]]
+    if "run" in rows.columns:
+        rows = rows.sort_values("run", kind="stable", na_position="last")
+    return rows
+
+
+def _successful(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[rows["status"].astype(str) == "success"] if "status" in rows.columns else rows
+
+
+def _last(rows: pd.DataFrame, column: str) -> str | None:
+    if column not in rows.columns:
+        return None
+    found = rows[column].dropna().astype(str).tolist()
+    return found[-1] if found else None
+
+
+def make_baseline(
+    frame: pd.DataFrame, *, aggregation: str = "median", commit: str | None = None
+) -> Baseline:
+    """The baseline of the runs in ``frame``: per cell every successful run's metrics and
+    their aggregates. ``commit`` defaults to :func:`current_commit`."""
     summary = aggregate_cells(frame, aggregation, METRIC_NAMES)
     cells: list[BaselineCell] = []
     keys = cell_keys(frame)
     for key, row in summary.items():
         url, device, location, connection = key
-        rows = frame.iloc[[i for i, k in enumerate(keys) if k == key]]
-        versions = rows["lighthouse_version"].dropna().astype(str).unique().tolist()
+        rows = _cell_rows(frame, keys, key)
+        ok = _successful(rows)
         cells.append(
             BaselineCell(
                 url=str(url),
@@ -128,12 +209,17 @@ def make_baseline(frame: pd.DataFrame, *, aggregation: str = "median") -> Baseli
                 location=str(location),
                 runs=int(row.get("runs", len(rows))),
                 metrics={name: _clean(row.get(name)) for name in METRIC_NAMES},
-                lighthouse_version=versions[-1] if versions else None,
+                lighthouse_version=_last(rows, "lighthouse_version"),
                 device_profile=_device_profile(str(device)),
                 connection=connection,
+                values={name: [_clean(v) for v in ok[name].tolist()]
+                        for name in METRIC_NAMES if name in ok.columns},
+                environment={name: _last(rows, name) for name in _ENVIRONMENT_COLUMNS},
             )
         )
-    return Baseline(aggregation, cells, datetime.now(UTC).isoformat(timespec="seconds"))
+    return Baseline(aggregation, cells, datetime.now(UTC).isoformat(timespec="seconds"),
+                    commit=commit if commit is not None else current_commit(),
+                    environment=_environment())
 
 
 def save_baseline(
@@ -156,7 +242,8 @@ def load_baseline(path: str | PathLike[str]) -> Baseline:
         raise InvalidInputError(f"{source}: cannot read ({exc.strerror or exc})") from exc
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"{source}: not valid JSON (line {exc.lineno})") from exc
-    if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
+    formats = (BASELINE_FORMAT, _AGGREGATES_ONLY_FORMAT)
+    if not isinstance(data, dict) or data.get("format") not in formats:
         raise InvalidInputError(f"{source}: not a pagelab baseline (format {BASELINE_FORMAT})")
     try:
         cells = [
@@ -169,59 +256,45 @@ def load_baseline(path: str | PathLike[str]) -> Baseline:
                 lighthouse_version=c.get("lighthouse_version"),
                 device_profile=c.get("device_profile"),
                 connection=None if c.get("connection") is None else str(c["connection"]),
+                values={str(k): [_clean(v) for v in list(vs)]
+                        for k, vs in dict(c.get("values") or {}).items()},
+                environment={str(k): None if v is None else str(v)
+                             for k, v in dict(c.get("environment") or {}).items()},
             )
             for c in data.get("cells", [])
         ]
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidInputError(f"{source}: malformed baseline cell ({exc})") from exc
-    return Baseline(str(data.get("aggregation", "median")), cells, str(data.get("created_at", "")))
-
-
-@dataclass(frozen=True, slots=True)
-class RegressionLimit:
-    """How far a metric may regress: ``amount`` percent of the baseline when ``relative``,
-    else ``amount`` in the metric's unit."""
-
-    metric: str
-    amount: float
-    relative: bool
-
-    def allowed(self, base: float) -> float:
-        """The worst value that still passes, given the baseline value ``base``."""
-        delta = abs(base) * self.amount / 100 if self.relative else self.amount
-        return base + delta if METRICS[self.metric].lower_is_better else base - delta
-
-    def __str__(self) -> str:
-        amount = f"{self.amount:g}"
-        return f"{self.metric}:{amount}%" if self.relative else f"{self.metric}:{amount}"
-
-
-_LIMIT = re.compile(r"^\s*([A-Za-z_]+)\s*:\s*([0-9]+(?:\.[0-9]+)?)\s*(%?)\s*$")
-
-
-def parse_regression_limits(text: str | Sequence[str]) -> dict[str, RegressionLimit]:
-    """``largest_contentful_paint:10%,performance_score:5`` -> limits by metric."""
-    parts = [p for chunk in ([text] if isinstance(text, str) else text)
-             for p in chunk.split(",") if p.strip()]
-    limits: dict[str, RegressionLimit] = {}
-    for part in parts:
-        match = _LIMIT.match(part)
-        if match is None:
-            raise InvalidInputError(
-                f"regression limit {part.strip()!r}: expected METRIC:N% or METRIC:N, "
-                "e.g. largest_contentful_paint:10%"
-            )
-        name = budget_metric(match.group(1), "regression limit").name
-        limits[name] = RegressionLimit(name, float(match.group(2)), bool(match.group(3)))
-    return limits
+    commit = data.get("commit")
+    return Baseline(
+        str(data.get("aggregation", "median")), cells, str(data.get("created_at", "")),
+        commit=None if commit is None else str(commit),
+        environment={str(k): str(v) for k, v in dict(data.get("environment") or {}).items()},
+        format=str(data["format"]),
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class BaselineComparison:
-    """The regression checks (as budget results) and warnings for the summary."""
+    """The regression checks and warnings for the summary."""
 
-    results: list[BudgetResult] = field(default_factory=list)
+    results: list[RegressionResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+
+def _cell_warnings(base: BaselineCell, rows: pd.DataFrame, where: str) -> list[str]:
+    """What makes a baseline cell a poor match for these runs."""
+    found: list[str] = []
+    versions = set(rows["lighthouse_version"].dropna().astype(str))
+    if base.lighthouse_version and versions and versions != {base.lighthouse_version}:
+        found.append(
+            f"baseline for {where} was measured with Lighthouse {base.lighthouse_version}, "
+            f"these runs with {', '.join(sorted(versions))}"
+        )
+    profile = _device_profile(base.device)
+    if base.device_profile is not None and profile != base.device_profile:
+        found.append(f"baseline for {where} used another {base.device} device profile")
+    return found
 
 
 def compare_baseline(
@@ -229,19 +302,29 @@ def compare_baseline(
     frame: pd.DataFrame,
     limits: Mapping[str, RegressionLimit],
     *,
-    aggregation: str | None = None,
+    rule: GateRule | None = None,
+    adaptive: bool = False,
 ) -> BaselineComparison:
-    """Check the runs in ``frame`` against ``baseline`` with the regression ``limits``.
+    """Check the runs in ``frame`` against ``baseline`` with the regression ``limits``: one
+    :class:`RegressionResult` per (cell, limited metric), decided by the gate
+    (:func:`pagelab.budgets.decide`: significant **and** beyond the limit) at ``level``
+    (default ``rule.alpha``).
 
-    Cells or metrics the baseline lacks are warnings, not failures (nothing to compare);
-    a baseline from another Lighthouse version or device profile is a warning too.
-    ``aggregation`` defaults to the baseline's own.
+    Cells or metrics the baseline lacks are warnings, not failures (nothing to compare); a
+    baseline from another Lighthouse version or device profile is a warning too, and so is a
+    baseline without runs (format 1), whose cells are compared by the fixed threshold.
     """
-    agg = aggregation or baseline.aggregation
-    results: list[BudgetResult] = []
+    rule = rule or GateRule()
+    results: list[RegressionResult] = []
     warnings: list[str] = []
-    if frame.empty:
+    if frame.empty or not limits:
         return BaselineComparison()
+    if baseline.format != BASELINE_FORMAT:
+        warnings.append(
+            f"the baseline ({baseline.format}) has no per-run values: compared by the fixed "
+            "threshold as before, without a significance test; save it again to keep the runs"
+        )
+    reports = aggregate_cells(frame, "median", list(limits))
     keys = cell_keys(frame)
     for key in dict.fromkeys(keys):
         url, device, location, connection = key
@@ -250,30 +333,28 @@ def compare_baseline(
         if base is None:
             warnings.append(f"baseline has no runs for {where}: not compared")
             continue
-        rows = frame.iloc[[i for i, k in enumerate(keys) if k == key]]
-        versions = set(rows["lighthouse_version"].dropna().astype(str))
-        if base.lighthouse_version and versions and versions != {base.lighthouse_version}:
-            warnings.append(
-                f"baseline for {where} was measured with Lighthouse {base.lighthouse_version}, "
-                f"these runs with {', '.join(sorted(versions))}"
-            )
-        profile = _device_profile(str(device))
-        if base.device_profile is not None and profile != base.device_profile:
-            warnings.append(f"baseline for {where} used another {device} device profile")
+        rows = _cell_rows(frame, keys, key)
+        warnings.extend(_cell_warnings(base, rows, where))
+        ok = _successful(rows)
+        report_url = reports.get(key, {}).get("representative_report_url")
+        report_url = report_url if isinstance(report_url, str) and report_url else None
         for name, limit in limits.items():
+            values = [_clean(v) for v in ok[name].tolist()] if name in ok.columns else []
             base_value = base.metrics.get(name)
-            if base_value is None:
+            if base.has_runs:
+                base_values = base.values.get(name, [])
+                if not any(v is not None for v in base_values):
+                    warnings.append(f"baseline has no {name} for {where}: not compared")
+                    continue
+                level = rule.alpha
+                if adaptive:
+                    n_base = sum(v is not None for v in base_values)
+                    level = look_level(rule.alpha, n_base, rule.min_runs, rule.max_runs)
+                results.append(decide(name, base_values, values, limit, cell=key, level=level,
+                                      rule=rule, report_url=report_url))
+            elif base_value is None:
                 warnings.append(f"baseline has no {name} for {where}: not compared")
-                continue
-            check = Check(name, limit.allowed(base_value), "error", agg, str(url),
-                          (str(device),), (str(location),))
-            for result in evaluate([check], rows, aggregation=agg):
-                note = f"(baseline {format_value(name, base_value)}, allowed {limit})"
-                results.append(_with_note(result, note))
+            else:
+                results.append(fixed_threshold(name, base_value, values, limit, cell=key,
+                                               n_baseline=base.runs, report_url=report_url))
     return BaselineComparison(results, warnings)
-
-
-def _with_note(result: BudgetResult, note: str) -> BudgetResult:
-    # The note goes before the report link, which stays last on the line.
-    head, sep, link = result.message.partition(" report: ")
-    return replace(result, message=f"{head} {note}{sep}{link}")

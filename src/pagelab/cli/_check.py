@@ -21,8 +21,11 @@ def register(subparsers: Any) -> None:
         "missed or a page failed to load; 2: bad input.",
     )
     check.add_argument("budgets", metavar="BUDGETS", help="budget file (.yaml, .yml, .json)")
-    check.add_argument("--runs", type=int, metavar="N",
-                       help="runs per page, device and location (default: the file's, else 3)")
+    check.add_argument("--runs", type=_runs, metavar="N",
+                       help="runs per page, device and location (default: the file's, else 3)"
+                       "; auto (or auto:MIN-MAX, default 5-15): add runs one at a time until "
+                       "the interval of each budgeted metric's median is wholly on one side "
+                       "of its budget")
     add_aggregation(check, None)
     check.add_argument("--base-url", metavar="URL",
                        help="base URL for relative page URLs (overrides the file's base_url)")
@@ -41,6 +44,54 @@ def register(subparsers: Any) -> None:
                        "`lhci assert` does (lighthouserc files)")
     add_progress(check)
     check.set_defaults(handler=_check)
+
+
+def _runs(text: str) -> int | str:
+    if text.strip().lower().startswith("auto"):
+        return text.strip().lower()
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number or auto, got {text!r}") from None
+
+
+def _measure_auto(runner: Any, budget_file: Any, base_url: str | None, url: str,
+                  devices: list[str], locations: list[str], config: Any, runs: str,
+                  progress: Any) -> Any:
+    """One page's runs with ``--runs auto``: until each budget is clearly met or missed."""
+    import pandas as pd
+
+    import pagelab
+    from pagelab.budgets import AutoRuns, parse_auto_runs, resolve_checks
+
+    rule = parse_auto_runs(runs)
+    assert rule is not None
+    checks = [c for c in resolve_checks(budget_file, base_url=base_url)
+              if any(c.matches(url, d, loc) for d in devices for loc in locations)]
+
+    def measure(cells: Any, count: int) -> pd.DataFrame:
+        frames = [pagelab.measure([u], devices=[d], locations=[loc], runs=count, config=config,
+                                  runner=runner, progress=progress).frame
+                  for u, d, loc, _ in cells]
+        return pd.concat(frames, ignore_index=True)
+
+    # The page's config names the connection (None: each device's default), as the frame.
+    connection = (config or {}).get("connection")
+    auto = AutoRuns(rule, checks=checks)
+    frame = auto.run(measure, [(url, d, loc, connection) for d in devices for loc in locations])
+    for note in auto.notes():
+        print(note)
+    return frame
+
+
+def _most(runs: int | str) -> int:
+    if isinstance(runs, int):
+        return runs
+    from pagelab.budgets import parse_auto_runs
+
+    rule = parse_auto_runs(runs)
+    return rule.max_runs if rule is not None else 0
 
 
 def _pages(budget_file: Any, base_url: str | None) -> list[tuple[str, list[str], list[str],
@@ -87,8 +138,13 @@ def _check(args: argparse.Namespace) -> int:
     from pagelab.frames import cell_label, read_runs
 
     budget_file = load_budgets(args.budgets)
-    if args.runs is not None and not 1 <= args.runs <= 100:
+    if isinstance(args.runs, int) and not 1 <= args.runs <= 100:
         raise InvalidInputError(f"--runs: must be from 1 to 100, got {args.runs}")
+    if isinstance(args.runs, str):
+        from pagelab.budgets import parse_auto_runs
+
+        if parse_auto_runs(args.runs) is None:
+            raise InvalidInputError(f"--runs: expected a whole number or auto, got {args.runs!r}")
     aggregation = args.aggregation or budget_file.aggregation or "median"
     base_url = args.base_url or budget_file.base_url
     for note in budget_file.notes:
@@ -116,13 +172,19 @@ def _check(args: argparse.Namespace) -> int:
         with contextlib.ExitStack() as stack:
             runner = stack.enter_context(pagelab.connect())
             # One bar on stderr for the whole file (it also says when it waits for the engine).
+            # With --runs auto the total is the maximum: the bar may end early.
             bar = stack.enter_context(ProgressBar(
-                sum(len(d) * len(loc) * runs for _, d, loc, _, runs in planned)
+                sum(len(d) * len(loc) * _most(runs) for _, d, loc, _, runs in planned)
             )) if args.progress else None
+            progress = bar.add if bar is not None else False
             for url, devices, locations, config, runs in planned:
+                if isinstance(runs, str):
+                    frames.append(_measure_auto(runner, budget_file, base_url, url, devices,
+                                                locations, config, runs, progress))
+                    continue
                 measured = pagelab.measure([url], devices=devices, locations=locations,
                                            runs=runs, config=config, runner=runner,
-                                           progress=bar.add if bar is not None else False)
+                                           progress=progress)
                 frames.append(measured.frame)
             frame = pd.concat(frames, ignore_index=True)
             if budget_file.lhci is not None:

@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._setup",
     "pagelab.cli._run",
     "pagelab.cli._check",
+    "pagelab.cli._gate_check",
     "pagelab.cli._batch",
     "pagelab.cli._ttfb",
     "pagelab.cli._demo",

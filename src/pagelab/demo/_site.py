@@ -119,6 +119,8 @@ class _Recorder:
         self.sent: dict[str, int] = {}
         # Set while stopping: wakes handlers that are waiting before they answer.
         self.stopping = threading.Event()
+        #: Extra wait before every page's HTML (DemoServer.delay_ms), milliseconds.
+        self.delay_ms = 0
 
     def add_request(self, request: RecordedRequest) -> None:
         with self.lock:
@@ -340,7 +342,8 @@ class _Handler(BaseHTTPRequestHandler):
             page = _article(path.strip("/"), self._server.third_party)
             self._send(HTTPStatus.OK, page, _HTML, head=head)
         elif path in ("/", "/fast", "/heavy", "/shift", "/shop"):
-            self._send(HTTPStatus.OK, _render(path.strip("/") or "index"), _HTML, head=head)
+            if self._wait(self._server.recorder.delay_ms / 1000):
+                self._send(HTTPStatus.OK, _render(path.strip("/") or "index"), _HTML, head=head)
         elif path == "/slow":
             self._slow(target.query, head=head)
         elif path == "/static/blocking.js":
@@ -612,6 +615,20 @@ class DemoServer:
             known = ", ".join(sorted(_ROUTES))
             raise InvalidInputError(f"no demo page named {page!r}; the pages are: {known}")
         return f"{self.url}{route}{sep}{query}"
+
+    @property
+    def delay_ms(self) -> int:
+        """How long every page (``/``, ``fast``, ``heavy``, ``shift``, ``shop``) waits before its
+        first byte, in ms (default 0): the same URLs, slowed, as a regression to catch."""
+        return self._recorder.delay_ms
+
+    @delay_ms.setter
+    def delay_ms(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or not (
+                0 <= value <= _SLOW_MAX_MS):
+            raise InvalidInputError(
+                f"delay_ms must be a whole number from 0 to {_SLOW_MAX_MS}, got {value!r}")
+        self._recorder.delay_ms = value
 
     @property
     def requests(self) -> list[RecordedRequest]:
