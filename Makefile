@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: install setup setup-test demo test lint typecheck check clean
+.PHONY: install setup setup-test demo test docs lint typecheck check clean
 
 # The virtualenv with pagelab and its dev tools, rebuilt when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
@@ -32,6 +32,11 @@ demo: setup
 test: setup-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The documentation site, with the references generated from the code (mkdocs.yml);
+# --strict fails on a broken link or reference. tests/test_docs_site.py builds it too.
+docs: install
+	$(BIN)/mkdocs build --strict --site-dir site
+
 lint: install
 	$(BIN)/ruff check src pytest_plugin tests benchmarks
 
@@ -41,4 +46,4 @@ typecheck: install
 check: lint typecheck test
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

@@ -28,6 +28,7 @@ ROOTS = (
 FLOORS: dict[str, int] = {
     "pagelab._exceptions": 0,
     "pagelab._paths": 0,
+    "pagelab._settings_env": 0,
     "pagelab._bootstrap": 0,
     "pagelab._public": 0,
     "pagelab._extras": 1,

@@ -1,0 +1,123 @@
+"""Every environment variable pagelab reads, written once: name, default, meaning.
+
+The configuration reference (docs/reference/configuration.md) is generated from this table,
+and ``tests/test_docs_reference.py`` fails when the code reads a ``PAGELAB_*`` variable that
+is missing here. The code that reads a variable stays where it is used (the reader knows
+how to parse it); this table is what a user needs to know about it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ENVIRONMENT", "EnvironmentVariable"]
+
+
+@dataclass(frozen=True, slots=True)
+class EnvironmentVariable:
+    """One variable: its name, its default (as a user would write it), what it is for, who
+    reads it."""
+
+    name: str
+    default: str
+    meaning: str
+    used_by: str
+
+
+#: Sorted by name.
+ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
+    EnvironmentVariable(
+        "PAGELAB_ALLOW_TARGETS", "(empty)",
+        "Comma-separated hosts or networks the service's SSRF guard lets tests target although "
+        "they are private or loopback (added to `--allow-target`).",
+        "`pagelab serve`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_API_KEY", "(unset)",
+        "The `X-API-KEY` sent to the API service by `Client`, `AsyncClient`, `ApiRunner`, "
+        "`connect()`, `pagelab batch` and `--pagelab-runner=api`.",
+        "Python, CLI, pytest plugin",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_API_URL", "(unset)",
+        "The API service's base URL. When set, `pagelab.connect()` and `pagelab batch` run "
+        "tests on that service (an `ApiRunner`) instead of the local engine.",
+        "Python, CLI, pytest plugin",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_BROKER_URL", "(unset)",
+        "The fleet's Redis broker, `redis://HOST:PORT/DB` or `rediss://` (the default of "
+        "`--broker`).",
+        "`pagelab serve --broker`, `pagelab worker`, `pagelab workers`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_BROWSER_USER", "`pagelab-browser`",
+        "The unprivileged user Chromium runs as when pagelab runs as root (created by "
+        "`pagelab setup` when missing). A user that does not exist, or root, disables the "
+        "sandboxed run with a warning.",
+        "engine",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_CACHE_DIR", "the user cache dir (`~/.cache/pagelab`)",
+        "The pinned Lighthouse and Node install (`engine/<hash>`) and the machine-wide "
+        "engine lock.",
+        "engine, `pagelab setup`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_CHROMIUM", "Debian's `/usr/bin/chromium`, else one on `PATH`",
+        "The Chromium binary the engine starts.",
+        "engine, `pagelab doctor`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_DATA_DIR", "the user data dir (`~/.local/share/pagelab`)",
+        "The store: the SQLite file, Lighthouse JSON and HTML reports, screenshots, the "
+        "report-link secret (the default of every `--data-dir`).",
+        "runners, store, `pagelab serve`, `pagelab keys`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_DNS_SERVER", "(unset: the system resolver)",
+        "A DNS server the SSRF guard asks directly (the default of `--dns-server`).",
+        "`pagelab serve`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_ENGINE_DIR", "(set by pagelab)",
+        "Internal: the engine install the Node driver loads Lighthouse from. pagelab sets it "
+        "for the driver process; do not set it yourself.",
+        "engine (Node driver)",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_FFMPEG", "`ffmpeg` on `PATH`",
+        "The ffmpeg binary that encodes a run's filmstrip into a WebM video.",
+        "engine, `pagelab.plots.video`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_FLEET_SECRET", "(unset)",
+        "The fleet secret (at least 16 characters), on the server only; "
+        "`--fleet-secret-file` takes precedence. Workers get their own keys instead.",
+        "`pagelab serve --broker`, `pagelab worker-key`, `pagelab workers`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_PATTERN_BUDGET_MS", "`5000`",
+        "Milliseconds of URL-pattern matching (`whitelist` / `blacklist`) one run may spend; "
+        "past it the run fails `URL_PATTERNS_TOO_SLOW` (charged, not refunded).",
+        "engine",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_REPORT_LINK_SECRET", "`<data dir>/report-links.key`",
+        "The secret(s) signing hosted report links, comma-separated (the first signs, all "
+        "verify); when unset the key file is used, created on first need.",
+        "`pagelab serve`, `pagelab keys`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_RETENTION_DAYS", "`30`",
+        "How many days the store keeps tests before deleting them (the default of "
+        "`--retention-days`).",
+        "store, `pagelab serve`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_WORKER_KEY", "(unset)",
+        "A fleet worker's issued key (`pagelab worker-key issue`); `--key-file` takes "
+        "precedence.",
+        "`pagelab worker`",
+    ),
+)
