@@ -246,7 +246,9 @@ TTFB_CODE_NOTES: dict[str, str] = {
 HTTP_CREDIT_NOTES: dict[int, str] = {
     400: "nothing charged", 401: "nothing charged", 402: "nothing charged",
     404: "nothing charged", 405: "nothing charged", 408: "nothing charged",
-    429: "nothing charged", 500: "a TTFB test is refunded before the answer; nothing else was charged", 503: "nothing charged",
+    429: "nothing charged",
+    500: "a TTFB test is refunded before the answer; nothing else was charged",
+    503: "nothing charged",
 }
 
 

@@ -69,6 +69,12 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "engine, `pagelab doctor`",
     ),
     EnvironmentVariable(
+        "PAGELAB_DATABASE_URL", "(unset: SQLite in the data dir)",
+        "The store of `pagelab serve`, `pagelab keys`, `pagelab worker-key` and `pagelab "
+        "workers`: `sqlite:///DIR` or `postgresql://...` (the default of `--database`).",
+        "`pagelab serve`, CLI",
+    ),
+    EnvironmentVariable(
         "PAGELAB_DATA_DIR", "the user data dir (`~/.local/share/pagelab`)",
         "The store: the SQLite file, Lighthouse JSON and HTML reports, screenshots, the "
         "report-link secret (the default of every `--data-dir`).",
