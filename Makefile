@@ -29,8 +29,10 @@ setup-test: install
 demo: setup
 	$(BIN)/pagelab demo
 
+# Two workers: one runs everything that drives Lighthouse, one run at a time, the other the
+# rest (the xdist groups in tests/conftest.py). `pytest` alone runs the same tests serially.
 test: setup-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 # The documentation site, with the references generated from the code (mkdocs.yml);
 # --strict fails on a broken link or reference. tests/test_docs_site.py builds it too.

@@ -1,5 +1,5 @@
 """Shared fixtures: an isolated store per test; the real engine for tests marked ``engine``;
-the notebook cells' longer time limit."""
+the notebook cells' longer time limit; the xdist groups of ``make test``."""
 
 from __future__ import annotations
 
@@ -15,10 +15,27 @@ import pytest
 NOTEBOOK_CELL_TIMEOUT_S = 1800
 
 
+#: The xdist group of everything that runs Lighthouse (``make test`` runs ``-n 2 --dist
+#: loadgroup``): one worker runs them in order, one at a time, while the other worker takes
+#: the rest, a module at a time. The machine-wide engine lock would serialize the runs
+#: anyway; grouping them keeps the other worker from waiting on it.
+ENGINE_GROUP = "engine"
+
+
+def _runs_the_engine(item: pytest.Item) -> bool:
+    return (item.path.suffix == ".ipynb"  # the notebooks measure the demo site
+            or item.get_closest_marker("engine") is not None
+            or "engine" in getattr(item, "fixturenames", ()))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.timeout(NOTEBOOK_CELL_TIMEOUT_S))
+        # A module's other tests stay together, so its module fixtures start once.
+        group = ENGINE_GROUP if _runs_the_engine(item) else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
