@@ -276,8 +276,10 @@ def test_heatmap_cells_coloured_by_rating(frame: pd.DataFrame) -> None:
 
 
 def test_heatmap_needs_improvement_and_no_thresholds(frame: pd.DataFrame) -> None:
-    ax = plots.heatmap(frame, "speed_index", columns="device", agg="max")
+    ax = plots.heatmap(frame, "speed_index", columns="device", aggregation="max")
     colours = {to_hex(p.get_facecolor()) for p in ax.patches if isinstance(p, Rectangle)}
     assert RATING_FILL["needs-improvement"] in colours  # heavy on mobile, max 4,0xx
-    with pytest.raises(InvalidInputError, match="agg"):
-        plots.heatmap(frame, "LCP", agg="mode")
+    with pytest.raises(InvalidInputError, match="aggregation: unknown 'mode'"):
+        plots.heatmap(frame, "LCP", aggregation="mode")
+    with pytest.warns(DeprecationWarning, match="agg= is deprecated"):
+        plots.heatmap(frame, "speed_index", columns="device", agg="max")

@@ -197,7 +197,7 @@ def test_summarize_columns_values_and_cv(runs: pd.DataFrame) -> None:
 
 @pytest.mark.parametrize("agg", AGGREGATIONS)
 def test_every_aggregation(runs: pd.DataFrame, agg: str) -> None:
-    summary = summarize(runs, by="url", agg=agg, metrics="LCP")
+    summary = summarize(runs, by="url", aggregation=agg, metrics="LCP")
     heavy = runs.loc[runs["url"] == HEAVY, LCP]
     expected = {
         "median": heavy.median(), "mean": heavy.mean(), "p75": heavy.quantile(0.75),
@@ -208,6 +208,20 @@ def test_every_aggregation(runs: pd.DataFrame, agg: str) -> None:
     assert list(summary.columns) == ["url", "runs", "failed", "engine_failures", LCP,
                                      f"{LCP}_cv", "representative_id",
                                      "representative_report_url"]
+
+
+def test_agg_is_the_deprecated_spelling_of_aggregation(runs: pd.DataFrame) -> None:
+    # One word on every face: the CLI's --aggregation, the budget files' aggregation.
+    with pytest.warns(DeprecationWarning, match="agg= is deprecated: use aggregation="):
+        old = summarize(runs, by="url", agg="p90", metrics="LCP")
+    pd.testing.assert_frame_equal(old, summarize(runs, by="url", aggregation="p90",
+                                                 metrics="LCP"))
+    results = pagelab.Results.from_frame(runs)
+    with pytest.warns(DeprecationWarning, match="agg="):
+        assert results.summary(agg="max").frame.equals(
+            results.summary(aggregation="max").frame)
+    with pytest.raises(InvalidInputError, match="aggregation: unknown 'mode'"):
+        summarize(runs, aggregation="mode")
 
 
 def test_all_failed_cell_has_nan_values_and_no_representative(
@@ -270,7 +284,7 @@ def test_grouping_defaults_and_bad_input(runs: pd.DataFrame) -> None:
     assert len(whole) == 1
     assert whole.loc[0, "runs"] == 15
     assert len(summarize(runs.iloc[0:0])) == 0
-    with pytest.raises(InvalidInputError, match="agg: unknown 'p99'; valid: median"):
+    with pytest.raises(InvalidInputError, match="aggregation: unknown 'p99'; valid: median"):
         summarize(runs, agg="p99")
     with pytest.raises(InvalidInputError, match="by: the frame has no column 'page'"):
         summarize(runs, by="page")

@@ -20,7 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 from pagelab._cells import CellKey, cell_key
 from pagelab._exceptions import InvalidInputError, PagelabError
 from pagelab._progress import ProgressBar
-from pagelab._public import publish
+from pagelab._public import publish, renamed_keyword
 from pagelab.models import (
     ConfigInput,
     Connection,
@@ -438,18 +438,21 @@ class Results:
     def summary(
         self,
         by: str | Sequence[str] | None = None,
-        agg: str = "median",
+        aggregation: str = "median",
         metrics: str | Iterable[str] | None = None,
+        *,
+        agg: str | None = None,
     ) -> Summary:
-        """One row per cell: runs, failed runs, ``agg`` per metric, CV, representative run
-        (:func:`pagelab.stats.summarize`).
+        """One row per cell: runs, failed runs, ``aggregation`` per metric, CV,
+        representative run (:func:`pagelab.stats.summarize`; ``agg`` is deprecated).
 
         A :class:`pandas.DataFrame` that a notebook displays as a readable table (units,
         rounding, rating colours, empty columns left out); ``.frame`` is the plain frame."""
         from pagelab._readable import Summary
         from pagelab.stats import summarize
 
-        return Summary(summarize(self.frame, by=by, agg=agg, metrics=metrics))
+        aggregation = renamed_keyword("agg", agg, "aggregation", aggregation)
+        return Summary(summarize(self.frame, by=by, aggregation=aggregation, metrics=metrics))
 
     def describe(
         self,

@@ -1,9 +1,14 @@
-"""One helper for the package ``__init__`` files: show each public name's public home."""
+"""The public API's housekeeping: each public name's public home, and keywords renamed
+without breaking callers."""
 
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Iterable, Mapping
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 
 def publish(module: str, namespace: Mapping[str, object], names: Iterable[str]) -> None:
@@ -21,3 +26,14 @@ def publish(module: str, namespace: Mapping[str, object], names: Iterable[str]) 
 
 def _is_private(module: str) -> bool:
     return any(part.startswith("_") for part in module.split("."))
+
+
+def renamed_keyword(old: str, old_value: _T | None, new: str, new_value: _T) -> _T:
+    """The value of a keyword argument renamed from ``old`` to ``new``: ``old_value`` (with a
+    DeprecationWarning pointing at the caller's caller) when the caller still used ``old``,
+    else ``new_value``."""
+    if old_value is None:
+        return new_value
+    warnings.warn(f"{old}= is deprecated: use {new}= (the same word as everywhere else)",
+                  DeprecationWarning, stacklevel=3)
+    return old_value

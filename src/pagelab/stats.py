@@ -21,7 +21,7 @@ from pagelab._bootstrap import Bootstrap
 from pagelab._cells import cell_columns
 from pagelab._exceptions import InvalidInputError
 from pagelab._explain import Explanation, explain_runs
-from pagelab._public import publish
+from pagelab._public import publish, renamed_keyword
 from pagelab.frames import to_frame
 from pagelab.models import (
     METRIC_NAMES,
@@ -271,23 +271,28 @@ def _cell_stats(
 def summarize(
     frame: pd.DataFrame,
     by: str | Sequence[str] | None = None,
-    agg: str = "median",
+    aggregation: str = "median",
     metrics: str | Iterable[str] | None = None,
+    *,
+    agg: str | None = None,
 ) -> pd.DataFrame:
     """One row per cell: its runs and one aggregated value per metric.
 
     Columns: the ``by`` columns (default: the :data:`CELL` columns holding any value),
     ``runs`` (every run), ``failed`` (status failed), ``engine_failures`` (the engine, not the
     page, failed), one column per metric (spec name; ms, CLS unitless, score 0-100) with the
-    ``agg`` of its successful runs (one of :data:`AGGREGATIONS`), one ``<metric>_cv`` column
-    per metric (coefficient of variation, percent), ``representative_id`` and
-    ``representative_report_url`` (the run Lighthouse's ``computeMedianRun`` would pick).
+    ``aggregation`` of its successful runs (one of :data:`AGGREGATIONS`), one
+    ``<metric>_cv`` column per metric (coefficient of variation, percent),
+    ``representative_id`` and ``representative_report_url`` (the run Lighthouse's
+    ``computeMedianRun`` would pick). ``agg`` is the deprecated spelling of ``aggregation``.
     """
+    aggregation = renamed_keyword("agg", agg, "aggregation", aggregation)
     frame = _check_frame(frame)
     keys = _by_columns(by, frame)
     names = _metric_names(metrics, frame)
-    if agg not in AGGREGATIONS:
-        raise InvalidInputError(f"agg: unknown {agg!r}; valid: {', '.join(AGGREGATIONS)}")
+    if aggregation not in AGGREGATIONS:
+        raise InvalidInputError(
+            f"aggregation: unknown {aggregation!r}; valid: {', '.join(AGGREGATIONS)}")
     _check_values(frame, names)
     codes, cells = _cells(frame, keys)
     n_cells = len(cells)
@@ -300,13 +305,13 @@ def summarize(
         ("engine_failures", _flag(frame, "engine_failure")),
     ):
         out[column] = np.bincount(codes, weights=mask, minlength=n_cells).astype("int64")
-    if agg == "representative":
+    if aggregation == "representative":
         for name in names:
             values = _values(frame, name)
             out[name] = [np.nan if p is None else float(values[p]) for p in chosen]
     else:
         for name in names:
-            out[name] = stats[agg][name].to_numpy(dtype=float)
+            out[name] = stats[aggregation][name].to_numpy(dtype=float)
     for name in names:
         out[f"{name}_cv"] = stats["cv"][name].to_numpy(dtype=float)
     for column, source in (("representative_id", "id"),

@@ -156,7 +156,7 @@ def aggregate_cells(
     if frame.empty:
         return {}
     by = [c for c in CELL if c in frame.columns]
-    summary = stats.summarize(frame, by=by, agg=aggregation, metrics=list(metrics))
+    summary = stats.summarize(frame, by=by, aggregation=aggregation, metrics=list(metrics))
     return {
         cell_key(row): {str(key): value for key, value in row.items()}
         for row in summary.to_dict("records")

@@ -102,14 +102,14 @@ def _key(values: Any, keys: list[str]) -> tuple[str, ...]:
     return tuple("" if pd.isna(v) else str(v) for v in values)
 
 
-def summary_table(results: Results, agg: str = "median") -> pd.DataFrame:
+def summary_table(results: Results, aggregation: str = "median") -> pd.DataFrame:
     """The printed table: the cell columns, ``runs``, ``failed``, the shown metrics under
     their registry headers (``LCP (ms)``), and ``note`` naming failed runs' error codes.
 
     A cell whose runs all failed stays in the table with its codes in ``note``."""
     from pagelab.frames import CELL
 
-    summary = results.summary(agg=agg, metrics=list(_SHOWN))
+    summary = results.summary(aggregation=aggregation, metrics=list(_SHOWN))
     keys = [c for c in CELL if c in summary.columns]
     notes = _notes(results, keys)
     table = summary[[*keys, "runs", "failed", *_SHOWN]].copy()

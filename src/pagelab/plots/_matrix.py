@@ -17,6 +17,7 @@ import pandas as pd
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
+from pagelab._public import renamed_keyword
 from pagelab.frames import CELL
 from pagelab.models import METRICS, RATING_FILL, Metric
 
@@ -356,12 +357,14 @@ def heatmap(
     columns: str = "device",
     ax: Axes | None = None,
     *,
-    agg: str = "median",
+    aggregation: str = "median",
+    agg: str | None = None,
 ) -> Axes:
-    """A metric over two axes (default URL x device): each cell the ``agg`` (median, mean,
-    p75, p90, min, max) of its successful runs, written in the cell with its run counts and
-    coloured by the metric's rating (green good, orange needs improvement, red poor; blue
-    for a metric without thresholds, grey where no run succeeded)."""
+    """A metric over two axes (default URL x device): each cell the ``aggregation`` (median,
+    mean, p75, p90, min, max) of its successful runs, written in the cell with its run counts
+    and coloured by the metric's rating (green good, orange needs improvement, red poor; blue
+    for a metric without thresholds, grey where no run succeeded). ``agg`` is deprecated."""
+    aggregation = renamed_keyword("agg", agg, "aggregation", aggregation)
     patches = require("matplotlib.patches", "notebook")
     data = frame_of(frame, "frame")
     m = check_metric(metric, data)
@@ -370,8 +373,9 @@ def heatmap(
             raise InvalidInputError(f"{what}: the frame has no column {column!r}")
     if rows == columns:
         raise InvalidInputError("columns: must differ from rows")
-    if agg not in _AGGS:
-        raise InvalidInputError(f"agg: unknown {agg!r}; valid: {', '.join(_AGGS)}")
+    if aggregation not in _AGGS:
+        raise InvalidInputError(
+            f"aggregation: unknown {aggregation!r}; valid: {', '.join(_AGGS)}")
     ok = successful(data, m)
     bad = failed(data)
     row_labels, origin = group_labels(data, [rows])
@@ -383,7 +387,7 @@ def heatmap(
                           "ok": ok, "bad": bad})
     counts = table.groupby(["r", "c"]).agg(runs=("ok", "size"), failed=("bad", "sum"))
     good_rows = table[table["ok"]]
-    values = good_rows.groupby(["r", "c"])["v"].agg(_AGGS[agg])
+    values = good_rows.groupby(["r", "c"])["v"].agg(_AGGS[aggregation])
     n_ok = good_rows.groupby(["r", "c"]).size()
     width, height = len(col_order), len(row_order)
     ax = new_axes(ax, (2.2 + 1.9 * width, 1.4 + 0.75 * height))
@@ -414,7 +418,8 @@ def heatmap(
         side.set_visible(False)
     ax.set_xlabel(columns + (f" ({plain(col_origin)})" if col_origin else ""))
     ax.set_ylabel(rows + (f" ({plain(origin)})" if origin else ""))
-    ax.set_title(f"{axis_label(m)}: {agg} of successful runs", loc="left", fontsize="medium")
+    ax.set_title(f"{axis_label(m)}: {aggregation} of successful runs", loc="left",
+                 fontsize="medium")
     if m.good is not None and m.poor is not None:
         better = "\u2264" if m.lower_is_better else "\u2265"
         worse = ">" if m.lower_is_better else "<"
