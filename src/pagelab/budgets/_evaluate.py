@@ -26,6 +26,7 @@ from ._models import (
     format_resource_value,
     is_resource_metric,
 )
+from ._resources import LhrReader, evaluate_resources
 from ._wording import STATUS_LABELS
 
 if TYPE_CHECKING:
@@ -206,9 +207,16 @@ def evaluate(
     *,
     aggregation: str = "median",
     base_url: str | None = None,
+    read_lhr: LhrReader | None = None,
 ) -> list[BudgetResult]:
     """Check ``budgets`` against the runs in ``frame`` (the wide frame of
     :func:`pagelab.frames.to_frame`), one :class:`BudgetResult` per (cell, metric).
+
+    A budget file's byte and request limits per resource type (``resource_size``,
+    ``resource_count``, ``third_party_size``, ``third_party_count`` under ``budgets``) are
+    read from each successful run's LHR through ``read_lhr`` (``runner.lhr``), after the
+    metric results (:func:`pagelab.budgets.evaluate_resources`); without ``read_lhr`` such a
+    file is :class:`~pagelab.InvalidInputError`, never silently unchecked.
 
     ``aggregation`` (median, mean, p75, p90, min, max, representative) applies where a
     budget names none. A cell a budget names but ``frame`` lacks, or whose runs gave no value,
@@ -222,6 +230,12 @@ def evaluate(
             "this budget file holds Lighthouse CI assertions: check them with "
             "budgets.assert_runs(budget_file.lhci, frame, read_lhr=runner.lhr)")
     checks = resolve_checks(budgets, base_url=base_url)
+    resource_limits = (budgets.resource_limits(base_url) if isinstance(budgets, BudgetFile)
+                       else [])
+    if resource_limits and read_lhr is None:
+        raise InvalidInputError(
+            "this budget file limits bytes or requests per resource type, read from each "
+            "run's LHR: pass read_lhr=runner.lhr (replayed runs from a CSV have no LHRs)")
     for check in checks:
         if check.aggregation is not None:
             _check_aggregation(check.aggregation)
@@ -268,6 +282,9 @@ def evaluate(
                 _result(check, cell, actual, values, agg, report_url, len(rows),
                         failures.get(cell, []))
             )
+    if resource_limits and read_lhr is not None:
+        results.extend(evaluate_resources(resource_limits, frame, read_lhr,
+                                          aggregation=aggregation))
     return results
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -19,9 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS, Device, DeviceId, Location, Metric, invalid_input, metric
 
+if TYPE_CHECKING:
+    from ._resources import ResourceLimit
+
 __all__ = [
     "AGGREGATION_NAMES",
     "PRESETS",
+    "RESOURCE_KEYS",
     "UNMEASURED_METRICS",
     "Aggregation",
     "BudgetFile",
@@ -33,6 +37,7 @@ __all__ = [
     "checks_from_mapping",
     "format_resource_value",
     "is_resource_metric",
+    "scope_matches",
 ]
 
 Level = Literal["warn", "error"]
@@ -108,21 +113,44 @@ class MetricLimit(_Strict):
 LimitInput = float | MetricLimit
 
 
-def _check_limits(value: dict[str, LimitInput]) -> dict[str, LimitInput]:
-    for name in value:
+#: Budget keys that limit bytes or requests per resource type (a mapping of type -> limit)
+#: rather than a metric: evaluated on the runs' LHRs (:mod:`pagelab.budgets._resources`).
+RESOURCE_KEYS = ("resource_size", "resource_count", "third_party_size", "third_party_count")
+
+
+_Limits = dict[str, LimitInput | dict[str, LimitInput]]
+
+
+def _check_limits(value: _Limits) -> _Limits:
+    """Metric names known; resource keys (``resource_size: {script: ...}``) checked by the
+    resource module."""
+    from ._resources import resource_limits
+
+    checked: _Limits = {}
+    for name, raw in value.items():
+        if name in RESOURCE_KEYS:
+            try:
+                resource_limits({name: raw}, "budgets")
+            except InvalidInputError as exc:
+                raise ValueError(str(exc).removeprefix("budgets: ")) from exc
+            checked[name] = raw
+            continue
         budget_metric(name, "budgets")
-    return value
+        # {limit: 3000} fits both shapes; a metric's is a MetricLimit.
+        checked[name] = MetricLimit.model_validate(raw) if isinstance(raw, dict) else raw
+    return checked
 
 
 class _Budgeted(_Strict):
-    """What a page and a whole file both carry: a preset and per-metric limits."""
+    """What a page and a whole file both carry: a preset and per-metric limits (and
+    per-resource-type ones under :data:`RESOURCE_KEYS`)."""
 
     preset: str | None = None
-    budgets: dict[str, LimitInput] = Field(default_factory=dict)
+    budgets: _Limits = Field(default_factory=dict)
 
     @field_validator("budgets")
     @classmethod
-    def _known_metrics(cls, value: dict[str, LimitInput]) -> dict[str, LimitInput]:
+    def _known_metrics(cls, value: _Limits) -> _Limits:
         return _check_limits(value)
 
     @field_validator("preset")
@@ -143,7 +171,7 @@ class PageBudget(_Budgeted):
     runs: int | None = Field(default=None, ge=1, le=100)
     level: Level | None = None
     preset: str | None = None
-    budgets: dict[str, LimitInput] = Field(default_factory=dict)
+    budgets: _Limits = Field(default_factory=dict)
 
 
 def _check_preset(name: str | None) -> str | None:
@@ -163,7 +191,7 @@ class BudgetFile(_Budgeted):
     locations: list[Location] = Field(default_factory=lambda: [Location.US], min_length=1)
     config: dict[str, Any] | None = None
     preset: str | None = None
-    budgets: dict[str, LimitInput] = Field(default_factory=dict)
+    budgets: _Limits = Field(default_factory=dict)
     pages: list[PageBudget] = Field(default_factory=list)
     #: Lighthouse CI ``ci.assert`` options (a lighthouserc), evaluated on the runs' LHRs by
     #: :func:`pagelab.budgets.assert_runs` as ``lhci assert`` does.
@@ -202,12 +230,14 @@ class BudgetFile(_Budgeted):
         """Every (page, metric) limit, page settings over file settings."""
         found: list[Check] = []
         for page in self.pages:
-            limits: dict[str, LimitInput] = {}
+            limits: dict[str, Any] = {}
             for preset in (self.preset, page.preset):
                 if preset is not None:
                     limits.update(PRESETS[preset])
             limits.update(self.budgets)
             limits.update(page.budgets)
+            for key in RESOURCE_KEYS:
+                limits.pop(key, None)
             found.extend(
                 checks_from_mapping(
                     limits,
@@ -218,6 +248,32 @@ class BudgetFile(_Budgeted):
                     aggregation=self.aggregation,
                 )
             )
+        return found
+
+    def resource_limits(self, base_url: str | None = None) -> list[ResourceLimit]:
+        """Every page's byte and request limits per resource type (``resource_size: {script:
+        300000}`` and the like under ``budgets``), the file's then the page's (the later
+        one wins per type, as :func:`pagelab.budgets.evaluate_resources` reads them), each
+        scoped to its page's cells."""
+        from ._resources import resource_limits
+
+        found: list[ResourceLimit] = []
+        for page in self.pages:
+            # The file's, then the page's: per type and kind the last wins (a page's
+            # resource_size: {image: ...} leaves the file's script limit in force).
+            resources = [
+                limit
+                for source in (self.budgets, page.budgets)
+                for limit in resource_limits(
+                    {key: source[key] for key in RESOURCE_KEYS if key in source}, "budgets")[1]
+            ]
+            found.extend(replace(
+                r, level=r.level or page.level or self.level,
+                aggregation=r.aggregation or self.aggregation,
+                url=self.page_url(page, base_url),
+                devices=tuple(d.value for d in page.devices or self.devices),
+                locations=tuple(loc.value for loc in page.locations or self.locations),
+            ) for r in resources)
         return found
 
 
@@ -247,15 +303,34 @@ class Check:
         return self.url is not None and "*" in self.url
 
     def matches(self, url: str, device: str, location: str) -> bool:
-        if self.devices is not None and device not in self.devices:
-            return False
-        if self.locations is not None and location not in self.locations:
-            return False
-        if self.url is None:
-            return True
-        # A URL starting with "/" names a path on any origin (as in budget.json).
-        target = (urlsplit(url).path or "/") if self.url.startswith("/") else url
-        return fnmatch.fnmatchcase(target, self.url) if self.is_pattern else target == self.url
+        return scope_matches(self, url, device, location)
+
+
+class Scoped(Protocol):
+    """What a limit says about the cells it applies to (None: every one)."""
+
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def devices(self) -> tuple[str, ...] | None: ...
+    @property
+    def locations(self) -> tuple[str, ...] | None: ...
+
+
+def scope_matches(limit: Scoped, url: str, device: str, location: str) -> bool:
+    """Whether ``limit`` applies to the cell (``url``, ``device``, ``location``): a ``url``
+    with ``*`` is a pattern, one starting with ``/`` a path on any origin (as in
+    budget.json)."""
+    if limit.devices is not None and device not in limit.devices:
+        return False
+    if limit.locations is not None and location not in limit.locations:
+        return False
+    if limit.url is None:
+        return True
+    target = (urlsplit(url).path or "/") if limit.url.startswith("/") else url
+    if "*" in limit.url:
+        return fnmatch.fnmatchcase(target, limit.url)
+    return target == limit.url
 
 
 def checks_from_mapping(

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 from pagelab._cells import CellKey, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError
 
-from ._models import AGGREGATION_NAMES, Level, MetricLimit, format_resource_value
+from ._models import (
+    AGGREGATION_NAMES,
+    Level,
+    MetricLimit,
+    format_resource_value,
+    scope_matches,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,11 +62,18 @@ class ResourceLimit:
     limit: float
     level: Level | None = None
     aggregation: str | None = None
+    #: The cells it applies to, as a :class:`~pagelab.budgets.Check`'s (None: every one).
+    url: str | None = None
+    devices: tuple[str, ...] | None = None
+    locations: tuple[str, ...] | None = None
 
     @property
     def metric(self) -> str:
         """``resource_size:script``: how results and tables name it."""
         return f"resource_{self.kind}:{self.resource_type}"
+
+    def matches(self, url: str, device: str, location: str) -> bool:
+        return scope_matches(self, url, device, location)
 
 
 def _limit(raw: Any, where: str) -> MetricLimit:
@@ -164,9 +177,17 @@ def evaluate_resources(
     keys = cell_keys(ok)
     results: list[BudgetResult] = []
     for cell in dict.fromkeys(keys):
+        # Of the limits on one type and kind that apply here, the last (a page's) wins.
+        applying: dict[str, ResourceLimit] = {}
+        for limit in limits:
+            if limit.matches(str(cell[0]), str(cell[1]), str(cell[2])):
+                applying.pop(limit.metric, None)
+                applying[limit.metric] = limit
+        if not applying:
+            continue
         rows = ok.iloc[[i for i, key in enumerate(keys) if key == cell]]
         lhrs = [read_lhr(str(test_id)) for test_id in rows["id"].tolist()]
-        for limit in limits:
+        for limit in applying.values():
             agg = limit.aggregation or aggregation
             per_run = [_summary_value(lhr, limit) for lhr in lhrs]
             values = [v for v in per_run if v is not None]
