@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ._config import LighthouseConfig
 from ._display import batch_html, batch_text, report_html, report_text
 from ._enums import BatchStatus, BatchType, DeviceId, Location, TestStatus
+from ._har import har_url, read_har
 from ._types import Timestamp
 
 __all__ = [
@@ -123,6 +124,18 @@ class TestReport(_Model):
         """Jupyter's rich display: status, URL, metrics with rating colours, report link."""
         return report_html(self)
 
+    @property
+    def har_url(self) -> str | None:
+        """Where the run's HAR is: beside ``report_url`` (the hosted report's link with
+        ``/har``, the same token opening it; a LocalRunner's ``run.har`` file next to its
+        ``report.html``); None without a report."""
+        return har_url(self.report_url)
+
+    def har(self) -> dict[str, Any]:
+        """The run's HTTP Archive (HAR 1.2), parsed, read from :attr:`har_url` (no runner
+        needed; ``runner.har(report)`` reads the same document through the API)."""
+        return read_har(self.report_url, self.id)
+
     def __str__(self) -> str:
         return report_text(self)
 
@@ -146,6 +159,18 @@ class BatchItem(_Model):
 
     def _repr_html_(self) -> str:
         return report_html(self)
+
+    @property
+    def har_url(self) -> str | None:
+        """Where the run's HAR is: beside ``report_url`` (the hosted report's link with
+        ``/har``, the same token opening it; a LocalRunner's ``run.har`` file next to its
+        ``report.html``); None without a report."""
+        return har_url(self.report_url)
+
+    def har(self) -> dict[str, Any]:
+        """The run's HTTP Archive (HAR 1.2), parsed, read from :attr:`har_url` (no runner
+        needed; ``runner.har(report)`` reads the same document through the API)."""
+        return read_har(self.report_url, self.id)
 
     def __str__(self) -> str:
         return report_text(self)
