@@ -3,7 +3,7 @@ and whether the difference is real."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +16,7 @@ from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
 from pagelab.stats import MIN_RUNS
 
-from ._common import Panel, error_html, error_message, figure_png
+from ._common import Panel, error_html, error_message, figure_png, show_png
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -221,16 +221,8 @@ class BatchComparison(Panel):
         for button in self.export_buttons:
             button.disabled = False
         self._redraw_plot()
-        labels = list(self._cells)
-        # The baseline stays the cell it was when that cell is still there, else the first;
-        # a change of value fires the observer, which runs the comparison.
-        current = self.baseline.value
-        self.baseline.options = labels
-        target = current if current in labels else labels[0]
-        if self.baseline.value != target:
-            self.baseline.value = target
-        else:
-            self._recompare()
+        # The baseline stays the cell it was when that cell is still there, else the first.
+        _offer(self.baseline, list(self._cells), self._recompare)
 
     def _redraw_plot(self) -> None:
         results = self.results
@@ -280,16 +272,9 @@ class BatchComparison(Panel):
             f"<b>Against the baseline {escape(base)}</b>"
             + _comparison_html(self.comparison, base)
         )
-        # The cell explained stays the one chosen while it is not the baseline; a change of
-        # value fires the observer, which explains.
-        others = [label for label in self._cells if label != base]
-        current = self.explain_cell.value
-        self.explain_cell.options = others
-        target = current if current in others else others[0]
-        if self.explain_cell.value != target:
-            self.explain_cell.value = target
-        else:
-            self._reexplain()
+        # The cell explained stays the one chosen while it is not the baseline.
+        _offer(self.explain_cell, [label for label in self._cells if label != base],
+               self._reexplain)
 
     def _reexplain(self) -> None:
         """Why the chosen cell differs from the baseline (:func:`pagelab.stats.explain` over
@@ -327,13 +312,7 @@ class BatchComparison(Panel):
         self._set_explanation_plot(None)
 
     def _set_explanation_plot(self, png: bytes | None) -> None:
-        # No empty Image on the page: a browser draws it as a broken one.
-        if png:
-            self.explanation_plot.value = png
-            self._explanation_area.children = [self.explanation_plot]
-        else:
-            self._explanation_area.children = []
-            self.explanation_plot.value = b""
+        show_png(self._explanation_area, self.explanation_plot, png, [])
 
     # -- export ----------------------------------------------------------------------------
 
@@ -361,6 +340,18 @@ class BatchComparison(Panel):
         if suffix != ".html" or not base or base not in self._cells or not others:
             return {}
         return {"by": self._cell_columns, "a": self._cells[base], "b": self._cells[others[0]]}
+
+
+def _offer(dropdown: Any, options: list[str], refresh: Callable[[], None]) -> None:
+    """Offer ``options`` in ``dropdown``, keeping its value while offered, else the first;
+    a new value fires the dropdown's observer, an unchanged one calls ``refresh``."""
+    current = dropdown.value
+    dropdown.options = options
+    target = current if current in options else options[0]
+    if dropdown.value != target:
+        dropdown.value = target
+    else:
+        refresh()
 
 
 def _contributions(explanation: Explanation, ax: Axes) -> object:
