@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from pagelab._cells import CELL, CellKey, cell_key, cell_keys, cell_label
@@ -20,14 +19,13 @@ from pagelab.models import metric as registry_metric
 from ._models import (
     AGGREGATION_NAMES,
     BudgetFile,
+    BudgetResult,
     Check,
-    Level,
     checks_from_mapping,
     format_resource_value,
     is_resource_metric,
 )
 from ._resources import LhrReader, evaluate_resources
-from ._wording import STATUS_LABELS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,50 +54,6 @@ BudgetsInput = BudgetFile | Mapping[str, Any] | Sequence[Check]
 
 Cell = CellKey
 
-@dataclass(frozen=True, slots=True)
-class BudgetResult:
-    """One checked limit on one cell (URL x device x location x connection; ``connection``
-    None is the device's default).
-
-    ``expected`` and ``actual`` are in the metric's unit (ms, unitless CLS, score 0-100);
-    ``actual`` is None when no run gave a value (then ``passed`` is False). ``values`` are
-    the successful runs' values in run order. ``operator`` is the condition that passes.
-    """
-
-    url: str
-    device: str
-    location: str
-    connection: str | None
-    metric: str
-    operator: str
-    expected: float
-    actual: float | None
-    values: tuple[float, ...]
-    aggregation: str
-    passed: bool
-    level: Level
-    report_url: str | None
-    message: str
-
-    @property
-    def status(self) -> str:
-        """``pass``, ``warn`` (a missed warn-level limit) or ``fail``."""
-        return "pass" if self.passed else ("warn" if self.level == "warn" else "fail")
-
-    @property
-    def label(self) -> str:
-        """The status as every face prints it (CLI, pytest summary, reports): ``pass``,
-        ``warn`` or ``FAIL``, a missed limit in capitals so it cannot be overlooked."""
-        return STATUS_LABELS[self.status]
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (values as a list, NaN never appears), with ``status`` and its
-        printed ``label``, so a reader of the dict words it as the result does."""
-        data = asdict(self)
-        data["values"] = list(self.values)
-        data["status"] = self.status
-        data["label"] = self.label
-        return data
 
 
 def format_value(metric: str, value: float | None) -> str:

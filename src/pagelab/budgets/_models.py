@@ -1,4 +1,5 @@
-"""Budget models: what a budget file says, validated, and the flat checks it resolves to.
+"""Budget models: what a budget file says, validated, the flat checks it resolves to (metric
+:class:`Check` s and per-resource-type :class:`ResourceLimit` s), and the result record.
 
 A budget on a metric is a limit on its aggregated value over the runs of one cell (URL x
 device x location). Which way the limit goes comes from the metric registry: times and CLS
@@ -10,8 +11,8 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -19,24 +20,27 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS, Device, DeviceId, Location, Metric, invalid_input, metric
 
-if TYPE_CHECKING:
-    from ._resources import ResourceLimit
+from ._wording import STATUS_LABELS
 
 __all__ = [
     "AGGREGATION_NAMES",
     "PRESETS",
-    "RESOURCE_KEYS",
+    "RESOURCE_KEYWORDS",
+    "RESOURCE_TYPES",
     "UNMEASURED_METRICS",
     "Aggregation",
     "BudgetFile",
+    "BudgetResult",
     "Check",
     "Level",
     "MetricLimit",
     "PageBudget",
+    "ResourceLimit",
     "budget_metric",
     "checks_from_mapping",
     "format_resource_value",
     "is_resource_metric",
+    "resource_limits",
     "scope_matches",
 ]
 
@@ -112,10 +116,81 @@ class MetricLimit(_Strict):
 
 LimitInput = float | MetricLimit
 
+#: The types of Lighthouse's resource-summary audit.
+RESOURCE_TYPES = ("document", "script", "stylesheet", "image", "media", "font", "other",
+                  "third-party", "total")
+#: Budget keywords -> (size or count, the fixed type for the third_party_* ones).
+RESOURCE_KEYWORDS: dict[str, tuple[str, str | None]] = {
+    "resource_size": ("size", None), "resource_count": ("count", None),
+    "third_party_size": ("size", "third-party"), "third_party_count": ("count", "third-party"),
+}
 
-#: Budget keys that limit bytes or requests per resource type (a mapping of type -> limit)
-#: rather than a metric: evaluated on the runs' LHRs (:mod:`pagelab.budgets._resources`).
-RESOURCE_KEYS = ("resource_size", "resource_count", "third_party_size", "third_party_count")
+
+@dataclass(frozen=True, slots=True)
+class ResourceLimit:
+    """A maximum on one resource type's transfer bytes (``size``) or requests (``count``)."""
+
+    kind: str
+    resource_type: str
+    limit: float
+    level: Level | None = None
+    aggregation: str | None = None
+    #: The cells it applies to, as a :class:`~pagelab.budgets.Check`'s (None: every one).
+    url: str | None = None
+    devices: tuple[str, ...] | None = None
+    locations: tuple[str, ...] | None = None
+
+    @property
+    def metric(self) -> str:
+        """``resource_size:script``: how results and tables name it."""
+        return f"resource_{self.kind}:{self.resource_type}"
+
+    def matches(self, url: str, device: str, location: str) -> bool:
+        return scope_matches(self, url, device, location)
+
+
+def _limit(raw: Any, where: str) -> MetricLimit:
+    try:
+        if isinstance(raw, MetricLimit):
+            return raw
+        return MetricLimit.model_validate(raw) if isinstance(raw, Mapping) else MetricLimit(
+            limit=raw)
+    except ValidationError as exc:
+        raise InvalidInputError(f"{where}: {invalid_input(exc)}") from exc
+
+
+def resource_limits(limits: Mapping[str, Any], where: str = "budget"
+                    ) -> tuple[dict[str, Any], list[ResourceLimit]]:
+    """Split ``limits`` into the metric limits and the :class:`ResourceLimit` s of its
+    resource keywords (``resource_size={"script": 300_000}``, ``third_party_size=...``)."""
+    rest: dict[str, Any] = {}
+    found: list[ResourceLimit] = []
+    for key, raw in limits.items():
+        if key not in RESOURCE_KEYWORDS:
+            rest[key] = raw
+            continue
+        kind, fixed = RESOURCE_KEYWORDS[key]
+        if fixed is not None:
+            per_type = {fixed: raw}
+        elif isinstance(raw, Mapping) and not {"limit"} & set(raw):
+            per_type = dict(raw)
+        else:
+            raise InvalidInputError(
+                f"{where}: {key} takes a mapping of resource type -> limit, e.g. "
+                f"{key}={{'script': 300_000}}; types: {', '.join(RESOURCE_TYPES)}")
+        for resource_type, value in per_type.items():
+            if resource_type not in RESOURCE_TYPES:
+                raise InvalidInputError(f"{where}: {key}: unknown resource type "
+                                        f"{resource_type!r}; valid: {', '.join(RESOURCE_TYPES)}")
+            spec = _limit(value, f"{where}: {key}.{resource_type}")
+            if spec.aggregation is not None and spec.aggregation not in AGGREGATION_NAMES:
+                raise InvalidInputError(f"{where}: {key}.{resource_type}: unknown aggregation")
+            found.append(ResourceLimit(kind, str(resource_type), float(spec.limit), spec.level,
+                                       spec.aggregation))
+    return rest, found
+
+
+
 
 
 _Limits = dict[str, LimitInput | dict[str, LimitInput]]
@@ -124,11 +199,9 @@ _Limits = dict[str, LimitInput | dict[str, LimitInput]]
 def _check_limits(value: _Limits) -> _Limits:
     """Metric names known; resource keys (``resource_size: {script: ...}``) checked by the
     resource module."""
-    from ._resources import resource_limits
-
     checked: _Limits = {}
     for name, raw in value.items():
-        if name in RESOURCE_KEYS:
+        if name in RESOURCE_KEYWORDS:
             try:
                 resource_limits({name: raw}, "budgets")
             except InvalidInputError as exc:
@@ -143,7 +216,7 @@ def _check_limits(value: _Limits) -> _Limits:
 
 class _Budgeted(_Strict):
     """What a page and a whole file both carry: a preset and per-metric limits (and
-    per-resource-type ones under :data:`RESOURCE_KEYS`)."""
+    per-resource-type ones under :data:`RESOURCE_KEYWORDS`)."""
 
     preset: str | None = None
     budgets: _Limits = Field(default_factory=dict)
@@ -236,7 +309,7 @@ class BudgetFile(_Budgeted):
                     limits.update(PRESETS[preset])
             limits.update(self.budgets)
             limits.update(page.budgets)
-            for key in RESOURCE_KEYS:
+            for key in RESOURCE_KEYWORDS:
                 limits.pop(key, None)
             found.extend(
                 checks_from_mapping(
@@ -255,8 +328,6 @@ class BudgetFile(_Budgeted):
         300000}`` and the like under ``budgets``), the file's then the page's (the later
         one wins per type, as :func:`pagelab.budgets.evaluate_resources` reads them), each
         scoped to its page's cells."""
-        from ._resources import resource_limits
-
         found: list[ResourceLimit] = []
         for page in self.pages:
             # The file's, then the page's: per type and kind the last wins (a page's
@@ -265,7 +336,7 @@ class BudgetFile(_Budgeted):
                 limit
                 for source in (self.budgets, page.budgets)
                 for limit in resource_limits(
-                    {key: source[key] for key in RESOURCE_KEYS if key in source}, "budgets")[1]
+                    {key: source[key] for key in RESOURCE_KEYWORDS if key in source}, "budgets")[1]
             ]
             found.extend(replace(
                 r, level=r.level or page.level or self.level,
@@ -366,3 +437,49 @@ def checks_from_mapping(
             )
         )
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetResult:
+    """One checked limit on one cell (URL x device x location x connection; ``connection``
+    None is the device's default).
+
+    ``expected`` and ``actual`` are in the metric's unit (ms, unitless CLS, score 0-100);
+    ``actual`` is None when no run gave a value (then ``passed`` is False). ``values`` are
+    the successful runs' values in run order. ``operator`` is the condition that passes.
+    """
+
+    url: str
+    device: str
+    location: str
+    connection: str | None
+    metric: str
+    operator: str
+    expected: float
+    actual: float | None
+    values: tuple[float, ...]
+    aggregation: str
+    passed: bool
+    level: Level
+    report_url: str | None
+    message: str
+
+    @property
+    def status(self) -> str:
+        """``pass``, ``warn`` (a missed warn-level limit) or ``fail``."""
+        return "pass" if self.passed else ("warn" if self.level == "warn" else "fail")
+
+    @property
+    def label(self) -> str:
+        """The status as every face prints it (CLI, pytest summary, reports): ``pass``,
+        ``warn`` or ``FAIL``, a missed limit in capitals so it cannot be overlooked."""
+        return STATUS_LABELS[self.status]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (values as a list, NaN never appears), with ``status`` and its
+        printed ``label``, so a reader of the dict words it as the result does."""
+        data = asdict(self)
+        data["values"] = list(self.values)
+        data["status"] = self.status
+        data["label"] = self.label
+        return data
