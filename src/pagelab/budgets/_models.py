@@ -12,7 +12,7 @@ import fnmatch
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -36,12 +36,12 @@ __all__ = [
     "MetricLimit",
     "PageBudget",
     "ResourceLimit",
+    "Scope",
     "budget_metric",
     "checks_from_mapping",
     "format_resource_value",
     "is_resource_metric",
     "resource_limits",
-    "scope_matches",
 ]
 
 Level = Literal["warn", "error"]
@@ -126,8 +126,33 @@ RESOURCE_KEYWORDS: dict[str, tuple[str, str | None]] = {
 }
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scope:
+    """The cells a limit applies to: ``url``, ``devices`` and ``locations`` None apply to
+    every cell of a frame; a ``url`` with ``*`` is a pattern (matched on the path when it
+    starts with ``/``, as in budget.json)."""
+
+    url: str | None = None
+    devices: tuple[str, ...] | None = None
+    locations: tuple[str, ...] | None = None
+
+    @property
+    def is_pattern(self) -> bool:
+        return self.url is not None and "*" in self.url
+
+    def matches(self, url: str, device: str, location: str) -> bool:
+        if self.devices is not None and device not in self.devices:
+            return False
+        if self.locations is not None and location not in self.locations:
+            return False
+        if self.url is None:
+            return True
+        target = (urlsplit(url).path or "/") if self.url.startswith("/") else url
+        return fnmatch.fnmatchcase(target, self.url) if self.is_pattern else target == self.url
+
+
 @dataclass(frozen=True, slots=True)
-class ResourceLimit:
+class ResourceLimit(Scope):
     """A maximum on one resource type's transfer bytes (``size``) or requests (``count``)."""
 
     kind: str
@@ -135,18 +160,11 @@ class ResourceLimit:
     limit: float
     level: Level | None = None
     aggregation: str | None = None
-    #: The cells it applies to, as a :class:`~pagelab.budgets.Check`'s (None: every one).
-    url: str | None = None
-    devices: tuple[str, ...] | None = None
-    locations: tuple[str, ...] | None = None
 
     @property
     def metric(self) -> str:
         """``resource_size:script``: how results and tables name it."""
         return f"resource_{self.kind}:{self.resource_type}"
-
-    def matches(self, url: str, device: str, location: str) -> bool:
-        return scope_matches(self, url, device, location)
 
 
 def _limit(raw: Any, where: str) -> MetricLimit:
@@ -349,59 +367,19 @@ class BudgetFile(_Budgeted):
 
 
 @dataclass(frozen=True, slots=True)
-class Check:
-    """One resolved limit: a metric's bound on the cells it applies to.
-
-    ``url``, ``devices`` and ``locations`` None apply to every cell of a frame; a ``url``
-    with ``*`` is a pattern (matched on the path when it starts with ``/``).
-    """
+class Check(Scope):
+    """One resolved limit: a metric's bound on the cells it applies to (its
+    :class:`Scope`)."""
 
     metric: str
     limit: float
     level: Level = "error"
     aggregation: str | None = None
-    url: str | None = None
-    devices: tuple[str, ...] | None = None
-    locations: tuple[str, ...] | None = None
 
     @property
     def operator(self) -> str:
         """``<=`` for a maximum (times, CLS), ``>=`` for a minimum (the score)."""
         return "<=" if metric(self.metric).lower_is_better else ">="
-
-    @property
-    def is_pattern(self) -> bool:
-        return self.url is not None and "*" in self.url
-
-    def matches(self, url: str, device: str, location: str) -> bool:
-        return scope_matches(self, url, device, location)
-
-
-class Scoped(Protocol):
-    """What a limit says about the cells it applies to (None: every one)."""
-
-    @property
-    def url(self) -> str | None: ...
-    @property
-    def devices(self) -> tuple[str, ...] | None: ...
-    @property
-    def locations(self) -> tuple[str, ...] | None: ...
-
-
-def scope_matches(limit: Scoped, url: str, device: str, location: str) -> bool:
-    """Whether ``limit`` applies to the cell (``url``, ``device``, ``location``): a ``url``
-    with ``*`` is a pattern, one starting with ``/`` a path on any origin (as in
-    budget.json)."""
-    if limit.devices is not None and device not in limit.devices:
-        return False
-    if limit.locations is not None and location not in limit.locations:
-        return False
-    if limit.url is None:
-        return True
-    target = (urlsplit(url).path or "/") if limit.url.startswith("/") else url
-    if "*" in limit.url:
-        return fnmatch.fnmatchcase(target, limit.url)
-    return target == limit.url
 
 
 def checks_from_mapping(
