@@ -5,6 +5,7 @@ party, and a 300 ms long task)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -196,3 +197,96 @@ def test_explain_stays_within_cells_and_says_what_is_wrong() -> None:
         explain(pd.DataFrame(runs.frame), "url", "http://x/lean", "http://x/bloated")
     with pytest.raises(InvalidInputError, match="no run has url"):
         explain(runs, "url", "http://x/lean", "http://x/nowhere")
+
+
+# -- the HTML of an explanation and the report's "why" section --------------------------------
+
+
+class _Reported(_Runs):
+    """The twins as Results hold them after a run: the wide frame with their metrics (the
+    engine's own mapping of the recorded LHRs) and lhr()."""
+
+    def __init__(self) -> None:
+        from datetime import datetime
+
+        from pagelab.engine._mapping import summarize_lhr
+        from pagelab.models import TestReport
+
+        super().__init__()
+        reports = []
+        for test_id, page in (("lt_a", "lean"), ("lt_b", "bloated")):
+            lhr = self.lhrs[test_id]
+            summary = summarize_lhr(lhr)
+            reports.append(TestReport(
+                id=test_id, url=f"http://x/{page}", device="desktop", location="us",
+                status=summary.status, metrics=summary.metrics,
+                lighthouse_version=summary.lighthouse_version,
+                created_at=datetime.fromisoformat(lhr["fetchTime"]), vantage="local"))
+        self.frame = frames.to_frame(reports)
+
+
+def _section(page: str) -> str:
+    start = page.index('<h2 id="explain">')
+    return page[start:page.index("<h2", start + 1)]
+
+
+def test_explanation_html_is_the_shared_table_and_escapes() -> None:
+    from pagelab.stats import explain
+
+    explanation = explain(_Runs(), "url", "http://x/lean", "http://x/bloated")
+    explanation.b_label = "<b>bloated</b>"
+    page = explanation._repr_html_()
+    assert '<table class="pagelab-explanation"' in page
+    assert "Why &lt;b&gt;bloated&lt;/b&gt; differs from http://x/lean</b> (1 vs 1 runs)" in page
+    assert "<b>bloated</b>" not in page
+    # b's extra script: its sizes with units, the delta signed and coloured as a loss
+    row = page[page.index("widget.js?cb=*"):]
+    row = row[:row.index("</tr>")]
+    assert ">0 B<" in row
+    assert ">300 KB<" in row
+    assert "#a50e0e" in row
+    assert ">+300 KB</span>" in row
+    assert ">235<" in row  # its weight: 300,206 bytes at 10 Mbit/s
+
+
+def test_amounts_read_as_a_reader_writes_them() -> None:
+    from pagelab._explain import amount
+
+    assert amount(300_206.0, "bytes") == "300 KB"
+    assert amount(-999.0, "bytes", signed=True) == "-999 B"
+    assert amount(-0.4, "ms", signed=True) == "0 ms"
+    assert amount(1.0, "requests", signed=True) == "+1 requests"
+    assert amount(float("nan"), "ms") == "\u2013"
+
+
+def test_html_report_explains_two_cells() -> None:
+    from pagelab.export import html_report
+
+    runs = _Reported()
+    page = html_report(runs)
+    section = _section(page)
+    assert "Why http://x/bloated (b) differs from http://x/lean (a)" in section
+    assert ("http://x/bloated loads 1 more script (300 KB, 127.0.0.2) and spends +296 ms in "
+            "script evaluation.") in section
+    assert section.index("scriptEvaluation") < section.index("widget.js?cb=*")
+    # contributions, the waterfalls on one axis, the filmstrips: embedded PNGs with alt text
+    images = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,', section)
+    assert len(images) == 3
+    assert images[0] == "Why it differs: contributions, largest first"
+    assert images[1].startswith("http://x/lean: Requests of ")
+    assert images[2] == "http://x/lean: filmstrip (ms since navigation start)"
+    assert "the representative run of each side, lt_a (http://x/lean) and lt_b" in section
+    # the same report without it, and a frame (no LHRs) has no section
+    assert 'id="explain"' not in html_report(runs, explain=False)
+    assert 'id="explain"' not in html_report(runs.frame)
+
+
+def test_html_report_says_why_it_cannot_explain() -> None:
+    import pagelab
+    from pagelab.export import html_report
+
+    # Results rebuilt from a frame have no runner to read LHRs through.
+    page = html_report(pagelab.Results.from_frame(_Reported().frame))
+    section = _section(page)
+    assert "No explanation: these Results have no runner to read LHRs from" in section
+    assert "<img" not in section

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,7 +49,7 @@ def test_explain_ranks_the_added_script_first(twins: Results, site: DemoServer) 
     assert "1 more script" in explanation.summary
     assert "127.0.0.2" in explanation.summary
     assert "script evaluation" in explanation.summary
-    assert "<table>" in explanation._repr_html_()
+    assert '<table class="pagelab-explanation"' in explanation._repr_html_()
 
 
 def test_resource_summary_agrees_with_the_bytes_served(twins: Results,
@@ -80,3 +82,45 @@ def test_a_user_timing_mark_is_a_metric_and_can_be_budgeted(twins: Results) -> N
     median = float(twins.frame[mark].median())
     assert all(r.passed for r in evaluate({mark: median * 10 + 100}, twins.frame))
     assert not any(r.passed for r in evaluate({mark: median / 100}, twins.frame))
+
+
+def test_the_html_report_explains_the_twins(twins: Results, site: DemoServer,
+                                            tmp_path: Path) -> None:
+    lean, bloated = site.page_url("lean"), site.page_url("bloated")
+    page = twins.export(tmp_path / "report.html").read_text()
+    start = page.index('<h2 id="explain">')
+    section = page[start:page.index("<h2", start + 1)]
+    assert f"Why {bloated} (b) differs from {lean} (a)" in section
+    summary = re.search(r'<p class="pagelab-explain-summary">([^<]*)</p>', section)
+    assert summary is not None
+    assert f"{bloated} loads 1 more script (" in summary.group(1)
+    assert "127.0.0.2) and spends +" in summary.group(1)
+    # On mobile the script's bytes outweigh the long task: its row comes first.
+    assert section.index("/static/widget.js?cb=*") < section.index("scriptEvaluation")
+    images = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,', section)
+    assert images[0] == "Why it differs: contributions, largest first"
+    assert images[1].startswith(f"{lean}: Requests of ")
+    assert images[2] == f"{lean}: filmstrip (ms since navigation start)"
+    assert len(images) == 3
+
+
+def test_a_resource_budget_names_the_script(twins: Results, site: DemoServer,
+                                            tmp_path: Path) -> None:
+    from pagelab.budgets import assert_runs, evaluate, load_budgets
+
+    lean, bloated = site.page_url("lean"), site.page_url("bloated")
+    path = tmp_path / "budgets.yaml"
+    path.write_text("budgets:\n  resource_size: {script: 100000}\n"
+                    f"pages:\n  - url: {lean}\n  - url: {bloated}\n")
+    results = {r.url: r for r in evaluate(load_budgets(path), twins.frame,
+                                          read_lhr=twins.lhr)}
+    assert results[lean].passed
+    miss = results[bloated]
+    assert not miss.passed
+    assert miss.metric == "resource_size:script"
+    assert miss.actual is not None
+    assert miss.actual > WIDGET_BYTES
+    assert f"largest script: {site.third_party_url}/static/widget.js?cb=" in miss.message
+    lhci = assert_runs({"assertions": {"resource-summary:script:size": [
+        "error", {"maxNumericValue": 100_000}]}}, twins.frame, read_lhr=twins.lhr)
+    assert {r.url: r.passed for r in lhci} == {lean: True, bloated: False}

@@ -14,11 +14,10 @@ from jsonschema import Draft7Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
-from pagelab import LocalRunner, NotFoundError
+from pagelab import InvalidInputError, LocalRunner, NotFoundError, TestReport
 from pagelab.demo import DemoServer
 from pagelab.frames import requests
 
-pytestmark = pytest.mark.engine
 SCHEMAS = Path(__file__).parent / "data" / "har-schema"
 PASSWORD = "s3cret-pw-4711"
 COOKIE = "session-token-0815"
@@ -47,6 +46,7 @@ def test_the_schema_refuses_what_is_not_a_har() -> None:
                                            "entries": [{"request": {}}]}})
 
 
+@pytest.mark.engine
 def test_har_of_a_run_is_valid_complete_and_keeps_no_secret(engine: Any,
                                                             tmp_path: Path) -> None:
     with DemoServer() as site, LocalRunner(tmp_path / "store", engine=engine) as runner:
@@ -56,6 +56,7 @@ def test_har_of_a_run_is_valid_complete_and_keeps_no_secret(engine: Any,
         })
         assert report.status == "success", report.error
         har = runner.har(report)
+        assert report.har() == har  # beside the report's file, no runner needed
         lhr = runner.lhr(report)
         text = runner.resource(report, "har")
         sent = [r for r in site.requests if r.path == "/bloated"]
@@ -77,3 +78,29 @@ def test_har_of_a_run_is_valid_complete_and_keeps_no_secret(engine: Any,
 def test_a_run_without_a_har_says_so(tmp_path: Path) -> None:
     with LocalRunner(tmp_path / "store") as runner, pytest.raises(NotFoundError):
         runner.har("lt_unknown")
+    report = TestReport(id="lt_x", url="https://example.test/", device="mobile",
+                        location="us", status="success",
+                        report_url=(tmp_path / "lt_x" / "report.html").as_uri())
+    assert report.har_url == (tmp_path / "lt_x" / "run.har").as_uri()
+    with pytest.raises(NotFoundError, match="none beside the report"):
+        report.har()
+    (tmp_path / "lt_x").mkdir()
+    (tmp_path / "lt_x" / "run.har").write_text('{"log": {"version": "1.2"}}')
+    assert report.har() == {"log": {"version": "1.2"}}
+    (tmp_path / "lt_x" / "run.har").write_text("[]")
+    with pytest.raises(ValueError, match="the har of lt_x is not a HAR document"):
+        report.har()
+    with pytest.raises(InvalidInputError, match=r"use runner\.har\(report\)"):
+        report.model_copy(update={"report_url": None}).har()
+
+
+def test_the_har_address_follows_the_report_link() -> None:
+    from pagelab.models import BatchItem
+
+    hosted = "https://perf.example.test/reports/lighthouse-tests/lt_abc?token=123-x"
+    item = BatchItem(id="lt_abc", url="https://example.test/", device="mobile",
+                     location="us", status="success", report_url=hosted)
+    assert item.har_url == "https://perf.example.test/reports/lighthouse-tests/lt_abc/har?token=123-x"
+    for other in ("https://perf.example.test/somewhere/else", "file:///tmp/x/page.html",
+                  "javascript:alert(1)"):
+        assert item.model_copy(update={"report_url": other}).har_url is None

@@ -4,13 +4,14 @@ plugin's budget-file items, gives the verdicts Lighthouse CI's own ``assertions.
 on the very LHRs measured (accessibility and best practices included). Resource budgets
 fail on the heavy page naming its image.
 
-One run per page and path: six engine runs in all.
+One run per page and path: seven engine runs in all.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +97,11 @@ def test_check_and_plugin_give_lighthouse_ci_verdicts(
 
 
 def test_resource_budget_names_the_largest_request(
-    demo_url: str, engine_cache: str, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    demo_url: str, engine_cache: str, pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """A marker's resource budget passes on /fast; the same limit in pagelab's own budget
+    file fails on /heavy, naming its image, through the plugin and through pagelab check."""
     monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
     pytester.makepyfile(f"""
         import pytest
@@ -105,13 +109,22 @@ def test_resource_budget_names_the_largest_request(
         @pytest.mark.budget(resource_size={{"image": 300_000}}, resource_count={{"total": 20}})
         def test_fast(perf):
             perf.measure("{demo_url}/fast", runs=1)
-
-        @pytest.mark.budget(resource_size={{"image": 300_000}})
-        def test_heavy(perf):
-            perf.measure("{demo_url}/heavy", runs=1)
     """)
+    budgets = pytester.makefile(".yaml", budgets="\n".join([
+        "runs: 1",
+        "budgets:",
+        "  resource_size: {image: 300000}",
+        "pages:",
+        f"  - url: {demo_url}/heavy",
+    ]))
+    miss = (r".*resource_size:image [\d,.]+ KB > 300\.0 KB \(median of 1: \d+\) mobile/us "
+            r".*/heavy; largest image: .*/static/hero\.jpg \([\d,.]+ KB\)")
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.re_match_lines([
-        r".*resource_size:image [\d,.]+ KB > 300\.0 KB \(median of 1: \d+\) mobile/us "
-        r".*/heavy; largest image: .*/static/hero\.jpg \([\d,.]+ KB\)"])
+    result.stdout.re_match_lines([miss])
+    capsys.readouterr()
+    monkeypatch.chdir(pytester.path)
+    assert main(["check", str(budgets), "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"resource_size:image\s+<= 300\.0 KB\s+[\d,.]+ KB\s+FAIL", out), out
+    assert re.search("error: " + miss.removeprefix(".*"), out), out

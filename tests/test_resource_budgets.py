@@ -64,3 +64,106 @@ def test_third_party_requests_are_those_outside_first_party_entities() -> None:
     assert largest_requests(HEAVY, "third-party") == []
     assert [url.rsplit("/", 1)[-1] for url, _ in largest_requests(HEAVY, "total", 2)] == [
         "hero.jpg", "heavy"]
+
+
+# -- in pagelab's own budget files ------------------------------------------------------------
+
+BUDGET_YAML = """
+base_url: http://127.0.0.1:45421
+devices: [mobile, desktop]
+budgets:
+  largest_contentful_paint: 4000
+  resource_size: {image: 300000, script: 200000}
+  third_party_size: 0
+pages:
+  - url: /heavy
+    devices: [desktop]
+    budgets:
+      resource_count: {total: {limit: 3, level: warn}}
+  - url: /fast
+    devices: [mobile]
+    budgets:
+      resource_size: {image: 10000000}
+"""
+
+
+def _wide_frame() -> pd.DataFrame:
+    """The runs of :func:`_frame` as the wide frame, metrics by the engine's own mapping."""
+    from pagelab.engine._mapping import summarize_lhr
+    from pagelab.frames import to_frame
+    from pagelab.models import TestReport
+
+    reports = []
+    for row in _frame().to_dict("records"):
+        summary = summarize_lhr(LHRS[row["id"]])
+        reports.append(TestReport(id=row["id"], url=row["url"], device=row["device"],
+                                  location="us", status=summary.status,
+                                  metrics=summary.metrics))
+    return to_frame(reports)
+
+
+def _budget_file(tmp_path: Path, text: str = BUDGET_YAML) -> Any:
+    from pagelab.budgets import load_budgets
+
+    path = tmp_path / "budgets.yaml"
+    path.write_text(text)
+    return load_budgets(path)
+
+
+def test_budget_files_hold_resource_limits_scoped_to_their_pages(tmp_path: Path) -> None:
+    budget_file = _budget_file(tmp_path)
+    # Metric checks are unchanged by them.
+    assert [c.metric for c in budget_file.checks()] == ["largest_contentful_paint"] * 2
+    found = [(r.url.rsplit("/", 1)[-1], r.metric, r.limit, r.level, r.devices)
+             for r in budget_file.resource_limits()]
+    assert found == [
+        ("heavy", "resource_size:image", 300_000, "error", ("desktop",)),
+        ("heavy", "resource_size:script", 200_000, "error", ("desktop",)),
+        ("heavy", "resource_size:third-party", 0, "error", ("desktop",)),
+        ("heavy", "resource_count:total", 3, "warn", ("desktop",)),
+        ("fast", "resource_size:image", 300_000, "error", ("mobile",)),
+        ("fast", "resource_size:script", 200_000, "error", ("mobile",)),
+        ("fast", "resource_size:third-party", 0, "error", ("mobile",)),
+        ("fast", "resource_size:image", 10_000_000, "error", ("mobile",)),
+    ]
+
+
+def test_budget_file_resource_limits_are_evaluated_on_the_lhrs(tmp_path: Path) -> None:
+    from pagelab.budgets import evaluate
+
+    budget_file = _budget_file(tmp_path)
+    frame = _wide_frame()
+    results = evaluate(budget_file, frame, read_lhr=LHRS.__getitem__)
+    by = {(r.url.rsplit("/", 1)[-1], r.metric): r for r in results}
+    assert len(results) == len(by) == 9
+    assert set(by) == {("heavy", "largest_contentful_paint"), ("fast", "largest_contentful_paint"),
+                       ("heavy", "resource_size:image"), ("heavy", "resource_size:script"),
+                       ("heavy", "resource_size:third-party"), ("heavy", "resource_count:total"),
+                       ("fast", "resource_size:image"), ("fast", "resource_size:script"),
+                       ("fast", "resource_size:third-party")}
+    image = by["heavy", "resource_size:image"]
+    assert not image.passed
+    assert image.level == "error"
+    assert "largest image: http://127.0.0.1:45421/static/hero.jpg (1,345.4 KB)" in image.message
+    count = by["heavy", "resource_count:total"]
+    assert (count.passed, count.level, count.actual) == (False, "warn", 4)
+    # the page's own image limit overrides the file's; the file's script limit still holds
+    assert by["fast", "resource_size:image"].expected == 10_000_000
+    assert by["fast", "resource_size:image"].passed
+    assert by["fast", "resource_size:script"].expected == 200_000
+    assert by["heavy", "resource_size:third-party"].passed
+    # Never silently unchecked: without the LHRs the file is refused, naming what to pass.
+    with pytest.raises(InvalidInputError, match=r"read_lhr=runner\.lhr"):
+        evaluate(budget_file, frame)
+
+
+def test_bad_resource_limits_in_a_file_are_named(tmp_path: Path) -> None:
+    for text, named in (
+        ("budgets: {resource_size: {scripts: 1}}\npages: []", "unknown resource type 'scripts'"),
+        ("budgets: {resource_size: 5}\npages: []", "takes a mapping of resource type"),
+        ("pages: [{url: /x, budgets: {resource_count: {total: -1}}}]",
+         "greater than or equal to 0"),
+    ):
+        with pytest.raises(InvalidInputError, match=named) as raised:
+            _budget_file(tmp_path, text)
+        assert str(raised.value).startswith(f"{tmp_path / 'budgets.yaml'}: ")

@@ -130,6 +130,58 @@ def test_run_shows_table_plot_and_comparison(compared: BatchComparison) -> None:
 
 
 @pytest.mark.engine
+def test_explanation_of_the_chosen_cell_against_the_baseline(
+        compared: BatchComparison) -> None:
+    from markupsafe import escape
+
+    from pagelab.stats import Explanation
+
+    widget = compared
+    widget.baseline.value = "mobile"
+    # Every other cell can be explained against the baseline; the first one is.
+    assert widget.explain_cell.options == ("desktop",)
+    assert widget.explain_cell.value == "desktop"
+    explanation = widget.explanation
+    assert isinstance(explanation, Explanation)
+    assert explanation.runs == (2, 2)
+    assert (explanation.a_label, explanation.b_label) == ("mobile", "desktop")
+    box = widget.explanation_box.value
+    assert "Why desktop differs from mobile</b> (2 vs 2 runs)" in box
+    assert str(escape(explanation.summary)) in box
+    assert '<table class="pagelab-explanation"' in box
+    if len(explanation.frame):
+        width, _ = png_size(widget.explanation_plot.value)
+        assert width >= 600
+        assert list(widget._explanation_area.children) == [widget.explanation_plot]
+    assert not widget.run_button.disabled
+    # A new baseline explains the other cell against it.
+    widget.baseline.value = "desktop"
+    assert widget.explain_cell.options == ("mobile",)
+    assert widget.explanation is not None
+    assert widget.explanation.b_label == "mobile"
+    assert "Why mobile differs from desktop" in widget.explanation_box.value
+    widget.baseline.value = "mobile"
+
+
+def test_an_explanation_that_cannot_be_made_is_shown() -> None:
+    from recorded_runs import matrix_2x2
+
+    # Runs replayed from a CSV: the comparison works, the explanation needs LHRs.
+    widget = BatchComparison()
+    widget._show(pagelab.Results.from_frame(matrix_2x2()))
+    assert "Against the baseline" in widget.comparison_table.value
+    assert widget.explain_cell.value in widget.explain_cell.options
+    assert widget.explanation is None
+    assert isinstance(widget.error, pagelab.InvalidInputError)
+    box = widget.explanation_box.value
+    assert 'class="pagelab-error"' in box
+    assert f"Could not explain {widget.explain_cell.value} against" in box
+    assert "no runner to read LHRs from" in box
+    assert widget._explanation_area.children == ()
+    assert not widget.run_button.disabled
+
+
+@pytest.mark.engine
 def test_exports_write_the_shown_results(compared: BatchComparison) -> None:
     written = [compared.export(suffix) for suffix in (".csv", ".xlsx", ".html")]
     for path in written:

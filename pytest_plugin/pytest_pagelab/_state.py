@@ -342,6 +342,21 @@ class PagelabState:
             failures += self.record([r for k, r in results if k == kind], outcome, kind)
         return failures
 
+    def check_resources(self, frame: pd.DataFrame, limits: Sequence[Any],
+                        outcome: RecordedOutcome, *, aggregation: str | None = None
+                        ) -> list[str]:
+        """Resource budgets on the runs' LHRs, recorded and warned like every budget."""
+        from pagelab.budgets import evaluate_resources
+
+        if not limits:
+            return []
+        if self.replay() is not None:
+            return ["resource budgets (resource_size, resource_count, third_party_*) need the "
+                    "runs' LHRs: they cannot be checked on replayed runs"]
+        return self.record(evaluate_resources(limits, frame, self.runner().lhr,
+                                              aggregation=self.aggregation(aggregation)),
+                           outcome)
+
     def record(self, results: Sequence[BudgetResult], outcome: RecordedOutcome,
                kind: str = "budget") -> list[str]:
         """Record ``results`` in ``outcome``, warn for warn-level misses, return the

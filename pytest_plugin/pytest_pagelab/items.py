@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,6 +101,7 @@ class BudgetFileCollector(pytest.File):
             warnings.warn(UserWarning(f"{self.path.name}: {note}"), stacklevel=2)
         base_url = state.setting("base_url", budget_file.base_url)
         checks = budget_file.checks(base_url)
+        resources = budget_file.resource_limits(base_url)
         pages = [p for p in budget_file.pages if "*" not in p.url]
         if not pages:
             raise BudgetFileError(
@@ -124,6 +125,7 @@ class BudgetFileCollector(pytest.File):
                         device=device.value,
                         location=location.value,
                         checks=checks,
+                        resources=resources,
                         measure_config=(
                             page.config if page.config is not None else budget_file.config
                         ),
@@ -154,12 +156,15 @@ class BudgetItem(pytest.Item):
         runs: int | None,
         aggregation: str | None,
         lhci: dict[str, Any] | None = None,
+        resources: Sequence[Any] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         #: (url, device, location) this item measures.
         self.cell = (url, device, location)
         self.checks = checks
+        #: The file's byte and request limits per resource type (ResourceLimit).
+        self.resources = list(resources)
         self.measure_config = measure_config
         self.file_runs = runs
         self.file_aggregation = aggregation
@@ -179,6 +184,9 @@ class BudgetItem(pytest.Item):
             frame, checks, outcome, aggregation=state.aggregation(self.file_aggregation),
             only_cell=cell, adaptive=not isinstance(runs, int),
         )
+        failures += state.check_resources(
+            frame, [r for r in self.resources if r.matches(*cell)], outcome,
+            aggregation=self.file_aggregation)
         if self.lhci is not None:
             failures += self._assert_lhci(state, frame, outcome)
         self._locate(outcome)

@@ -118,20 +118,6 @@ def _marker_checks(marker: pytest.Mark, nodeid: str) -> list[Any]:
         raise pytest.UsageError(str(exc)) from exc
 
 
-def _check_resources(state: PagelabState, frame: Any, limits: list[Any],
-                     outcome: RecordedOutcome) -> list[str]:
-    """Resource budgets on the runs' LHRs, recorded and warned like every budget."""
-    from pagelab.budgets import evaluate_resources
-
-    if not limits:
-        return []
-    if state.replay() is not None:
-        return ["resource budgets (resource_size, resource_count, third_party_*) need the "
-                "runs' LHRs: they cannot be checked on replayed runs"]
-    return state.record(evaluate_resources(limits, frame, state.runner().lhr,
-                                           aggregation=state.aggregation()), outcome)
-
-
 # -- the fixture --------------------------------------------------------------------------
 
 
@@ -204,8 +190,8 @@ class Perf:
                               outcome)
         failures = state.check(frame, checks, outcome, aggregation=state.aggregation(),
                                adaptive=not isinstance(count, int))
-        failures += _check_resources(state, frame,
-                                     [c for c in limits if not isinstance(c, Check)], outcome)
+        failures += state.check_resources(
+            frame, [c for c in limits if not isinstance(c, Check)], outcome)
         # Annotations point at the test function (its first line: the budget marker).
         first_line = (self._item.location[1] or 0) + 1
         locate_checks(self._item, outcome, lambda _: first_line)

@@ -9,7 +9,6 @@ differences on one scale, time (see ``docs/analysis.md``, "Why is it slower").
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,10 +19,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import numpy as np
 import pandas as pd
 
+from pagelab._html import MISSING, Markup, pill, table
 from pagelab.frames import main_thread, requests, third_parties, user_timings
 from pagelab.frames import resource_type as budget_type
+from pagelab.models import RATING_COLOURS
 
-__all__ = ["EXPLANATION_COLUMNS", "KINDS", "Explanation", "explain_runs", "normalise_url",
+__all__ = ["EXPLANATION_COLUMNS", "KINDS", "Explanation", "amount", "cell_name",
+           "contributions_table", "explain_runs", "explanation_html", "normalise_url",
            "throughput_kbps"]
 
 #: The kinds of contribution, in the order ties are ranked.
@@ -169,37 +171,82 @@ class Explanation:
     b_label: str = "b"
     runs: tuple[int, int] = (0, 0)
     cells: list[str] = field(default_factory=list)
+    #: Per cell (its name in ``cells``): the ids of a's runs and of b's, when known.
+    run_ids: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+
+    def cell_of(self, position: int = 0) -> str:
+        """The name (as in ``cells``) of the cell of the ``frame`` row at ``position``; the
+        top row by default, the cell of the largest contribution."""
+        row = self.frame.iloc[position]
+        return cell_name({c: row[c] for c in self.frame.columns
+                          if c not in EXPLANATION_COLUMNS})
 
     def __repr__(self) -> str:
         return f"<Explanation: {len(self.frame)} contributions; {self.summary}>"
 
     def _repr_html_(self) -> str:
-        return _html(self)
+        return str(explanation_html(self))
 
 
-def _html(explanation: Explanation, rows: int = 15) -> str:
-    """A heading, the summary and the top contributions; every text escaped."""
-    e = html.escape
-    head = (f"<p><b>Why {e(explanation.b_label)} differs from {e(explanation.a_label)}</b> "
-            f"({explanation.runs[0]} vs {explanation.runs[1]} runs)</p>"
-            f"<p>{e(explanation.summary)}</p>")
-    shown = explanation.frame.head(rows)
-    cells = "".join(
-        "<tr>" + "".join(f"<td>{e(_cell(value))}</td>" for value in row) + "</tr>"
-        for row in shown.itertuples(index=False)
-    )
-    header = "".join(f"<th>{e(str(c))}</th>" for c in shown.columns)
-    return f"{head}<table><thead><tr>{header}</tr></thead><tbody>{cells}</tbody></table>"
+def explanation_html(explanation: Explanation, *, rows: int = 15,
+                     heading: bool = True) -> Markup:
+    """The explanation as HTML: a heading (unless ``heading`` is False, as where the page
+    already has one), the summary and the ``rows`` largest contributions as a table."""
+    parts = []
+    if heading:
+        parts.append(Markup("<p><b>Why {} differs from {}</b> ({} vs {} runs)</p>").format(
+            explanation.b_label, explanation.a_label, *explanation.runs))
+    parts.append(Markup('<p class="pagelab-explain-summary">{}</p>').format(
+        explanation.summary))
+    parts.append(contributions_table(explanation.frame.head(rows)))
+    return Markup("").join(parts)
 
 
-def _cell(value: object) -> str:
-    if isinstance(value, float):
-        return "\u2013" if math.isnan(value) else f"{value:,.0f}"
-    return "\u2013" if value is None or value is pd.NA else str(value)
+def contributions_table(frame: pd.DataFrame) -> Markup:
+    """The rows of an explanation's frame as a table: the cell's columns, then kind, item,
+    a, b and the delta (each with its unit; more in b coloured poor, less good) and the
+    weight the ranking used."""
+    within = [c for c in frame.columns if c not in EXPLANATION_COLUMNS]
+    headers = [*within, "Kind", "Item", "a", "b", "\u0394 (b - a)", "Weight (ms)"]
+    titles = [*[""] * len(within), "", "", "median over a's runs", "median over b's runs",
+              "b minus a", "the size the ranking uses: bytes as download time"]
+    body = []
+    for row in frame.to_dict("records"):
+        unit = str(row["unit"])
+        delta = float(row["delta"])
+        colours = RATING_COLOURS["poor" if delta > 0 else "good"]
+        body.append([
+            *(MISSING if _absent(row[c]) else str(row[c]) for c in within),
+            str(row["kind"]), str(row["item"]),
+            amount(row["a"], unit), amount(row["b"], unit),
+            pill(amount(delta, unit, signed=True), colours),
+            amount(row["weight_ms"], "ms", unit_shown=False),
+        ])
+    n = len(within)
+    return table(headers, body, titles=titles,
+                 align=[*["left"] * (n + 2), *["right"] * 4],
+                 wrap=[*[False] * (n + 1), True, *[False] * 4],
+                 css_class="pagelab-explanation")
 
 
-def _kb(size: float) -> str:
-    return f"{abs(size) / 1000:,.0f} KB" if abs(size) >= 1000 else f"{abs(size):,.0f} B"
+def _absent(value: object) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def amount(value: object, unit: str, *, signed: bool = False, unit_shown: bool = True) -> str:
+    """``value`` of ``unit`` as a reader wants it: bytes in B or KB (1 KB = 1,000 bytes),
+    ms and request counts whole, ``signed`` with a + or - sign; a missing value is a dash."""
+    if not isinstance(value, int | float | np.integer | np.floating) or _absent(value):
+        return MISSING
+    number = float(value)
+    sign = "+" if signed else ""
+    if unit == "bytes":
+        return (f"{number / 1000:{sign},.0f} KB" if abs(number) >= 1000
+                else f"{number:{sign},.0f} B")
+    text = f"{number:{sign},.0f}"
+    if text in ("+0", "-0", "0"):
+        text = "0"
+    return f"{text} {unit}" if unit_shown else text
 
 
 def _contributions(a_runs: Sequence[_Run], b_runs: Sequence[_Run]) -> list[dict[str, Any]]:
@@ -261,12 +308,12 @@ def _summary(rows: Sequence[Mapping[str, Any]], a_runs: Sequence[_Run],
             owners = sorted({info.get(r["item"], ("", ""))[1] for r in found} - {""})
             where = f", {', '.join(owners)}" if owners else ""
             noun = kind if len(found) == 1 else f"{kind}s"
-            clauses.append(f"loads {len(found)} {verb} {noun} ({_kb(size)}{where})")
+            clauses.append(f"loads {len(found)} {verb} {noun} ({amount(size, 'bytes')}{where})")
     grown = [r for r in requests_rows if r["item"] in a_urls & b_urls]
     if grown:
         top = grown[0]
         word = "grows" if top["delta"] > 0 else "shrinks"
-        clauses.append(f"{word} {_short(top['item'])} by {_kb(top['delta'])}")
+        clauses.append(f"{word} {_short(top['item'])} by {amount(abs(top['delta']), 'bytes')}")
     labels: dict[str, str] = {}
     for run in (*a_runs, *b_runs):
         labels.update(run.main_thread_labels)
@@ -292,13 +339,20 @@ def _short(url: str) -> str:
     return parts.path.rsplit("/", 1)[-1] or parts.netloc
 
 
+def cell_name(where: Mapping[str, Any]) -> str:
+    """A cell's name in an explanation: its values joined by ``/`` (``mobile/us``)."""
+    return "/".join(str(v) for v in where.values() if not _absent(v))
+
+
 def explain_runs(
     cells: Iterable[tuple[dict[str, Any], list[Mapping[str, Any]], list[Mapping[str, Any]]]],
     *,
     a_label: str = "a",
     b_label: str = "b",
+    run_ids: Mapping[str, tuple[list[str], list[str]]] | None = None,
 ) -> Explanation:
-    """The explanation over ``cells``: each ``(within values, a's LHRs, b's LHRs)``."""
+    """The explanation over ``cells``: each ``(within values, a's LHRs, b's LHRs)``;
+    ``run_ids`` names those runs per cell (:func:`cell_name`), for the pictures."""
     frames: list[pd.DataFrame] = []
     summaries: list[str] = []
     names: list[str] = []
@@ -315,8 +369,7 @@ def explain_runs(
         for i, (key, value) in enumerate(where.items()):
             part.insert(i, key, [value] * len(part))
         frames.append(part)
-        label = "/".join(str(v) for v in where.values() if v is not None)
-        names.append(label)
+        names.append(cell_name(where))
         summaries.append(_summary(rows, a_runs, b_runs, b_label))
     columns = [*within, *EXPLANATION_COLUMNS]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
@@ -328,4 +381,5 @@ def explain_runs(
     # Cells are named only when there is more than one to tell apart.
     summary = summaries[0] if len(summaries) == 1 else " ".join(
         f"{name}: {text}" if name else text for name, text in zip(names, summaries, strict=True))
-    return Explanation(frame, summary, a_label, b_label, (counts[0], counts[1]), names)
+    return Explanation(frame, summary, a_label, b_label, (counts[0], counts[1]), names,
+                       dict(run_ids or {}))

@@ -8,18 +8,20 @@ plots as embedded PNG. Nothing is loaded from anywhere: the report links are the
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from pagelab._exceptions import InvalidInputError
+from pagelab._exceptions import InvalidInputError, PagelabError
+from pagelab._explain import Explanation, explanation_html
 from pagelab._extras import require
-from pagelab._html import render
+from pagelab._html import Markup, render
 from pagelab._readable import comparison_table, failed_runs_table, frame_table, summary_table
 from pagelab.frames import CELL
 from pagelab.models import HEADLINE_METRICS, METRIC_NAMES, METRICS, metric
@@ -39,6 +41,16 @@ _WIDTH, _DPI = 6.6, 85
 class _Plot:
     alt: str
     src: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Explained:
+    """The report's "why" section: the explanation and its pictures, or why there is none."""
+
+    html: Markup | None = None
+    plots: tuple[_Plot, ...] = ()
+    runs: str = ""
+    note: str = ""
 
 
 def frame_of(data: object) -> pd.DataFrame:
@@ -106,19 +118,21 @@ def _side(value: object) -> str:
     return str(value)
 
 
-def _figure(draw: Callable[[Axes], object], size: tuple[float, float]) -> Figure:
+def _figure(draw: Callable[[Any], object], size: tuple[float, float], rows: int = 1) -> Figure:
     """A fresh figure (not pyplot's: no global state, no backend switch) with ``draw`` done
-    on its axes; constrained layout keeps legends beside the axes and titles inside."""
+    on its axes (one Axes, or ``rows`` of them stacked); constrained layout keeps legends
+    beside the axes and titles inside."""
     figure_module = require("matplotlib.figure", "notebook")
     figure: Figure = figure_module.Figure(figsize=size, dpi=_DPI, layout="constrained")
-    draw(figure.subplots())
+    axes = figure.subplots(rows, 1)
+    draw(axes if rows == 1 else list(axes))
     return figure
 
 
-def _png(draw: Callable[[Axes], object], size: tuple[float, float]) -> _Plot:
-    """:func:`_figure` as a base64 PNG ``data:`` address with its title as the alternative
-    text."""
-    figure = _figure(draw, size)
+def _png(draw: Callable[[Any], object], size: tuple[float, float], rows: int = 1) -> _Plot:
+    """:func:`_figure` as a base64 PNG ``data:`` address with its (first axes') title as
+    the alternative text."""
+    figure = _figure(draw, size, rows)
     ax = figure.axes[0]
     buffer = io.BytesIO()
     # No Software tag: it would put matplotlib's web address into the file.
@@ -160,6 +174,71 @@ def _by_group(frame: pd.DataFrame, name: str, ax: Axes) -> object:
     return plots.metric_by_group(frame, name, ax=ax)
 
 
+def _explained(results: object, frame: pd.DataFrame,
+               chosen: tuple[object, object, object]) -> _Explained:
+    """Why b differs from a, from each run's LHR (read through the runner of ``Results``),
+    with the contributions plot and the waterfalls and filmstrips of each side's
+    representative run in the cell of the largest contribution."""
+    from pagelab.stats import explain
+
+    by, a, b = chosen
+    try:
+        explanation = explain(results, by, a, b)  # type: ignore[arg-type]
+    except PagelabError as exc:
+        return _Explained(note=f"No explanation: {exc}")
+    if explanation.frame.empty:
+        return _Explained(explanation_html(explanation, heading=False))
+    images = [_png(lambda ax: _contributions(explanation, ax),
+                   (2 * _WIDTH, 1.2 + 0.4 * min(len(explanation.frame), 12)))]
+    cell = explanation.cell_of(0)
+    runs = ""
+    if cell in explanation.run_ids:
+        ids = [_representative(frame, side) for side in explanation.run_ids[cell]]
+        images.extend(_side_by_side(results, explanation, ids[0], ids[1]))
+        where = f" in {cell}" if cell else ""
+        runs = (f"Waterfalls and filmstrips{where}: the representative run of each side, "
+                f"{ids[0]} ({explanation.a_label}) and {ids[1]} ({explanation.b_label}).")
+    return _Explained(explanation_html(explanation, heading=False), tuple(images), runs)
+
+
+def _contributions(explanation: Explanation, ax: Axes) -> object:
+    from pagelab import plots
+
+    return plots.contributions(explanation, ax=ax)
+
+
+def _representative(frame: pd.DataFrame, ids: Sequence[str]) -> str:
+    """The run among ``ids`` that Lighthouse's ``computeMedianRun`` would pick."""
+    from pagelab.stats import representative_run
+
+    runs = frame[frame["id"].astype("string").isin(list(ids))]
+    if "first_contentful_paint" in runs.columns:
+        label = representative_run(runs)
+        if label is not None:
+            return str(runs.at[label, "id"])
+    return str(ids[0])
+
+
+def _side_by_side(results: object, explanation: Explanation, a_id: str,
+                  b_id: str) -> list[_Plot]:
+    """The two runs' waterfalls on one time axis and, when both have thumbnails, their
+    filmstrips at the same ticks."""
+    from pagelab import plots
+    from pagelab.frames import requests
+
+    lhr_a, lhr_b = results.lhr(a_id), results.lhr(b_id)  # type: ignore[attr-defined]
+    labels = (explanation.a_label, explanation.b_label)
+    rows = max(len(requests(lhr_a)), len(requests(lhr_b)), 1)
+    images = [_png(lambda axes: plots.compare_waterfalls(lhr_a, lhr_b, axes, labels=labels),
+                   (2 * _WIDTH, 2.0 + 0.36 * rows), rows=2)]
+    # A run without thumbnails (the audit failed or was skipped) has no filmstrip.
+    with contextlib.suppress(InvalidInputError):
+        images.append(_png(
+            lambda axes: plots.compare_filmstrips(lhr_a, lhr_b, axes, labels=labels),
+            (2 * _WIDTH, 4.4), rows=2))
+    return images
+
+
 def html_report(
     results: object,
     *,
@@ -168,6 +247,7 @@ def html_report(
     b: object = None,
     title: str | None = None,
     metrics: Iterable[str] | None = None,
+    explain: bool = True,
 ) -> str:
     """One self-contained HTML page about ``results`` (``Results`` or the wide frame).
 
@@ -176,8 +256,11 @@ def html_report(
     the comparison of ``b`` against ``a`` by ``by`` (:func:`pagelab.stats.compare`; default
     the first two values of the first cell column with two or more, none when every run is
     one cell); plots as embedded PNG (the comparison, each headline metric per cell, a heat
-    map of LCP when two cell columns vary); the failed runs. Every text is escaped (the
-    template autoescapes); nothing is loaded from anywhere.
+    map of LCP when two cell columns vary); with ``explain`` and ``Results`` (whose runner
+    reads each run's LHR), why b differs from a (:func:`pagelab.stats.explain`: the summary
+    in words, the ranked contributions and their plot, the waterfalls and filmstrips of each
+    side's representative run); the failed runs. Every text is escaped (the template
+    autoescapes); nothing is loaded from anywhere.
     """
     from pagelab.stats import compare, summarize
 
@@ -196,6 +279,9 @@ def html_report(
             if by is not None:
                 raise
             compared = None  # the default pair shares no cell: nothing to compare within
+    explained = (_explained(results, frame, chosen)
+                 if explain and compared is not None and chosen is not None
+                 and not isinstance(results, pd.DataFrame) else None)
     status = frame["status"].astype("string")
     n_ok = int((status == "success").sum())
     n_failed = int((status == "failed").sum())
@@ -221,6 +307,7 @@ def html_report(
         b=_side(chosen[2]) if chosen else "",
         plots=_plots(frame, names, compared,
                      (chosen[1], chosen[2]) if chosen is not None else None),
+        explained=explained,
         failed=failed_runs_table(frame),
         n_failed=n_failed,
     )

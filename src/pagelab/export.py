@@ -126,11 +126,13 @@ def export(
     a: object = None,
     b: object = None,
     title: str | None = None,
+    explain: bool = True,
 ) -> Path:
     """Write ``data`` (``Results`` or a DataFrame) to ``path`` in the format of its suffix
     (see :data:`SUFFIXES` and the module's table); returns the path.
 
-    ``by``, ``a``, ``b`` and ``title`` shape the HTML report (:func:`html_report`). An
+    ``by``, ``a``, ``b``, ``title`` and ``explain`` shape the HTML report
+    (:func:`html_report`). An
     unknown suffix or a missing directory is :class:`~pagelab.InvalidInputError`.
     """
     frame = frame_of(data)
@@ -155,7 +157,7 @@ def export(
         _write_xlsx(data, frame, target)
     else:
         page = (table_page(frame, title=title) if data is frame
-                else html_report(data, by=by, a=a, b=b, title=title))
+                else html_report(data, by=by, a=a, b=b, title=title, explain=explain))
         target.write_text(page, encoding="utf-8")
     return target
 

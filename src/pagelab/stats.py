@@ -20,7 +20,7 @@ import pandas as pd
 from pagelab._bootstrap import Bootstrap
 from pagelab._cells import cell_columns
 from pagelab._exceptions import InvalidInputError
-from pagelab._explain import Explanation, explain_runs
+from pagelab._explain import Explanation, cell_name, explain_runs
 from pagelab._public import publish, renamed_keyword
 from pagelab.frames import to_frame
 from pagelab.models import (
@@ -656,11 +656,13 @@ def explain(
     mask_b = _side_mask(frame, keys, b, "b") & _successful(frame)
     codes, cells = _cells(frame, groups)
     chosen = []
+    run_ids: dict[str, tuple[list[str], list[str]]] = {}
     for cell in range(len(cells)):
         ids_a = frame.loc[mask_a & (codes == cell), "id"].astype(str).tolist()
         ids_b = frame.loc[mask_b & (codes == cell), "id"].astype(str).tolist()
         if ids_a and ids_b:
             where = {key: _plain(cells.at[cell, key]) for key in groups}
+            run_ids[cell_name(where)] = (ids_a, ids_b)
             chosen.append((where, [results.lhr(i) for i in ids_a],
                            [results.lhr(i) for i in ids_b]))
     if not chosen:
@@ -668,7 +670,7 @@ def explain(
             f"a and b share no cell with successful runs of both: no {', '.join(groups)} "
             "has them; explain within=[] to pool every run of each side"
         )
-    return explain_runs(chosen, a_label=_label(a), b_label=_label(b))
+    return explain_runs(chosen, a_label=_label(a), b_label=_label(b), run_ids=run_ids)
 
 
 def _plain(value: object) -> object:

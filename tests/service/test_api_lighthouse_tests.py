@@ -13,7 +13,8 @@ import httpx
 import pytest
 from live_server import LiveServer, StartServer
 
-from pagelab.models import Metrics, TestStatus
+from pagelab import NotFoundError
+from pagelab.models import Metrics, TestReport, TestStatus
 from pagelab.store import finish_test, transaction
 
 DAY_MS = 24 * 3600 * 1000
@@ -425,3 +426,12 @@ def test_resources(server: LiveServer) -> None:
     assert page.headers["content-type"].startswith("text/html")
     forged = httpx.get(report["report_url"].split("?")[0] + "?token=0123")
     assert forged.status_code == 404
+    # The same link opens the run's HAR (report.har(), no key); a forged one does not.
+    stored = TestReport.model_validate(report)
+    assert stored.har_url == report["report_url"].replace("?token=", "/har?token=")
+    assert stored.har() == json.loads(artifacts["har"])
+    har = httpx.get(stored.har_url)
+    assert har.headers["content-disposition"] == f'attachment; filename="{test["id"]}.har"'
+    assert httpx.get(stored.har_url.split("?")[0] + "?token=0123").status_code == 404
+    with pytest.raises(NotFoundError, match="link expired"):
+        stored.model_copy(update={"report_url": report["report_url"] + "0"}).har()

@@ -93,6 +93,14 @@ def _check_helpers(runner: Runner, report: TestReport) -> None:
     assert har["log"]["version"] == "1.2"
     urls = {entry["request"]["url"] for entry in har["log"]["entries"]}
     assert set(pagelab.frames.requests(lhr)["url"]) <= urls
+    # The report finds it by itself, beside its report_url (no runner, no API key).
+    assert report.har_url is not None
+    assert report.har() == har
+    if report.har_url.startswith("http"):
+        forged = report.model_copy(update={"report_url": re.sub(
+            r"token=[^&]*", "token=1-forged", str(report.report_url))})
+        with pytest.raises(NotFoundError, match="link expired"):
+            forged.har()
     with pytest.raises(NotFoundError, match="lt_nope"):
         runner.lhr("lt_nope")
     with pytest.raises(pagelab.InvalidInputError, match="unknown resource"):

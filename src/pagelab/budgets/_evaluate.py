@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from pagelab._cells import CELL, CellKey, cell_key, cell_keys, cell_label
@@ -20,13 +19,13 @@ from pagelab.models import metric as registry_metric
 from ._models import (
     AGGREGATION_NAMES,
     BudgetFile,
+    BudgetResult,
     Check,
-    Level,
     checks_from_mapping,
     format_resource_value,
     is_resource_metric,
 )
-from ._wording import STATUS_LABELS
+from ._resources import LhrReader, evaluate_resources
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,50 +54,6 @@ BudgetsInput = BudgetFile | Mapping[str, Any] | Sequence[Check]
 
 Cell = CellKey
 
-@dataclass(frozen=True, slots=True)
-class BudgetResult:
-    """One checked limit on one cell (URL x device x location x connection; ``connection``
-    None is the device's default).
-
-    ``expected`` and ``actual`` are in the metric's unit (ms, unitless CLS, score 0-100);
-    ``actual`` is None when no run gave a value (then ``passed`` is False). ``values`` are
-    the successful runs' values in run order. ``operator`` is the condition that passes.
-    """
-
-    url: str
-    device: str
-    location: str
-    connection: str | None
-    metric: str
-    operator: str
-    expected: float
-    actual: float | None
-    values: tuple[float, ...]
-    aggregation: str
-    passed: bool
-    level: Level
-    report_url: str | None
-    message: str
-
-    @property
-    def status(self) -> str:
-        """``pass``, ``warn`` (a missed warn-level limit) or ``fail``."""
-        return "pass" if self.passed else ("warn" if self.level == "warn" else "fail")
-
-    @property
-    def label(self) -> str:
-        """The status as every face prints it (CLI, pytest summary, reports): ``pass``,
-        ``warn`` or ``FAIL``, a missed limit in capitals so it cannot be overlooked."""
-        return STATUS_LABELS[self.status]
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (values as a list, NaN never appears), with ``status`` and its
-        printed ``label``, so a reader of the dict words it as the result does."""
-        data = asdict(self)
-        data["values"] = list(self.values)
-        data["status"] = self.status
-        data["label"] = self.label
-        return data
 
 
 def format_value(metric: str, value: float | None) -> str:
@@ -206,9 +161,16 @@ def evaluate(
     *,
     aggregation: str = "median",
     base_url: str | None = None,
+    read_lhr: LhrReader | None = None,
 ) -> list[BudgetResult]:
     """Check ``budgets`` against the runs in ``frame`` (the wide frame of
     :func:`pagelab.frames.to_frame`), one :class:`BudgetResult` per (cell, metric).
+
+    A budget file's byte and request limits per resource type (``resource_size``,
+    ``resource_count``, ``third_party_size``, ``third_party_count`` under ``budgets``) are
+    read from each successful run's LHR through ``read_lhr`` (``runner.lhr``), after the
+    metric results (:func:`pagelab.budgets.evaluate_resources`); without ``read_lhr`` such a
+    file is :class:`~pagelab.InvalidInputError`, never silently unchecked.
 
     ``aggregation`` (median, mean, p75, p90, min, max, representative) applies where a
     budget names none. A cell a budget names but ``frame`` lacks, or whose runs gave no value,
@@ -222,6 +184,12 @@ def evaluate(
             "this budget file holds Lighthouse CI assertions: check them with "
             "budgets.assert_runs(budget_file.lhci, frame, read_lhr=runner.lhr)")
     checks = resolve_checks(budgets, base_url=base_url)
+    resource_limits = (budgets.resource_limits(base_url) if isinstance(budgets, BudgetFile)
+                       else [])
+    if resource_limits and read_lhr is None:
+        raise InvalidInputError(
+            "this budget file limits bytes or requests per resource type, read from each "
+            "run's LHR: pass read_lhr=runner.lhr (replayed runs from a CSV have no LHRs)")
     for check in checks:
         if check.aggregation is not None:
             _check_aggregation(check.aggregation)
@@ -268,6 +236,9 @@ def evaluate(
                 _result(check, cell, actual, values, agg, report_url, len(rows),
                         failures.get(cell, []))
             )
+    if resource_limits and read_lhr is not None:
+        results.extend(evaluate_resources(resource_limits, frame, read_lhr,
+                                          aggregation=aggregation))
     return results
 
 

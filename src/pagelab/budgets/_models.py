@@ -1,4 +1,5 @@
-"""Budget models: what a budget file says, validated, and the flat checks it resolves to.
+"""Budget models: what a budget file says, validated, the flat checks it resolves to (metric
+:class:`Check` s and per-resource-type :class:`ResourceLimit` s), and the result record.
 
 A budget on a metric is a limit on its aggregated value over the runs of one cell (URL x
 device x location). Which way the limit goes comes from the metric registry: times and CLS
@@ -10,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
@@ -19,20 +20,28 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS, Device, DeviceId, Location, Metric, invalid_input, metric
 
+from ._wording import STATUS_LABELS
+
 __all__ = [
     "AGGREGATION_NAMES",
     "PRESETS",
+    "RESOURCE_KEYWORDS",
+    "RESOURCE_TYPES",
     "UNMEASURED_METRICS",
     "Aggregation",
     "BudgetFile",
+    "BudgetResult",
     "Check",
     "Level",
     "MetricLimit",
     "PageBudget",
+    "ResourceLimit",
+    "Scope",
     "budget_metric",
     "checks_from_mapping",
     "format_resource_value",
     "is_resource_metric",
+    "resource_limits",
 ]
 
 Level = Literal["warn", "error"]
@@ -107,22 +116,132 @@ class MetricLimit(_Strict):
 
 LimitInput = float | MetricLimit
 
+#: The types of Lighthouse's resource-summary audit.
+RESOURCE_TYPES = ("document", "script", "stylesheet", "image", "media", "font", "other",
+                  "third-party", "total")
+#: Budget keywords -> (size or count, the fixed type for the third_party_* ones).
+RESOURCE_KEYWORDS: dict[str, tuple[str, str | None]] = {
+    "resource_size": ("size", None), "resource_count": ("count", None),
+    "third_party_size": ("size", "third-party"), "third_party_count": ("count", "third-party"),
+}
 
-def _check_limits(value: dict[str, LimitInput]) -> dict[str, LimitInput]:
-    for name in value:
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scope:
+    """The cells a limit applies to: ``url``, ``devices`` and ``locations`` None apply to
+    every cell of a frame; a ``url`` with ``*`` is a pattern (matched on the path when it
+    starts with ``/``, as in budget.json)."""
+
+    url: str | None = None
+    devices: tuple[str, ...] | None = None
+    locations: tuple[str, ...] | None = None
+
+    @property
+    def is_pattern(self) -> bool:
+        return self.url is not None and "*" in self.url
+
+    def matches(self, url: str, device: str, location: str) -> bool:
+        if self.devices is not None and device not in self.devices:
+            return False
+        if self.locations is not None and location not in self.locations:
+            return False
+        if self.url is None:
+            return True
+        target = (urlsplit(url).path or "/") if self.url.startswith("/") else url
+        return fnmatch.fnmatchcase(target, self.url) if self.is_pattern else target == self.url
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceLimit(Scope):
+    """A maximum on one resource type's transfer bytes (``size``) or requests (``count``)."""
+
+    kind: str
+    resource_type: str
+    limit: float
+    level: Level | None = None
+    aggregation: str | None = None
+
+    @property
+    def metric(self) -> str:
+        """``resource_size:script``: how results and tables name it."""
+        return f"resource_{self.kind}:{self.resource_type}"
+
+
+def _limit(raw: Any, where: str) -> MetricLimit:
+    try:
+        if isinstance(raw, MetricLimit):
+            return raw
+        return MetricLimit.model_validate(raw) if isinstance(raw, Mapping) else MetricLimit(
+            limit=raw)
+    except ValidationError as exc:
+        raise InvalidInputError(f"{where}: {invalid_input(exc)}") from exc
+
+
+def resource_limits(limits: Mapping[str, Any], where: str = "budget"
+                    ) -> tuple[dict[str, Any], list[ResourceLimit]]:
+    """Split ``limits`` into the metric limits and the :class:`ResourceLimit` s of its
+    resource keywords (``resource_size={"script": 300_000}``, ``third_party_size=...``)."""
+    rest: dict[str, Any] = {}
+    found: list[ResourceLimit] = []
+    for key, raw in limits.items():
+        if key not in RESOURCE_KEYWORDS:
+            rest[key] = raw
+            continue
+        kind, fixed = RESOURCE_KEYWORDS[key]
+        if fixed is not None:
+            per_type = {fixed: raw}
+        elif isinstance(raw, Mapping) and not {"limit"} & set(raw):
+            per_type = dict(raw)
+        else:
+            raise InvalidInputError(
+                f"{where}: {key} takes a mapping of resource type -> limit, e.g. "
+                f"{key}={{'script': 300_000}}; types: {', '.join(RESOURCE_TYPES)}")
+        for resource_type, value in per_type.items():
+            if resource_type not in RESOURCE_TYPES:
+                raise InvalidInputError(f"{where}: {key}: unknown resource type "
+                                        f"{resource_type!r}; valid: {', '.join(RESOURCE_TYPES)}")
+            spec = _limit(value, f"{where}: {key}.{resource_type}")
+            if spec.aggregation is not None and spec.aggregation not in AGGREGATION_NAMES:
+                raise InvalidInputError(f"{where}: {key}.{resource_type}: unknown aggregation")
+            found.append(ResourceLimit(kind, str(resource_type), float(spec.limit), spec.level,
+                                       spec.aggregation))
+    return rest, found
+
+
+
+
+
+_Limits = dict[str, LimitInput | dict[str, LimitInput]]
+
+
+def _check_limits(value: _Limits) -> _Limits:
+    """Metric names known; resource keys (``resource_size: {script: ...}``) checked by the
+    resource module."""
+    checked: _Limits = {}
+    for name, raw in value.items():
+        if name in RESOURCE_KEYWORDS:
+            try:
+                resource_limits({name: raw}, "budgets")
+            except InvalidInputError as exc:
+                raise ValueError(str(exc).removeprefix("budgets: ")) from exc
+            checked[name] = raw
+            continue
         budget_metric(name, "budgets")
-    return value
+        # {limit: 3000} fits both shapes; a metric's is a MetricLimit.
+        checked[name] = MetricLimit.model_validate(raw) if isinstance(raw, dict) else raw
+    return checked
 
 
 class _Budgeted(_Strict):
-    """What a page and a whole file both carry: a preset and per-metric limits."""
+    """What a page and a whole file both carry: a preset and per-metric limits (and
+    per-resource-type ones under :data:`RESOURCE_KEYWORDS`)."""
 
     preset: str | None = None
-    budgets: dict[str, LimitInput] = Field(default_factory=dict)
+    budgets: _Limits = Field(default_factory=dict)
 
     @field_validator("budgets")
     @classmethod
-    def _known_metrics(cls, value: dict[str, LimitInput]) -> dict[str, LimitInput]:
+    def _known_metrics(cls, value: _Limits) -> _Limits:
         return _check_limits(value)
 
     @field_validator("preset")
@@ -143,7 +262,7 @@ class PageBudget(_Budgeted):
     runs: int | None = Field(default=None, ge=1, le=100)
     level: Level | None = None
     preset: str | None = None
-    budgets: dict[str, LimitInput] = Field(default_factory=dict)
+    budgets: _Limits = Field(default_factory=dict)
 
 
 def _check_preset(name: str | None) -> str | None:
@@ -163,7 +282,7 @@ class BudgetFile(_Budgeted):
     locations: list[Location] = Field(default_factory=lambda: [Location.US], min_length=1)
     config: dict[str, Any] | None = None
     preset: str | None = None
-    budgets: dict[str, LimitInput] = Field(default_factory=dict)
+    budgets: _Limits = Field(default_factory=dict)
     pages: list[PageBudget] = Field(default_factory=list)
     #: Lighthouse CI ``ci.assert`` options (a lighthouserc), evaluated on the runs' LHRs by
     #: :func:`pagelab.budgets.assert_runs` as ``lhci assert`` does.
@@ -202,12 +321,14 @@ class BudgetFile(_Budgeted):
         """Every (page, metric) limit, page settings over file settings."""
         found: list[Check] = []
         for page in self.pages:
-            limits: dict[str, LimitInput] = {}
+            limits: dict[str, Any] = {}
             for preset in (self.preset, page.preset):
                 if preset is not None:
                     limits.update(PRESETS[preset])
             limits.update(self.budgets)
             limits.update(page.budgets)
+            for key in RESOURCE_KEYWORDS:
+                limits.pop(key, None)
             found.extend(
                 checks_from_mapping(
                     limits,
@@ -220,42 +341,45 @@ class BudgetFile(_Budgeted):
             )
         return found
 
+    def resource_limits(self, base_url: str | None = None) -> list[ResourceLimit]:
+        """Every page's byte and request limits per resource type (``resource_size: {script:
+        300000}`` and the like under ``budgets``), the file's then the page's (the later
+        one wins per type, as :func:`pagelab.budgets.evaluate_resources` reads them), each
+        scoped to its page's cells."""
+        found: list[ResourceLimit] = []
+        for page in self.pages:
+            # The file's, then the page's: per type and kind the last wins (a page's
+            # resource_size: {image: ...} leaves the file's script limit in force).
+            resources = [
+                limit
+                for source in (self.budgets, page.budgets)
+                for limit in resource_limits(
+                    {key: source[key] for key in RESOURCE_KEYWORDS if key in source}, "budgets")[1]
+            ]
+            found.extend(replace(
+                r, level=r.level or page.level or self.level,
+                aggregation=r.aggregation or self.aggregation,
+                url=self.page_url(page, base_url),
+                devices=tuple(d.value for d in page.devices or self.devices),
+                locations=tuple(loc.value for loc in page.locations or self.locations),
+            ) for r in resources)
+        return found
+
 
 @dataclass(frozen=True, slots=True)
-class Check:
-    """One resolved limit: a metric's bound on the cells it applies to.
-
-    ``url``, ``devices`` and ``locations`` None apply to every cell of a frame; a ``url``
-    with ``*`` is a pattern (matched on the path when it starts with ``/``).
-    """
+class Check(Scope):
+    """One resolved limit: a metric's bound on the cells it applies to (its
+    :class:`Scope`)."""
 
     metric: str
     limit: float
     level: Level = "error"
     aggregation: str | None = None
-    url: str | None = None
-    devices: tuple[str, ...] | None = None
-    locations: tuple[str, ...] | None = None
 
     @property
     def operator(self) -> str:
         """``<=`` for a maximum (times, CLS), ``>=`` for a minimum (the score)."""
         return "<=" if metric(self.metric).lower_is_better else ">="
-
-    @property
-    def is_pattern(self) -> bool:
-        return self.url is not None and "*" in self.url
-
-    def matches(self, url: str, device: str, location: str) -> bool:
-        if self.devices is not None and device not in self.devices:
-            return False
-        if self.locations is not None and location not in self.locations:
-            return False
-        if self.url is None:
-            return True
-        # A URL starting with "/" names a path on any origin (as in budget.json).
-        target = (urlsplit(url).path or "/") if self.url.startswith("/") else url
-        return fnmatch.fnmatchcase(target, self.url) if self.is_pattern else target == self.url
 
 
 def checks_from_mapping(
@@ -291,3 +415,49 @@ def checks_from_mapping(
             )
         )
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetResult:
+    """One checked limit on one cell (URL x device x location x connection; ``connection``
+    None is the device's default).
+
+    ``expected`` and ``actual`` are in the metric's unit (ms, unitless CLS, score 0-100);
+    ``actual`` is None when no run gave a value (then ``passed`` is False). ``values`` are
+    the successful runs' values in run order. ``operator`` is the condition that passes.
+    """
+
+    url: str
+    device: str
+    location: str
+    connection: str | None
+    metric: str
+    operator: str
+    expected: float
+    actual: float | None
+    values: tuple[float, ...]
+    aggregation: str
+    passed: bool
+    level: Level
+    report_url: str | None
+    message: str
+
+    @property
+    def status(self) -> str:
+        """``pass``, ``warn`` (a missed warn-level limit) or ``fail``."""
+        return "pass" if self.passed else ("warn" if self.level == "warn" else "fail")
+
+    @property
+    def label(self) -> str:
+        """The status as every face prints it (CLI, pytest summary, reports): ``pass``,
+        ``warn`` or ``FAIL``, a missed limit in capitals so it cannot be overlooked."""
+        return STATUS_LABELS[self.status]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (values as a list, NaN never appears), with ``status`` and its
+        printed ``label``, so a reader of the dict words it as the result does."""
+        data = asdict(self)
+        data["values"] = list(self.values)
+        data["status"] = self.status
+        data["label"] = self.label
+        return data

@@ -11,18 +11,22 @@ the aggregate (from the ``network-requests`` audit).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pagelab._cells import CellKey, cell_keys, cell_label
-from pagelab._exceptions import InvalidInputError
 
-from ._models import AGGREGATION_NAMES, Level, MetricLimit, format_resource_value
+from ._models import (
+    RESOURCE_KEYWORDS,
+    RESOURCE_TYPES,
+    BudgetResult,
+    Level,
+    ResourceLimit,
+    format_resource_value,
+    resource_limits,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from ._evaluate import BudgetResult
 
 __all__ = [
     "RESOURCE_KEYWORDS",
@@ -32,80 +36,11 @@ __all__ = [
     "resource_limits",
 ]
 
-#: The types of Lighthouse's resource-summary audit.
-RESOURCE_TYPES = ("document", "script", "stylesheet", "image", "media", "font", "other",
-                  "third-party", "total")
-#: Budget keywords -> (size or count, the fixed type for the third_party_* ones).
-RESOURCE_KEYWORDS: dict[str, tuple[str, str | None]] = {
-    "resource_size": ("size", None), "resource_count": ("count", None),
-    "third_party_size": ("size", "third-party"), "third_party_count": ("count", "third-party"),
-}
 # network-requests' resourceType (DevTools) -> resource-summary's type.
 _REQUEST_TYPES = {"Document": "document", "Script": "script", "Stylesheet": "stylesheet",
                   "Image": "image", "Media": "media", "Font": "font"}
 
 LhrReader = Callable[[str], Mapping[str, Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class ResourceLimit:
-    """A maximum on one resource type's transfer bytes (``size``) or requests (``count``)."""
-
-    kind: str
-    resource_type: str
-    limit: float
-    level: Level | None = None
-    aggregation: str | None = None
-
-    @property
-    def metric(self) -> str:
-        """``resource_size:script``: how results and tables name it."""
-        return f"resource_{self.kind}:{self.resource_type}"
-
-
-def _limit(raw: Any, where: str) -> MetricLimit:
-    from pydantic import ValidationError
-
-    from pagelab.models import invalid_input
-
-    try:
-        if isinstance(raw, MetricLimit):
-            return raw
-        return MetricLimit.model_validate(raw) if isinstance(raw, Mapping) else MetricLimit(
-            limit=raw)
-    except ValidationError as exc:
-        raise InvalidInputError(f"{where}: {invalid_input(exc)}") from exc
-
-
-def resource_limits(limits: Mapping[str, Any], where: str = "budget"
-                    ) -> tuple[dict[str, Any], list[ResourceLimit]]:
-    """Split ``limits`` into the metric limits and the :class:`ResourceLimit` s of its
-    resource keywords (``resource_size={"script": 300_000}``, ``third_party_size=...``)."""
-    rest: dict[str, Any] = {}
-    found: list[ResourceLimit] = []
-    for key, raw in limits.items():
-        if key not in RESOURCE_KEYWORDS:
-            rest[key] = raw
-            continue
-        kind, fixed = RESOURCE_KEYWORDS[key]
-        if fixed is not None:
-            per_type = {fixed: raw}
-        elif isinstance(raw, Mapping) and not {"limit"} & set(raw):
-            per_type = dict(raw)
-        else:
-            raise InvalidInputError(
-                f"{where}: {key} takes a mapping of resource type -> limit, e.g. "
-                f"{key}={{'script': 300_000}}; types: {', '.join(RESOURCE_TYPES)}")
-        for resource_type, value in per_type.items():
-            if resource_type not in RESOURCE_TYPES:
-                raise InvalidInputError(f"{where}: {key}: unknown resource type "
-                                        f"{resource_type!r}; valid: {', '.join(RESOURCE_TYPES)}")
-            spec = _limit(value, f"{where}: {key}.{resource_type}")
-            if spec.aggregation is not None and spec.aggregation not in AGGREGATION_NAMES:
-                raise InvalidInputError(f"{where}: {key}.{resource_type}: unknown aggregation")
-            found.append(ResourceLimit(kind, str(resource_type), float(spec.limit), spec.level,
-                                       spec.aggregation))
-    return rest, found
 
 
 def _summary_value(lhr: Mapping[str, Any], limit: ResourceLimit) -> float | None:
@@ -164,9 +99,17 @@ def evaluate_resources(
     keys = cell_keys(ok)
     results: list[BudgetResult] = []
     for cell in dict.fromkeys(keys):
+        # Of the limits on one type and kind that apply here, the last (a page's) wins.
+        applying: dict[str, ResourceLimit] = {}
+        for limit in limits:
+            if limit.matches(str(cell[0]), str(cell[1]), str(cell[2])):
+                applying.pop(limit.metric, None)
+                applying[limit.metric] = limit
+        if not applying:
+            continue
         rows = ok.iloc[[i for i, key in enumerate(keys) if key == cell]]
         lhrs = [read_lhr(str(test_id)) for test_id in rows["id"].tolist()]
-        for limit in limits:
+        for limit in applying.values():
             agg = limit.aggregation or aggregation
             per_run = [_summary_value(lhr, limit) for lhr in lhrs]
             values = [v for v in per_run if v is not None]
@@ -185,8 +128,6 @@ def evaluate_resources(
 def _result(limit: ResourceLimit, cell: CellKey, actual: float | None, values: list[float],
             per_run: list[float | None], lhrs: list[Mapping[str, Any]], aggregation: str,
             level: Level) -> BudgetResult:
-    from ._evaluate import BudgetResult
-
     name = limit.metric
     where = cell_label(cell)
     expected = format_resource_value(name, limit.limit)

@@ -150,6 +150,7 @@ def _check(args: argparse.Namespace) -> int:
     for note in budget_file.notes:
         print(f"note: {note}")
     lhci_results: list[Any] = []
+    results: list[Any] = []
     if args.replay:
         frame = read_runs(args.replay)
         if budget_file.lhci is not None:
@@ -189,8 +190,11 @@ def _check(args: argparse.Namespace) -> int:
             frame = pd.concat(frames, ignore_index=True)
             if budget_file.lhci is not None:
                 lhci_results = assert_runs(budget_file.lhci, frame, read_lhr=runner.lhr)
-    results = [] if budget_file.lhci is not None else evaluate(
-        budget_file, frame, aggregation=aggregation, base_url=base_url)
+            else:
+                results = evaluate(budget_file, frame, aggregation=aggregation,
+                                   base_url=base_url, read_lhr=runner.lhr)
+    if args.replay and budget_file.lhci is None:
+        results = evaluate(budget_file, frame, aggregation=aggregation, base_url=base_url)
     if budget_file.lhci is not None:
         # First what `lhci assert` prints, then pagelab's table of every assertion.
         print("\n".join(format_lhci(lhci_results)), end="\n\n")

@@ -49,6 +49,10 @@ from ._flows import Navigate as Navigate
 from ._flows import Snapshot as Snapshot
 from ._flows import Timespan as Timespan
 from ._flows import step_name as step_name
+from ._har import HAR_FILE as HAR_FILE
+from ._har import HOSTED_HAR as HOSTED_HAR
+from ._har import REPORT_FILE as REPORT_FILE
+from ._har import parse_har as parse_har
 from ._inputs import check_paging as check_paging
 from ._inputs import coerce_config as coerce_config
 from ._inputs import epoch_ms_or_none as epoch_ms_or_none

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._config import LighthouseConfig
 from ._display import batch_html, batch_text, report_html, report_text
 from ._enums import BatchStatus, BatchType, DeviceId, Location, TestStatus
+from ._har import har_url, read_har
 from ._types import Timestamp
 
 __all__ = [
@@ -95,7 +96,33 @@ class EngineEnvironment(_Model):
     cpu_count: int | None = None
 
 
-class TestReport(_Model):
+class _Linked(Protocol):
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def report_url(self) -> str | None: ...
+
+
+class _HarAccess:
+    """``report.har()`` for the two models that name one test (:class:`TestReport`,
+    :class:`BatchItem`)."""
+
+    __slots__ = ()
+
+    @property
+    def har_url(self: _Linked) -> str | None:
+        """Where the run's HAR is: beside ``report_url`` (the hosted report's link with
+        ``/har``, the same token opening it; a LocalRunner's ``run.har`` file next to its
+        ``report.html``); None without a report."""
+        return har_url(self.report_url)
+
+    def har(self: _Linked) -> dict[str, Any]:
+        """The run's HTTP Archive (HAR 1.2), parsed, read from :attr:`har_url` (no runner
+        needed; ``runner.har(report)`` reads the same document through the API)."""
+        return read_har(self.report_url, self.id)
+
+
+class TestReport(_Model, _HarAccess):
     """One Lighthouse test: request, status, and (when final) metrics or error."""
 
     __test__ = False
@@ -127,7 +154,7 @@ class TestReport(_Model):
         return report_text(self)
 
 
-class BatchItem(_Model):
+class BatchItem(_Model, _HarAccess):
     """One test of a batch."""
 
     id: str | None = None

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError
+from pagelab._explain import amount
 
 from ._common import plain, pyplot
 from ._run import _thumbnails, filmstrip, waterfall
@@ -103,7 +104,7 @@ def contributions(explanation: Explanation, ax: Axes | None = None, *,
     colours = [_KIND_COLOURS.get(str(k), "#80868b") for k in frame["kind"]]
     ax.barh(rows, signed, color=colours, height=0.6)
     names = [
-        f"{_short(str(item))} ({_delta(delta, str(unit))})"
+        f"{_short(str(item))} ({amount(delta, str(unit), signed=True)})"
         for item, delta, unit in zip(frame["item"], frame["delta"], frame["unit"], strict=True)
     ]
     ax.set_yticks(rows, [plain(n) for n in names], fontsize=8)
@@ -131,11 +132,3 @@ def _short(item: str) -> str:
     host, _, path = tail.partition("/")
     name = path.rsplit("/", 1)[-1] or host
     return f"{name} ({host})" if len(name) < 40 else name[:39] + "\u2026"
-
-
-def _delta(value: float, unit: str) -> str:
-    if unit == "bytes":
-        return f"{value / 1000:+,.0f} KB" if abs(value) >= 1000 else f"{value:+,.0f} B"
-    if unit == "ms":
-        return f"{value:+,.0f} ms"
-    return f"{value:+,.0f} {unit}"

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from pagelab._exceptions import InvalidInputError, NotFoundError
-from pagelab.models import MAX_STRING_LENGTH, BatchItem, TestReport
+from pagelab.models import MAX_STRING_LENGTH, BatchItem, TestReport, parse_har
 from pagelab.store import ARTIFACT_NAMES
 
 __all__ = ["RESOURCE_NAMES", "ReportRef", "ResourceReader", "decode_data_uri", "report_test_id"]
@@ -105,15 +105,9 @@ class ResourceReader:
         """The run's HTTP Archive (HAR 1.2), parsed: every request and response of the page
         load, converted from the DevTools log the engine recorded (by chrome-har), with
         credentials (``Authorization``, cookies, the test's secrets) masked as ``***``.
-        ``json.dump`` it to a ``.har`` file to open it in Chromium's DevTools."""
-        text = self.resource(report, "har")
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the har of {report_test_id(report)} is not JSON") from exc
-        if not isinstance(parsed, dict) or "log" not in parsed:
-            raise ValueError(f"the har of {report_test_id(report)} is not a HAR document")
-        return parsed
+        ``json.dump`` it to a ``.har`` file to open it in Chromium's DevTools. A report
+        with a ``report_url`` reads it without the runner too: ``report.har()``."""
+        return parse_har(self.resource(report, "har"), f"the har of {report_test_id(report)}")
 
     def screenshot(self, report: ReportRef) -> bytes:
         """The final screenshot's image bytes (JPEG, as Lighthouse captures it)."""

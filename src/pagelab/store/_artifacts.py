@@ -10,6 +10,8 @@ import tempfile
 import zlib
 from pathlib import Path
 
+from pagelab.models import HAR_FILE, REPORT_FILE
+
 from ._dialect import Connection
 
 __all__ = ["ARTIFACT_NAMES", "ArtifactFiles", "DatabaseArtifacts", "resource_string"]
@@ -17,11 +19,11 @@ __all__ = ["ARTIFACT_NAMES", "ArtifactFiles", "DatabaseArtifacts", "resource_str
 #: Resource name -> (file name, media type). The names are the API's resource names.
 ARTIFACT_NAMES: dict[str, tuple[str, str]] = {
     "lighthouse-json": ("lhr.json", "application/json"),
-    "html-report": ("report.html", "text/html"),
+    "html-report": (REPORT_FILE, "text/html"),
     "screenshot": ("screenshot.txt", "text/plain"),  # a data URI
     "filmstrip": ("filmstrip.json", "application/json"),
     "video": ("video.webm", "video/webm"),
-    "har": ("run.har", "application/json"),
+    "har": (HAR_FILE, "application/json"),
 }
 
 

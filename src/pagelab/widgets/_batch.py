@@ -3,7 +3,7 @@ and whether the difference is real."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +16,7 @@ from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
 from pagelab.stats import MIN_RUNS
 
-from ._common import Panel, error_html, error_message, figure_png
+from ._common import Panel, error_html, error_message, figure_png, show_png
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from pagelab._measure import Results
     from pagelab.runners import Runner
+    from pagelab.stats import Explanation
 
 __all__ = ["BatchComparison"]
 
@@ -64,6 +65,8 @@ class BatchComparison(Panel):
         self.results: Results | None = None
         self.summary: pd.DataFrame | None = None
         self.comparison: pd.DataFrame | None = None
+        #: Why the cell in ``explain_cell`` differs from the baseline, once shown.
+        self.explanation: Explanation | None = None
         self.export_dir = Path(export_dir)
         self._cells: dict[str, tuple[Any, ...]] = {}
         self._cell_columns: list[str] = []
@@ -107,6 +110,12 @@ class BatchComparison(Panel):
         self.table.add_class("pagelab-summary-box")
         self.comparison_table = w.HTML(value="")
         self.comparison_table.add_class("pagelab-comparison-box")
+        self.explain_cell = w.Dropdown(options=[], description="Explain")
+        self.explanation_box = w.HTML(value="")
+        self.explanation_box.add_class("pagelab-explanation-box")
+        self.explanation_plot = w.Image(format="png", value=b"")
+        self.explanation_plot.add_class("pagelab-explanation-plot")
+        self._explanation_area = w.Box([])
         self.export_buttons = []
         for label, suffix in _EXPORT_FORMATS:
             button = w.Button(description=label, icon="download", disabled=True)
@@ -115,6 +124,7 @@ class BatchComparison(Panel):
         self.export_status = w.HTML(value="")
         self.metric.observe(lambda _change: self._redraw_plot(), names="value")
         self.baseline.observe(lambda _change: self._recompare(), names="value")
+        self.explain_cell.observe(lambda _change: self._reexplain(), names="value")
         self._build(
             self.urls,
             w.HBox([self.devices, self.locations]),
@@ -125,6 +135,9 @@ class BatchComparison(Panel):
             w.HBox([self.metric, self.baseline]),
             self.plot_area,
             self.comparison_table,
+            self.explain_cell,
+            self.explanation_box,
+            self._explanation_area,
             w.HBox([*self.export_buttons, self.export_status]),
         )
 
@@ -157,6 +170,7 @@ class BatchComparison(Panel):
         self.results = self.summary = self.comparison = None
         self.table.value = self.comparison_table.value = self.export_status.value = ""
         self._set_plot(None)
+        self._set_explanation(None)
         few = (f" (a comparison needs {MIN_RUNS} runs per cell for a verdict)"
                if self.runs.value < MIN_RUNS else "")
         self._set_status(f"Starting {total} runs…{few}")
@@ -207,16 +221,8 @@ class BatchComparison(Panel):
         for button in self.export_buttons:
             button.disabled = False
         self._redraw_plot()
-        labels = list(self._cells)
-        # The baseline stays the cell it was when that cell is still there, else the first;
-        # a change of value fires the observer, which runs the comparison.
-        current = self.baseline.value
-        self.baseline.options = labels
-        target = current if current in labels else labels[0]
-        if self.baseline.value != target:
-            self.baseline.value = target
-        else:
-            self._recompare()
+        # The baseline stays the cell it was when that cell is still there, else the first.
+        _offer(self.baseline, list(self._cells), self._recompare)
 
     def _redraw_plot(self) -> None:
         results = self.results
@@ -246,6 +252,7 @@ class BatchComparison(Panel):
                 if results is not None else ""
             )
             self.comparison = None
+            self._set_explanation(None)
             return
         from pagelab import stats
 
@@ -265,6 +272,47 @@ class BatchComparison(Panel):
             f"<b>Against the baseline {escape(base)}</b>"
             + _comparison_html(self.comparison, base)
         )
+        # The cell explained stays the one chosen while it is not the baseline.
+        _offer(self.explain_cell, [label for label in self._cells if label != base],
+               self._reexplain)
+
+    def _reexplain(self) -> None:
+        """Why the chosen cell differs from the baseline (:func:`pagelab.stats.explain` over
+        each run's LHR, read through the runner), as a table and a plot; an error (say, runs
+        whose LHRs cannot be read) is shown in place of it. Run is disabled meanwhile."""
+        results, base, other = self.results, self.baseline.value, self.explain_cell.value
+        if results is None or base not in self._cells or other not in self._cells:
+            self._set_explanation(None)
+            return
+        from pagelab import stats
+
+        running = self.running
+        self.run_button.disabled = True
+        try:
+            explanation = stats.explain(results, self._cell_columns, self._cells[base],
+                                        self._cells[other], within=[])
+            png = (figure_png(lambda ax: _contributions(explanation, ax),
+                              (9.0, 1.2 + 0.4 * min(len(explanation.frame), 12)))
+                   if len(explanation.frame) else None)
+        except Exception as exc:
+            self.error = exc
+            self._set_explanation(None)
+            self.explanation_box.value = error_html(
+                f"Could not explain {other} against {base}: {error_message(exc)}")
+            return
+        finally:
+            self.run_button.disabled = running
+        self.explanation = explanation
+        self.explanation_box.value = explanation._repr_html_()
+        self._set_explanation_plot(png)
+
+    def _set_explanation(self, explanation: Explanation | None) -> None:
+        self.explanation = explanation
+        self.explanation_box.value = ""
+        self._set_explanation_plot(None)
+
+    def _set_explanation_plot(self, png: bytes | None) -> None:
+        show_png(self._explanation_area, self.explanation_plot, png, [])
 
     # -- export ----------------------------------------------------------------------------
 
@@ -292,6 +340,24 @@ class BatchComparison(Panel):
         if suffix != ".html" or not base or base not in self._cells or not others:
             return {}
         return {"by": self._cell_columns, "a": self._cells[base], "b": self._cells[others[0]]}
+
+
+def _offer(dropdown: Any, options: list[str], refresh: Callable[[], None]) -> None:
+    """Offer ``options`` in ``dropdown``, keeping its value while offered, else the first;
+    a new value fires the dropdown's observer, an unchanged one calls ``refresh``."""
+    current = dropdown.value
+    dropdown.options = options
+    target = current if current in options else options[0]
+    if dropdown.value != target:
+        dropdown.value = target
+    else:
+        refresh()
+
+
+def _contributions(explanation: Explanation, ax: Axes) -> object:
+    from pagelab import plots
+
+    return plots.contributions(explanation, ax=ax)
 
 
 def _pandas() -> Any:

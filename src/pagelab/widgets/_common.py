@@ -45,6 +45,7 @@ __all__ = [
     "error_message",
     "figure_png",
     "ipywidgets",
+    "show_png",
 ]
 
 #: Pixel size of the plots the widgets draw (at 100 dpi).
@@ -108,6 +109,17 @@ def figure_png(draw: Callable[[Axes], object], size: tuple[float, float] = FIGUR
     buffer = io.BytesIO()
     draw_figure(draw, size).savefig(buffer, format="png")
     return buffer.getvalue()
+
+
+def show_png(area: Any, image: Any, png: bytes | None, empty: list[Any]) -> None:
+    """``png`` in ``image`` as ``area``'s one child, or ``empty`` as its children for None:
+    never an empty image, which a browser draws as a broken one."""
+    if png:
+        image.value = png
+        area.children = [image]
+    else:
+        area.children = empty
+        image.value = b""
 
 
 #: What the plot area says until there is a plot (an empty image would show as broken).
@@ -224,14 +236,8 @@ class Panel:
         raise NotImplementedError
 
     def _set_plot(self, png: bytes | None) -> None:
-        """Show ``png`` in the plot area, or the placeholder text for None (no empty image,
-        which a browser draws as a broken one)."""
-        if png:
-            self.plot.value = png
-            self.plot_area.children = [self.plot]
-        else:
-            self.plot_area.children = [self._plot_placeholder]
-            self.plot.value = b""
+        """Show ``png`` in the plot area, or the placeholder text for None."""
+        show_png(self.plot_area, self.plot, png, [self._plot_placeholder])
 
     def _set_status(self, text: str) -> None:
         self.status.value = f'<span class="pagelab-status-text">{escape(text)}</span>'

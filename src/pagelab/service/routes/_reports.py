@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 
-from pagelab.models import TestStatus
+from pagelab.models import HOSTED_HAR, TestStatus
 from pagelab.store import batch_owner, get_batch, get_test, test_owner
 
 from .._deps import AddressLimitDep, ConnectionDep, LinksDep, ServicesDep
@@ -59,6 +59,20 @@ def lighthouse_test_report(
             headers=_PAGE_HEADERS,
         )
     return HTMLResponse(html, headers=_PAGE_HEADERS)
+
+
+@router.get(f"/lighthouse-tests/{{id}}/{HOSTED_HAR}", dependencies=[AddressLimitDep])
+def lighthouse_test_har(
+    id: str, services: ServicesDep, conn: ConnectionDep, token: TokenQuery = ""
+) -> Response:
+    """The test's HAR, opened by its report's signed link (``report.har()``): credentials
+    were masked when it was stored; a download named after the test."""
+    owner = test_owner(conn, id) if services.links.verify("lighthouse-tests", id, token) else None
+    data = services.store.artifacts.read(conn, id, "har") if owner is not None else None
+    if data is None:
+        return _not_found()
+    return Response(data, media_type="application/json", headers={
+        **_PAGE_HEADERS, "Content-Disposition": f'attachment; filename="{id}.har"'})
 
 
 @router.get("/lighthouse-batch-tests/{id}", response_class=HTMLResponse,
