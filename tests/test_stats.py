@@ -238,7 +238,7 @@ def test_all_failed_cell_has_nan_values_and_no_representative(
     assert (fast["runs"], fast["failed"], fast["engine_failures"]) == (11, 1, 1)
     # the failed run does not enter the statistics
     assert fast[LCP] == with_failures.loc[with_failures["url"] == FAST, LCP].median()
-    picked = summarize(with_failures, by="url", agg="representative").set_index("url")
+    picked = summarize(with_failures, by="url", aggregation="representative").set_index("url")
     chosen = with_failures["id"] == picked.loc[FAST, "representative_id"]
     assert picked.loc[FAST, LCP] == with_failures.loc[chosen, LCP].item()
     assert np.isnan(picked.loc["http://demo.test/broken", LCP])
@@ -285,7 +285,7 @@ def test_grouping_defaults_and_bad_input(runs: pd.DataFrame) -> None:
     assert whole.loc[0, "runs"] == 15
     assert len(summarize(runs.iloc[0:0])) == 0
     with pytest.raises(InvalidInputError, match="aggregation: unknown 'p99'; valid: median"):
-        summarize(runs, agg="p99")
+        summarize(runs, aggregation="p99")
     with pytest.raises(InvalidInputError, match="by: the frame has no column 'page'"):
         summarize(runs, by="page")
     with pytest.raises(InvalidInputError, match="unknown metric 'XYZ'"):
