@@ -8,9 +8,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from pagelab.store import Connection, take_rate_token
+from pagelab.store import KeyCheck, PgConnection, check_key, take_rate_token
 
 __all__ = ["ConcurrencyGate", "RateDecision", "RateLimiter", "SharedRateLimiter"]
 
@@ -93,7 +93,7 @@ class SharedRateLimiter(RateLimiter):
     checks run in the event loop: one short upsert, on the database's clock)."""
 
     def __init__(self, limit_per_minute: int, *, name: str,
-                 connection: Callable[[], Connection]) -> None:
+                 connection: Callable[[], PgConnection]) -> None:
         super().__init__(limit_per_minute)
         self._name = name
         self._connection = connection
@@ -102,6 +102,16 @@ class SharedRateLimiter(RateLimiter):
         allowed, tokens = take_rate_token(self._connection(), f"{self._name}:{caller}",
                                           self.limit)
         return self.decision(allowed, tokens)
+
+    def check_key(self, key: str, *, test_id: str | None = None,
+                  report_url: Any = None) -> tuple[KeyCheck, RateDecision | None]:
+        """The key's account and the decision for its bucket (None: no such active key,
+        nothing taken) and, with ``test_id``, the account's test: one round trip."""
+        check = check_key(self._connection(), key, bucket=f"{self._name}:",
+                          limit_per_minute=self.limit, test_id=test_id, report_url=report_url)
+        if check.account is None:
+            return check, None
+        return check, self.decision(check.allowed, check.tokens)
 
 
 class ConcurrencyGate:

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from pagelab.catalog import TTFB_REGIONS
 from pagelab.engine import dns_server_resolver
-from pagelab.store import Connection, ConnectionPool, PgPool, Store, link_secrets
+from pagelab.store import ConnectionPool, PgConnection, PgPool, Store, link_secrets
 
 from ._guard import TargetGuard
 from ._ratelimit import ConcurrencyGate, RateLimiter, SharedRateLimiter
@@ -110,7 +110,7 @@ class Services:
             RateLimiter(settings.failed_key_limit_per_minute),
         )
         if isinstance(pool, PgPool):  # one budget per key across every server
-            def relaxed() -> Connection:
+            def relaxed() -> PgConnection:
                 return pool.thread_connection(relaxed=True)
 
             limiter = SharedRateLimiter(settings.rate_limit_per_minute, name="requests",
