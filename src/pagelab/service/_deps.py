@@ -90,7 +90,7 @@ def _rate_limit(services: Services, caller: str) -> dict[str, str]:
     return decision.headers()
 
 
-def authenticate(
+async def authenticate(
     request: Request,
     services: Services,
     api_key: str | None,
@@ -106,7 +106,7 @@ def authenticate(
     test). PostgreSQL: the key and its shared bucket in one round trip (``check_key``)."""
     if not api_key:
         return None, _rate_limit(services, f"address:{_client(request)}")
-    account, headers, _ = _check_key(request, services, api_key, conn)
+    account, headers, _ = await _check_key(request, services, api_key, conn)
     return account, headers
 
 
@@ -114,7 +114,7 @@ def _client(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def _check_key(
+async def _check_key(
     request: Request,
     services: Services,
     api_key: str,
@@ -129,7 +129,8 @@ def _check_key(
     test: TestReport | None = None
     decision: RateDecision | None = None
     if isinstance(limiter, SharedRateLimiter):
-        check, decision = limiter.check_key(api_key, test_id=test_id, report_url=report_url)
+        check, decision = await limiter.check_key(api_key, test_id=test_id,
+                                                  report_url=report_url)
         account, test = check.account, check.test
     else:
         account = find_account_by_key(
@@ -164,12 +165,12 @@ def _admit(decision: RateDecision) -> None:
         )
 
 
-def require_account(request: Request) -> tuple[Services, Account, dict[str, str]]:
+async def require_account(request: Request) -> tuple[Services, Account, dict[str, str]]:
     """For a route that takes no dependencies (the hot ``POST /v1/lighthouse-tests``):
     the services, the caller's account and the rate-limit headers, checked exactly as
     :data:`AccountDep` does (401, then 429), without FastAPI's dependency solving."""
     services: Services = request.app.state.services
-    account, headers = authenticate(
+    account, headers = await authenticate(
         request, services, request.headers.get(API_KEY_HEADER.model.name) or None
     )
     if account is None:
@@ -177,7 +178,7 @@ def require_account(request: Request) -> tuple[Services, Account, dict[str, str]
     return services, account, headers
 
 
-def require_account_test(
+async def require_account_test(
     request: Request, test_id: str
 ) -> tuple[Account, dict[str, str], TestReport | None]:
     """:func:`require_account` for the hot ``GET /v1/lighthouse-tests/{id}``, with the
@@ -186,9 +187,9 @@ def require_account_test(
     services: Services = request.app.state.services
     api_key = request.headers.get(API_KEY_HEADER.model.name) or None
     if not api_key:
-        authenticate(request, services, None)  # the address's budget first (429)
+        await authenticate(request, services, None)  # the address's budget first (429)
         raise ApiProblem(401, "missing X-API-KEY header: send your API key")
-    return _check_key(request, services, api_key, test_id=test_id,
+    return await _check_key(request, services, api_key, test_id=test_id,
                       report_url=links_for(request, services).test)
 
 
@@ -199,7 +200,7 @@ async def get_optional_account(
     api_key: Annotated[str | None, Security(API_KEY_HEADER)],
 ) -> Account | None:
     """The caller's account, or None when no key was sent (see :func:`authenticate`)."""
-    account, headers = authenticate(
+    account, headers = await authenticate(
         request, services, api_key, getattr(request.state, "db", None)
     )
     response.headers.update(headers)

@@ -114,9 +114,11 @@ class Services:
                 return pool.thread_connection(relaxed=True)
 
             limiter = SharedRateLimiter(settings.rate_limit_per_minute, name="requests",
-                                        connection=relaxed)
+                                        connection=relaxed,
+                                        loop_connection=pool.loop_connection)
             failed_keys = SharedRateLimiter(settings.failed_key_limit_per_minute,
-                                            name="unknown-keys", connection=relaxed)
+                                            name="unknown-keys", connection=relaxed,
+                                            loop_connection=pool.loop_connection)
         return cls(
             settings=settings,
             store=store,
@@ -143,6 +145,15 @@ class Services:
                 per_caller=settings.guard_dns_per_caller,
             ),
         )
+
+    async def open_loop(self) -> None:
+        """Open what the event loop's coroutines use (in the loop that serves requests)."""
+        if isinstance(self.pool, PgPool):
+            await self.pool.open_loop_pool(self.settings.max_db_connections)
+
+    async def close_loop(self) -> None:
+        if isinstance(self.pool, PgPool):
+            await self.pool.close_loop_pool()
 
     def close(self) -> None:
         self.ttfb_executor.shutdown(wait=False, cancel_futures=True)

@@ -23,7 +23,7 @@ from ._ratelimit import bucket_upsert
 from ._records import TEST_COLUMNS, now_ms, test_from_row
 
 if TYPE_CHECKING:
-    from ._pg import PgConnection
+    import psycopg
 
 __all__ = ["KeyCheck", "check_key"]
 
@@ -69,8 +69,8 @@ _CHECK = _statement(with_test=False)
 _CHECK_AND_READ = _statement(with_test=True)
 
 
-def check_key(
-    conn: PgConnection,
+async def check_key(
+    conn: psycopg.AsyncConnection[Any],
     key: str,
     *,
     bucket: str,
@@ -80,7 +80,9 @@ def check_key(
 ) -> KeyCheck:
     """The key's account, a token from its bucket (named ``bucket`` + account id, as
     :func:`~._ratelimit.take_rate_token` names it) and, with ``test_id``, that test as
-    :func:`~._records.get_test` reads it: one statement. PostgreSQL only.
+    :func:`~._records.get_test` reads it: one statement, awaited (the event loop serves
+    other requests meanwhile), on a connection of :meth:`~._pg.PgPool.loop_connection`.
+    PostgreSQL only.
 
     The hash is compared by the database, not in constant time: it is the SHA-256 of a
     240-bit random key, so how much of it matched tells nothing about the key.
@@ -93,9 +95,8 @@ def check_key(
     }
     if test_id is not None:
         parameters.update(test_id=test_id, now=now_ms())
-    row = conn.raw.execute(
-        _CHECK_AND_READ if test_id is not None else _CHECK, parameters
-    ).fetchone()
+    cursor = await conn.execute(_CHECK_AND_READ if test_id is not None else _CHECK, parameters)
+    row = await cursor.fetchone()
     if row is None:
         return KeyCheck(account=None, allowed=False, tokens=0.0, test=None)
     test = None
