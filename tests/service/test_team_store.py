@@ -134,6 +134,55 @@ def _wait_final(client: httpx.Client, ids: list[str]) -> dict[str, dict[str, Any
 
 
 @pytest.mark.engine
+def test_twenty_queued_tests_are_each_run_exactly_once_by_two_servers(
+    tmp_path: Path, database: str, demo_url: str
+) -> None:
+    """The issue's count: 20 tests queued over both servers, whose workers claim from the
+    one queue at once (the real engine, on the demo's fast page; the machine's engine
+    lock makes the runs serial, not the claims). Each test is run once, by one server, to
+    success, and both servers' workers take part."""
+    key = create_key(tmp_path, database=database, lighthouse=20)
+    servers = [
+        ServerProcess(tmp_path / f"data-{n}", tmp_path / f"server-{n}.log", "--database",
+                      database).start()
+        for n in range(2)
+    ]
+    try:
+        clients = [_client(server, key) for server in servers]
+        ids = []
+        for n in range(20):
+            created = clients[n % 2].post("/v1/lighthouse-tests", json={
+                "url": f"{demo_url}/fast?n={n}", "device": "desktop", "location": "de"})
+            assert created.status_code == 201, created.text
+            ids.append(created.json()["id"])
+        reports = _wait_final(clients[1], ids)
+        for client in clients:
+            client.close()
+    finally:
+        for server in servers:
+            server.stop()
+    assert {r["status"] for r in reports.values()} == {"success"}, reports
+    runs = {server.process.pid if server.process else 0: Counter(
+        test_id for test_id in ids
+        if f"running test {test_id}" in server.log_path.read_text())
+        for server in servers}
+    total = Counter[str]()
+    for counted in runs.values():
+        total.update(counted)
+    assert total == Counter(ids), total  # every test run, none by both servers
+    for server in servers:
+        log = server.log_path.read_text()
+        assert all(log.count(f"running test {test_id}") <= 1 for test_id in ids)
+        assert "lost the lease" not in log
+    assert all(runs.values()), "each server's worker runs some of the tests"
+    # The stored lease owner of each test is the server that ran it.
+    with Store(tmp_path, database=database).connection() as conn:
+        owners = {row["id"]: int(str(row["lease_owner"]).split(":")[1]) for row in
+                  conn.execute("SELECT id, lease_owner FROM tests")}
+    assert all(test_id in runs[owners[test_id]] for test_id in ids)
+
+
+@pytest.mark.engine
 def test_queued_tests_run_exactly_once_by_two_servers_and_a_killed_one_is_taken_over(
     tmp_path: Path, database: str, demo_url: str
 ) -> None:
