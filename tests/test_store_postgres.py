@@ -259,3 +259,46 @@ def test_one_statement_checks_the_key_takes_its_token_and_reads_the_test(postgre
             pool.close()
 
     asyncio.run(scenario())
+
+
+def test_the_event_loops_connections_are_bounded_reused_and_closed(postgres: Any) -> None:
+    import asyncio
+
+    from pagelab import StoreError
+    from pagelab.store import PgPool, Store
+
+    pool = Store(database=postgres.new_database()).pool(size=2)
+    assert isinstance(pool, PgPool)
+
+    async def backends() -> int:
+        async with pool.loop_connection() as conn:
+            cursor = await conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND application_name = 'pagelab' AND backend_type = 'client backend'")
+            row = await cursor.fetchone()
+            assert row is not None
+            return int(row[0])
+
+    async def scenario() -> None:
+        await pool.open_loop_pool(3)
+        before = await backends()
+
+        async def hold() -> None:
+            async with pool.loop_connection() as conn:
+                await conn.execute("SELECT pg_sleep(0.05)")
+
+        # Ten at once through three connections: the others wait their turn.
+        await asyncio.gather(*(hold() for _ in range(10)))
+        assert await backends() - before <= 2  # the first kept one, at most two more
+        # A statement's error leaves its connection usable (autocommit): still three.
+        async with pool.loop_connection() as conn:
+            with pytest.raises(psycopg.errors.DivisionByZero):
+                await conn.execute("SELECT 1 / 0")
+        assert await backends() - before <= 2
+        await pool.close_loop_pool()
+        with pytest.raises(StoreError, match="not open"):
+            async with pool.loop_connection():
+                pass
+        pool.close()
+
+    asyncio.run(scenario())

@@ -132,10 +132,15 @@ class _LoopConnections:
         self._size = max(1, size)
         self._idle: list[psycopg.AsyncConnection[Any]] = []
         self._opened = 0
+        self._closed = False
         self._returned = asyncio.Condition()
 
     async def _acquire(self) -> psycopg.AsyncConnection[Any]:
-        while not self._idle and self._opened >= self._size:
+        while True:
+            if self._closed:
+                raise StoreError("the event loop's connection pool is closed")
+            if self._idle or self._opened < self._size:
+                break
             async with self._returned:
                 await self._returned.wait()
         if self._idle:
@@ -150,7 +155,8 @@ class _LoopConnections:
     async def _release(self, conn: psycopg.AsyncConnection[Any]) -> None:
         from psycopg.pq import TransactionStatus
 
-        if conn.closed or conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
+        if (conn.closed or conn.broken or self._closed
+                or conn.info.transaction_status != TransactionStatus.IDLE):
             self._opened -= 1
             await conn.close()
         else:
@@ -167,8 +173,9 @@ class _LoopConnections:
             await self._release(conn)
 
     async def close(self) -> None:
+        """Close the idle connections; one in use is closed when it comes back."""
         idle, self._idle = self._idle, []
-        self._size = 0
+        self._closed = True
         for conn in idle:
             self._opened -= 1
             await conn.close()
