@@ -13,8 +13,10 @@ the next; the order alternates each round):
 * list page 1 and page 10 000 (per_page 10) of the 1M-test account (c=1, pagelab only);
 
 and reports the idle RSS of each server, req/s, p50/p99 (medians over the rounds), the
-ratios to the bare app, the issue's targets, and whether the credits charged equal the
-tests created. Loopback only; takes about ``rounds x 13 x duration`` seconds plus seeding.
+ratios to the bare app, the CPU time per request of each pagelab server and of the
+PostgreSQL backends serving it (read with psutil: PostgreSQL on this machine), the
+issue's targets, and whether the credits charged equal the tests created. Loopback only;
+takes about ``rounds x 13 x duration`` seconds plus seeding.
 
 With ``--database postgresql://…`` (an empty database) a ``pagelab serve`` on that team
 store is measured beside the SQLite one, and its reads are checked against them.
@@ -178,9 +180,48 @@ class Run:
     p50_ms: float
     p99_ms: float
     errors: int
+    #: CPU time per request (us) of the server process, and of the PostgreSQL backends
+    #: serving it (0 on SQLite, or when PostgreSQL runs on another machine).
+    cpu_us: float = 0.0
+    db_cpu_us: float = 0.0
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
+    return float(times.user + times.system)
+
+
+def _backend_cpu(server: Server) -> dict[int, float]:
+    """CPU seconds so far of each PostgreSQL backend connected for ``server`` (found by
+    its ``application_name``; the backends must run on this machine to be read)."""
+    if not server.database:
+        return {}
+    import psycopg
+
+    with psycopg.connect(server.database, autocommit=True) as conn:
+        pids = [row[0] for row in conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = 'pagelab' AND pid <> pg_backend_pid()")]
+    return {pid: _cpu_seconds(pid) for pid in pids}
 
 
 def _wrk(wrk: str, server: Server, scenario: Scenario, duration: int, scripts: Path) -> Run:
+    assert server.process is not None
+    cpu_before, backends_before = _cpu_seconds(server.process.pid), _backend_cpu(server)
+    run = _wrk_only(wrk, server, scenario, duration, scripts)
+    cpu = _cpu_seconds(server.process.pid) - cpu_before
+    db_cpu = sum(seconds - backends_before.get(pid, 0.0)
+                 for pid, seconds in _backend_cpu(server).items())
+    requests = max(1.0, run.rps * duration)
+    return Run(run.rps, run.p50_ms, run.p99_ms, run.errors, cpu / requests * 1e6,
+               db_cpu / requests * 1e6)
+
+
+def _wrk_only(wrk: str, server: Server, scenario: Scenario, duration: int,
+              scripts: Path) -> Run:
     script = scripts / ("post.lua" if scenario.method == "POST" else "get.lua")
     threads = 1 if scenario.connections == 1 else 2
     out = subprocess.run(
@@ -234,6 +275,8 @@ def _fmt(values: list[Run]) -> Run:
         statistics.median(r.p50_ms for r in values),
         statistics.median(r.p99_ms for r in values),
         sum(r.errors for r in values),
+        statistics.median(r.cpu_us for r in values),
+        statistics.median(r.db_cpu_us for r in values),
     )
 
 
@@ -327,6 +370,21 @@ def main(argv: list[str] | None = None) -> int:
         rss += [f"{server.idle_rss_mb:.0f}", "", ""]
     rss += [""] * sum(s.kind == "pagelab" for s in servers)
     print("| " + " | ".join(rss) + " |")
+    print("\nCPU time per request (us, medians): each pagelab server process, and the "
+          "PostgreSQL backends serving it")
+    measured = [s for s in servers if s.kind == "pagelab"]
+    print("| what | " + " | ".join(
+        f"{s.name} server" + (f" | {s.name} database" if s.database else "")
+        for s in measured) + " |")
+    print("|---|" + "---|" * sum(2 if s.database else 1 for s in measured))
+    for scenario in _SCENARIOS:
+        cells = [scenario.name]
+        for server in measured:
+            run = _fmt(results[(scenario.name, server.name)])
+            cells.append(f"{run.cpu_us:,.0f}")
+            if server.database:
+                cells.append(f"{run.db_cpu_us:,.0f}")
+        print("| " + " | ".join(cells) + " |")
     print()
     for line in credit_lines:
         print(line)

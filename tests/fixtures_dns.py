@@ -1,6 +1,16 @@
-"""A real DNS server on loopback for the tests (UDP, a thread per query): it answers every
-A query with ``answer`` after ``delay`` seconds, AAAA with no record, and remembers the
-names it was asked. Not a test module."""
+"""A real DNS server on loopback for the tests (UDP; not a test module).
+
+:class:`LoopbackDns` answers A queries, with TTL 0:
+
+* for the names it is given, cycling through each name's answers query by query:
+  ``{"rebind.test": ["127.0.0.1", "127.0.0.2"]}`` answers the first A query with
+  127.0.0.1, the second with 127.0.0.2, the third with 127.0.0.1 again (DNS rebinding);
+* for any other name, ``default`` when given, else NXDOMAIN.
+
+AAAA queries get no record. With ``delay``, every answer is sent that many seconds late,
+each query on a thread of its own (a slow name server that still answers them all). It
+remembers every (name, type) it was asked.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +18,29 @@ import contextlib
 import socket
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Self
 
+import dns.exception
 import dns.message
+import dns.rcode
 import dns.rdatatype
 import dns.rrset
 
-__all__ = ["SlowDnsServer"]
+__all__ = ["LoopbackDns"]
 
 
-class SlowDnsServer:
-    def __init__(self, *, delay: float, answer: str = "203.0.113.7") -> None:
+class LoopbackDns:
+    def __init__(self, answers: Mapping[str, Sequence[str]] | None = None, *,
+                 default: str | None = None, delay: float = 0.0) -> None:
+        self.answers = {name.lower().rstrip("."): list(values)
+                        for name, values in (answers or {}).items()}
+        self.default = default
         self.delay = delay
-        self.answer = answer
-        self.asked: list[str] = []
+        self.asked: list[tuple[str, str]] = []
+        self._served: dict[str, int] = {}
+        self._lock = threading.Lock()
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._socket.bind(("127.0.0.1", 0))
         self._socket.settimeout(0.2)
@@ -31,8 +49,13 @@ class SlowDnsServer:
 
     @property
     def address(self) -> str:
-        """``127.0.0.1:PORT``, as ``--dns-server`` takes it."""
+        """``127.0.0.1:PORT``, as ``--dns-server`` and
+        :func:`pagelab.engine.dns_server_resolver` take it."""
         return f"127.0.0.1:{self._socket.getsockname()[1]}"
+
+    def a_queries(self, name: str) -> int:
+        with self._lock:
+            return sum(1 for asked in self.asked if asked == (name, "A"))
 
     def _serve(self) -> None:
         while not self._stop.is_set():
@@ -42,20 +65,41 @@ class SlowDnsServer:
                 continue
             except OSError:
                 return
-            threading.Thread(target=self._answer, args=(data, client), daemon=True).start()
+            if self.delay:
+                threading.Thread(target=self._reply, args=(data, client), daemon=True).start()
+            else:
+                self._reply(data, client)
 
-    def _answer(self, data: bytes, client: tuple[str, int]) -> None:
+    def _reply(self, data: bytes, client: tuple[str, int]) -> None:
+        try:
+            answer = self._answer(data)
+        except dns.exception.DNSException:
+            return
+        if self.delay:
+            time.sleep(self.delay)
+        with contextlib.suppress(OSError):  # stopped meanwhile
+            self._socket.sendto(answer, client)
+
+    def _answer(self, data: bytes) -> bytes:
         query = dns.message.from_wire(data)
         question = query.question[0]
-        self.asked.append(question.name.to_text().rstrip("."))
-        time.sleep(self.delay)
+        name = question.name.to_text().lower().rstrip(".")
+        kind = dns.rdatatype.to_text(question.rdtype)
         response = dns.message.make_response(query)
-        if question.rdtype == dns.rdatatype.A:
-            response.answer.append(
-                dns.rrset.from_text(question.name, 0, "IN", "A", self.answer)
-            )
-        with contextlib.suppress(OSError):  # stopped meanwhile
-            self._socket.sendto(response.to_wire(), client)
+        with self._lock:
+            self.asked.append((name, kind))
+            values = self.answers.get(name)
+            if values is None and self.default is not None:
+                values = [self.default]
+            if values is None:
+                response.set_rcode(dns.rcode.NXDOMAIN)
+            elif kind == "A":
+                served = self._served.get(name, 0)
+                self._served[name] = served + 1
+                response.answer.append(
+                    dns.rrset.from_text(question.name, 0, "IN", "A", values[served % len(values)])
+                )
+        return bytes(response.to_wire())
 
     def __enter__(self) -> Self:
         self._thread.start()

@@ -2,7 +2,7 @@
 
 Everything runs on loopback: "allowed" is 127.0.0.1 (the policy re-opens 127.0.0.1/32 only),
 "forbidden" is a server on 127.0.0.2 that records every TCP connection and request; names
-come from a DNS server the test starts (:class:`RebindingDns`), the engine's resolver is
+come from a DNS server the test starts (:class:`LoopbackDns`), the engine's resolver is
 pointed at it. First the proxy alone, spoken to with a raw SOCKS5 client; then the real
 engine (Chromium, Lighthouse) on pages that try every way past the old per-request check.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from fixtures_dns_server import RebindingDns
+from fixtures_dns import LoopbackDns
 from fixtures_site import RecordingSite, page
 from pagelab.engine import (
     Engine,
@@ -110,8 +110,8 @@ def sites() -> Iterator[tuple[RecordingSite, RecordingSite, RecordingSite]]:
 
 
 @pytest.fixture
-def names(sites: tuple[RecordingSite, RecordingSite, RecordingSite]) -> Iterator[RebindingDns]:
-    with RebindingDns({
+def names(sites: tuple[RecordingSite, RecordingSite, RecordingSite]) -> Iterator[LoopbackDns]:
+    with LoopbackDns({
         "frame.test": ["127.0.0.1"],
         "forbidden.test": ["127.0.0.2"],
         "rebind.test": ["127.0.0.1", "127.0.0.2"],
@@ -121,7 +121,7 @@ def names(sites: tuple[RecordingSite, RecordingSite, RecordingSite]) -> Iterator
 
 
 @pytest.fixture
-def proxy(names: RebindingDns) -> Iterator[EgressProxy]:
+def proxy(names: LoopbackDns) -> Iterator[EgressProxy]:
     made = EgressProxy(dns_server_resolver(names.address, timeout=5))
     yield made
     made.close()
@@ -160,7 +160,7 @@ def test_the_proxy_connects_to_allowed_addresses_and_refuses_the_rest(
 
 
 def test_the_proxy_connects_to_the_address_it_checked(
-    proxy: EgressProxy, names: RebindingDns,
+    proxy: EgressProxy, names: LoopbackDns,
     sites: tuple[RecordingSite, RecordingSite, RecordingSite],
 ) -> None:
     """DNS rebinding: the name answers 127.0.0.1, then 127.0.0.2, then 127.0.0.1 ..."""
@@ -268,7 +268,7 @@ VECTOR_PATHS = {"/ws", "/worker-fetch", "/shared-fetch", "/sw-fetch", "/oopif-im
 
 
 @pytest.fixture
-def proxied_engine(names: RebindingDns) -> Iterator[Engine]:
+def proxied_engine(names: LoopbackDns) -> Iterator[Engine]:
     with Engine(run_timeout=120, resolver=dns_server_resolver(names.address, timeout=5)) as made:
         yield made
 
@@ -316,7 +316,7 @@ def test_no_way_out_of_a_page_reaches_a_refused_address(
 
 @pytest.mark.engine
 def test_a_name_that_rebinds_reaches_nothing(
-    proxied_engine: Engine, names: RebindingDns,
+    proxied_engine: Engine, names: LoopbackDns,
     sites: tuple[RecordingSite, RecordingSite, RecordingSite],
 ) -> None:
     allowed, forbidden, twin = sites

@@ -188,3 +188,117 @@ def test_a_version_1_team_store_gains_the_fleet_tables(postgres: Any) -> None:
             None, 0)
         assert conn.execute("SELECT version FROM pagelab_schema").fetchone()[0] == len(
             PG_MIGRATIONS)
+
+
+def test_one_statement_checks_the_key_takes_its_token_and_reads_the_test(postgres: Any) -> None:
+    import asyncio
+    from datetime import timedelta
+
+    from pagelab.models import Device, LighthouseConfig, Location, TestStatus
+    from pagelab.store import (
+        PgPool,
+        Store,
+        check_key,
+        create_account,
+        create_test,
+        revoke_account,
+        transaction,
+    )
+
+    store = Store(database=postgres.new_database())
+    with store.connection() as conn, transaction(conn):
+        account, key = create_account(conn, lighthouse_credits=1, ttfb_credits=0)
+        _other, other_key = create_account(conn, lighthouse_credits=1, ttfb_credits=0)
+        test_id = create_test(conn, url="https://example.com/", device=Device.DESKTOP,
+                              location=Location.DE, config=LighthouseConfig(),
+                              retention=timedelta(days=1), account_id=account.id)
+    pool = store.pool(size=2)
+    assert isinstance(pool, PgPool)
+
+    def tokens(caller: str) -> Any:
+        with store.connection() as conn:
+            row = conn.execute("SELECT tokens FROM rate_buckets WHERE caller = ?",
+                               (caller,)).fetchone()
+        return row[0] if row is not None else None
+
+    async def check(key: str, test: str | None = None) -> Any:
+        async with pool.loop_connection() as conn:
+            return await check_key(conn, key, bucket="requests:", limit_per_minute=3,
+                                   test_id=test, report_url=lambda i: f"/r/{i}")
+
+    async def scenario() -> None:
+        await pool.open_loop_pool(2)
+        try:
+            read = await check(key, test_id)
+            assert read.account is not None
+            assert read.account.id == account.id
+            assert read.allowed
+            assert read.tokens == 2
+            assert read.test is not None
+            assert read.test.id == test_id
+            assert read.test.status == TestStatus.IDLE
+            assert read.test.report_url is None
+            # Another account's test is not read; its key is checked all the same.
+            foreign = await check(other_key, test_id)
+            assert foreign.account is not None
+            assert foreign.test is None
+            # A key with the right prefix and a wrong rest is refused without taking
+            # the account's token (knowing a prefix must not spend its budget).
+            wrong = await check(key[:-4] + ("AAAA" if not key.endswith("AAAA") else "BBBB"))
+            assert wrong.account is None
+            assert not wrong.allowed
+            assert tokens(f"requests:{account.id}") == 2
+            # The budget (3 a minute, one taken) runs out in the same statement...
+            assert [(await check(key)).allowed for _ in range(3)] == [True, True, False]
+            # ... and a revocation is seen by the very next check (nothing cached).
+            with store.connection() as conn, transaction(conn):
+                revoke_account(conn, account.key_prefix)
+            assert (await check(key, test_id)).account is None
+        finally:
+            await pool.close_loop_pool()
+            pool.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_event_loops_connections_are_bounded_reused_and_closed(postgres: Any) -> None:
+    import asyncio
+
+    from pagelab import StoreError
+    from pagelab.store import PgPool, Store
+
+    pool = Store(database=postgres.new_database()).pool(size=2)
+    assert isinstance(pool, PgPool)
+
+    async def backends() -> int:
+        async with pool.loop_connection() as conn:
+            cursor = await conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND application_name = 'pagelab' AND backend_type = 'client backend'")
+            row = await cursor.fetchone()
+            assert row is not None
+            return int(row[0])
+
+    async def scenario() -> None:
+        await pool.open_loop_pool(3)
+        before = await backends()
+
+        async def hold() -> None:
+            async with pool.loop_connection() as conn:
+                await conn.execute("SELECT pg_sleep(0.05)")
+
+        # Ten at once through three connections: the others wait their turn.
+        await asyncio.gather(*(hold() for _ in range(10)))
+        assert await backends() - before <= 2  # the first kept one, at most two more
+        # A statement's error leaves its connection usable (autocommit): still three.
+        async with pool.loop_connection() as conn:
+            with pytest.raises(psycopg.errors.DivisionByZero):
+                await conn.execute("SELECT 1 / 0")
+        assert await backends() - before <= 2
+        await pool.close_loop_pool()
+        with pytest.raises(StoreError, match="not open"):
+            async with pool.loop_connection():
+                pass
+        pool.close()
+
+    asyncio.run(scenario())

@@ -50,10 +50,12 @@ def run_cli_with_secret(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def issue_worker_key(data_dir: Path, name: str, locations: str) -> str:
-    """A key for worker ``name``, issued as an operator does: `pagelab worker-key issue`."""
-    done = run_cli_with_secret("worker-key", "issue", name, "--locations", locations,
-                               "--data-dir", str(data_dir))
+def issue_worker_key(data_dir: Path, name: str, locations: str,
+                     database: str | None = None) -> str:
+    """A key for worker ``name``, issued as an operator does: `pagelab worker-key issue`
+    (in the PostgreSQL store at ``database`` when given)."""
+    store = ["--database", database] if database else ["--data-dir", str(data_dir)]
+    done = run_cli_with_secret("worker-key", "issue", name, "--locations", locations, *store)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -198,13 +200,14 @@ class RedisServer:
 
 class WorkerProcess:
     """``python -m pagelab worker`` in a child process, its output in ``log_path``, with a
-    key the server's store (``data_dir``) issued to ``name`` for ``locations``."""
+    key the server's store (``data_dir``, or the PostgreSQL ``database``) issued to
+    ``name`` for ``locations``."""
 
     def __init__(self, broker: str, locations: str, name: str, log_path: Path,
-                 *extra: str, data_dir: Path) -> None:
+                 *extra: str, data_dir: Path, database: str | None = None) -> None:
         self.name = name
         self.log_path = log_path
-        self.key = issue_worker_key(data_dir, name, locations)
+        self.key = issue_worker_key(data_dir, name, locations, database)
         self._args = [sys.executable, "-m", "pagelab", "worker", "--broker", broker,
                       "--locations", locations, *extra]
         self.process: subprocess.Popen[bytes] | None = None

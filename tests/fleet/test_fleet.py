@@ -1,5 +1,6 @@
 """The measurement fleet on real parts: redis-server, `pagelab serve --broker` and two
-`pagelab worker` processes (de and us) on the real engine."""
+`pagelab worker` processes (de and us) on the real engine; the server's store is SQLite or
+a team store on a real PostgreSQL (the fleet fixture runs on both)."""
 
 from __future__ import annotations
 
@@ -30,20 +31,30 @@ VISIBILITY = "6"
 
 
 class Fleet:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, database: str | None = None) -> None:
         self.root = root
+        #: The server's PostgreSQL store (None: SQLite in root / "data").
+        self.database = database
         self.redis = RedisServer(root / "redis").start()
         self.server = ServerProcess(
             root / "data", root / "server.log", "--broker", self.redis.url, "--max-attempts", "1",
-            "--visibility-timeout", VISIBILITY, "--queue-timeout", "240", env=FLEET_ENV,
+            "--visibility-timeout", VISIBILITY, "--queue-timeout", "240",
+            *(["--database", database] if database else []), env=FLEET_ENV,
         )
         self.workers: dict[str, WorkerProcess] = {}
 
     def worker(self, locations: str, name: str) -> WorkerProcess:
         worker = WorkerProcess(self.redis.url, locations, name, self.root / f"{name}.log",
-                               "--visibility-timeout", VISIBILITY, data_dir=self.root / "data")
+                               "--visibility-timeout", VISIBILITY, data_dir=self.root / "data",
+                               database=self.database)
         self.workers[name] = worker.start()
         return worker
+
+    def key(self, *, lighthouse: int) -> str:
+        return create_key(self.root / "data", lighthouse=lighthouse, database=self.database)
+
+    def worker_key(self, name: str, locations: str) -> str:
+        return issue_worker_key(self.root / "data", name, locations, self.database)
 
     def log(self) -> str:
         return (self.root / "server.log").read_text(errors="replace")
@@ -55,9 +66,12 @@ class Fleet:
         self.redis.stop()
 
 
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    running = Fleet(tmp_path_factory.mktemp("fleet"))
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def fleet(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+          ) -> Iterator[Fleet]:
+    database = (str(request.getfixturevalue("postgres").new_database())
+                if request.param == "postgresql" else None)
+    running = Fleet(tmp_path_factory.mktemp("fleet"), database)
     try:
         running.server.start()
         running.worker("de", "fra-1")
@@ -89,7 +103,7 @@ def _lighthouse_credits(client: Any) -> int:
 
 @pytest.mark.engine
 def test_each_location_is_measured_by_its_worker(fleet: Fleet, demo_url: str) -> None:
-    key = create_key(fleet.root / "data", lighthouse=10)
+    key = fleet.key(lighthouse=10)
     with api(fleet.server, key) as client:
         de = _create(client, f"{demo_url}/fast", "de")
         us = _create(client, f"{demo_url}/fast", "us")
@@ -115,8 +129,8 @@ def _publish(broker: str, envelope: Any) -> None:
 
 def test_forged_results_are_refused_and_a_result_is_written_once(fleet: Fleet) -> None:
     # 'jp' has no running worker: the test stays queued while results are forged for it.
-    key = create_key(fleet.root / "data", lighthouse=10)
-    tokyo = WorkerKeys(issue_worker_key(fleet.root / "data", "tyo-1", "jp"))
+    key = fleet.key(lighthouse=10)
+    tokyo = WorkerKeys(fleet.worker_key("tyo-1", "jp"))
     with api(fleet.server, key) as client:
         test_id = _create(client, "http://127.0.0.1:9/", "jp")
         assert _lighthouse_credits(client) == 9
@@ -152,9 +166,11 @@ def test_forged_results_are_refused_and_a_result_is_written_once(fleet: Fleet) -
 
 
 @pytest.mark.engine
+# The store's part (a refund on a failed delivery) is the forged-results test's on both.
+@pytest.mark.parametrize("fleet", ["sqlite"], indirect=True)
 def test_a_worker_killed_mid_run_fails_the_test_once_refunded(fleet: Fleet,
                                                               demo_url: str) -> None:
-    key = create_key(fleet.root / "data", lighthouse=10)
+    key = fleet.key(lighthouse=10)
     with api(fleet.server, key) as client:
         test_id = _create(client, f"{demo_url}/slow?ms=60000", "de")
         wait_for(

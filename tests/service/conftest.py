@@ -44,6 +44,13 @@ def database_url(store_backend: str, request: pytest.FixtureRequest) -> Callable
 
 
 @pytest.fixture
+def server_database(database_url: Callable[[], str | None]) -> str | None:
+    """The store of a ``ServerProcess`` in a test that runs on both stores: None (SQLite
+    in its data dir) or a new PostgreSQL database's URL (its ``database=``)."""
+    return database_url()
+
+
+@pytest.fixture
 def start_server(tmp_path: Path, database_url: Callable[[], str | None]
                  ) -> Iterator[StartServer]:
     """Starts servers with the given settings (worker off unless told); stops them after.

@@ -170,15 +170,19 @@ class ServerProcess:
     """``python -m pagelab serve`` in a child process, its output in ``log_path``.
 
     Tests serve their fixture sites on loopback, so the server allows private targets
-    unless ``allow_private_targets=False`` (the SSRF tests)."""
+    unless ``allow_private_targets=False`` (the SSRF tests). ``database``: a PostgreSQL
+    store's URL (``--database``); None, SQLite in ``data_dir``."""
 
     def __init__(self, data_dir: Path, log_path: Path, *extra_args: str,
-                 allow_private_targets: bool = True, env: dict[str, str] | None = None) -> None:
+                 allow_private_targets: bool = True, env: dict[str, str] | None = None,
+                 database: str | None = None) -> None:
         self.data_dir = data_dir
         self.log_path = log_path
+        self.database = database
         self.port = free_port()
         self.base_url = f"http://{LOOPBACK}:{self.port}"
-        self._args = (*extra_args, *(["--allow-private-targets"] if allow_private_targets else []))
+        self._args = (*extra_args, *(["--allow-private-targets"] if allow_private_targets else []),
+                      *(["--database", database] if database else []))
         self._env = env or {}
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -204,6 +208,17 @@ class ServerProcess:
     def health(self) -> dict[str, Any]:
         body: dict[str, Any] = httpx.get(f"{self.base_url}/healthz", timeout=10).json()
         return body
+
+    def key(self, *, lighthouse: int = 100, ttfb: int = 100) -> str:
+        """A new API key in this server's store (see :func:`create_key`)."""
+        return create_key(self.data_dir, lighthouse=lighthouse, ttfb=ttfb,
+                          database=self.database)
+
+    @property
+    def store_args(self) -> list[str]:
+        """The CLI options naming this server's store (``pagelab keys ...``)."""
+        return ["--data-dir", str(self.data_dir),
+                *(["--database", self.database] if self.database else [])]
 
     def descendants(self) -> list[int]:
         """Pids of the processes the server started (Chromium, Node) and theirs."""

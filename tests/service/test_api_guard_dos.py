@@ -1,5 +1,6 @@
 """Issue 22, findings 3-5: the server's own checks cannot freeze it (slow DNS, one client's
-half-sent connections, patterns that cannot finish). Real `pagelab serve` processes."""
+half-sent connections, patterns that cannot finish). Real `pagelab serve` processes; the
+tests that create tests or charge credits run on both stores (SQLite, PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import time
 from pathlib import Path
 
 import httpx
-from live_server import ServerProcess, create_key
+from live_server import ServerProcess
 
-from fixtures_dns import SlowDnsServer
+from fixtures_dns import LoopbackDns
 
 
 def _timed_get(client: httpx.Client, path: str, **kwargs: object) -> tuple[int, float]:
@@ -21,18 +22,20 @@ def _timed_get(client: httpx.Client, path: str, **kwargs: object) -> tuple[int, 
     return status, time.monotonic() - started
 
 
-def test_slow_resolving_batches_do_not_freeze_the_api(tmp_path: Path) -> None:
+def test_slow_resolving_batches_do_not_freeze_the_api(
+    tmp_path: Path, server_database: str | None
+) -> None:
     # Finding 3: batch creations whose hosts resolve slowly held the request thread pool
     # and the pooled database connections; /healthz and the lists timed out for minutes.
-    with SlowDnsServer(delay=8.0) as dns:
+    with LoopbackDns(default="203.0.113.7", delay=8.0) as dns:
         server = ServerProcess(tmp_path / "data", tmp_path / "server.log",
                                "--dns-server", dns.address, "--no-worker",
                                # The 80 senders share this machine's one address.
                                "--max-connections-per-address", "200",
-                               allow_private_targets=False).start()
+                               allow_private_targets=False, database=server_database).start()
         try:
-            broke = create_key(server.data_dir, lighthouse=0)
-            paying = create_key(server.data_dir, lighthouse=1000)
+            broke = server.key(lighthouse=0)
+            paying = server.key(lighthouse=1000)
             with httpx.Client(base_url=server.base_url, timeout=60) as client:
                 baseline = [_timed_get(client, "/healthz")[1] for _ in range(5)]
                 answers: list[tuple[str, int]] = []
@@ -83,7 +86,7 @@ def test_slow_resolving_batches_do_not_freeze_the_api(tmp_path: Path) -> None:
     assert len(answers) == 80
     assert sorted({status for tag, status in answers if tag == "broke"}) == [402]
     assert sorted({status for tag, status in answers if tag == "paying"}) == [400]
-    assert not any(name.startswith("broke-") for name in dns.asked)
+    assert not any(name.startswith("broke-") for name, _ in dns.asked)
     assert credits.json()["lighthouse"]["available_credits"] == 1000
     # Two look-ups in flight per key at most: of the 400 names sent, the name server was
     # asked a handful (each ties up a guard thread for the whole time bound).
@@ -126,12 +129,13 @@ def test_one_address_cannot_take_every_connection(tmp_path: Path) -> None:
 
 
 def test_patterns_whose_worst_case_is_too_large_are_refused_at_creation(
-    tmp_path: Path,
+    tmp_path: Path, server_database: str | None
 ) -> None:
     # Finding 5: a blacklist whose matching cannot finish in time was accepted, and the
     # run's timeout refunded: blocking the engine cost nothing.
-    server = ServerProcess(tmp_path / "data", tmp_path / "server.log", "--no-worker").start()
-    key = create_key(server.data_dir, lighthouse=10)
+    server = ServerProcess(tmp_path / "data", tmp_path / "server.log", "--no-worker",
+                           database=server_database).start()
+    key = server.key(lighthouse=10)
     try:
         with httpx.Client(base_url=server.base_url, timeout=30,
                           headers={"X-API-KEY": key}) as client:

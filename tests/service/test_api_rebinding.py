@@ -23,7 +23,7 @@ import httpx
 import pytest
 from live_server import ServerProcess, create_key, wait_final
 
-from fixtures_dns_server import RebindingDns
+from fixtures_dns import LoopbackDns
 from fixtures_site import RecordingSite, page
 
 #: The test's URL has this host: the guard's look-up at creation gets 127.0.0.1, the
@@ -39,7 +39,7 @@ SUBRESOURCES = ("/app.js", "/pixel.gif?1", "/pixel.gif?2", "/pixel.gif?3")
 class RebindingSetup:
     server: ServerProcess
     key: str
-    names: RebindingDns
+    names: LoopbackDns
     allowed: RecordingSite
     forbidden: RecordingSite
     twin: RecordingSite
@@ -50,7 +50,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RebindingSetup]:
     root = tmp_path_factory.mktemp("rebinding")
     with RecordingSite("127.0.0.2") as forbidden, RecordingSite() as allowed, \
             RecordingSite("127.0.0.1", forbidden.port) as twin, \
-            RebindingDns({name: ["127.0.0.1", "127.0.0.2"]
+            LoopbackDns({name: ["127.0.0.1", "127.0.0.2"]
                           for name in (URL_NAME, SUBRESOURCE_NAME)}) as names:
         for site in (forbidden, twin):
             site.add("/", page(f"<h1>served by {site.origin}</h1>", beacon=False))

@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 import pytest
-from live_server import ServerProcess, create_key, run_cli
+from live_server import ServerProcess, run_cli
 
 from pagelab.service._state import ReportLinks
-from pagelab.store import link_secrets
+from pagelab.store import Store, link_secrets
 
 
 def _queued_batch(server: ServerProcess, key: str) -> dict[str, Any]:
@@ -27,25 +27,28 @@ def _queued_batch(server: ServerProcess, key: str) -> dict[str, Any]:
 
 
 def test_report_links_stay_out_of_the_log_expire_and_die_with_their_key(
-    tmp_path: Path,
+    tmp_path: Path, server_database: str | None
 ) -> None:
     log = tmp_path / "server.log"
-    server = ServerProcess(tmp_path / "data", log, "--no-worker").start()
+    server = ServerProcess(tmp_path / "data", log, "--no-worker",
+                           database=server_database).start()
     try:
-        key = create_key(server.data_dir)
+        key = server.key()
         batch = _queued_batch(server, key)
         link = batch["report_url"]
         token = link.split("token=", 1)[1]
         assert httpx.get(link, timeout=10).status_code == 200
         # The same link signed to have expired a day ago: refused.
-        links = ReportLinks(link_secrets(server.data_dir), lifetime=timedelta(days=7))
+        with Store(server.data_dir, database=server_database).connection() as conn:
+            secrets = link_secrets(server.data_dir, conn)
+        links = ReportLinks(secrets, lifetime=timedelta(days=7))
         expired = links.token("lighthouse-batch-tests", batch["id"],
                               now=time.time() - 8 * 86400)
         stale = httpx.get(link.replace(token, expired), timeout=10)
         assert stale.status_code == 404
         assert "expired" in stale.text
         # Revoking the key kills its links at once.
-        revoked = run_cli("keys", "revoke", key[:11], "--data-dir", str(server.data_dir))
+        revoked = run_cli("keys", "revoke", key[:11], *server.store_args)
         assert revoked.returncode == 0, revoked.stderr
         assert httpx.get(link, timeout=10).status_code == 404
     finally:
@@ -56,9 +59,10 @@ def test_report_links_stay_out_of_the_log_expire_and_die_with_their_key(
     assert "token=***" in text
 
 
-def test_a_short_link_secret_is_refused(tmp_path: Path) -> None:
+def test_a_short_link_secret_is_refused(tmp_path: Path, server_database: str | None) -> None:
     server = ServerProcess(tmp_path / "data", tmp_path / "server.log", "--no-worker",
-                           env={"PAGELAB_REPORT_LINK_SECRET": "too-short"})
+                           env={"PAGELAB_REPORT_LINK_SECRET": "too-short"},
+                           database=server_database)
     try:
         with pytest.raises(RuntimeError, match="at least 32 characters"):
             server.start()

@@ -123,14 +123,68 @@ def test_the_rate_limit_of_a_key_holds_across_servers(tmp_path: Path, database: 
 
 
 def _wait_final(client: httpx.Client, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The reports of ``ids`` once all are final, polled with one list request a time (a
+    request per test would spend the key's rate limit)."""
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
-        reports = {test_id: client.get(f"/v1/lighthouse-tests/{test_id}").json()
-                   for test_id in ids}
-        if all(r["status"] in ("success", "failed") for r in reports.values()):
+        listed = client.get("/v1/lighthouse-tests", params={"per_page": 100})
+        assert listed.status_code == 200, listed.text
+        reports = {r["id"]: r for r in listed.json()["data"] if r["id"] in ids}
+        if len(reports) == len(ids) and all(
+            r["status"] in ("success", "failed") for r in reports.values()
+        ):
             return reports
-        time.sleep(1)
+        time.sleep(2)
     raise AssertionError(f"not finished within {WAIT} s")
+
+
+@pytest.mark.engine
+def test_twenty_queued_tests_are_each_run_exactly_once_by_two_servers(
+    tmp_path: Path, database: str, demo_url: str
+) -> None:
+    """The issue's count: 20 tests queued over both servers, whose workers claim from the
+    one queue at once (the real engine, on the demo's fast page; the machine's engine
+    lock makes the runs serial, not the claims). Each test is run once, by one server, to
+    success, and both servers' workers take part."""
+    key = create_key(tmp_path, database=database, lighthouse=20)
+    servers = [
+        ServerProcess(tmp_path / f"data-{n}", tmp_path / f"server-{n}.log", "--database",
+                      database).start()
+        for n in range(2)
+    ]
+    try:
+        clients = [_client(server, key) for server in servers]
+        ids = []
+        for n in range(20):
+            created = clients[n % 2].post("/v1/lighthouse-tests", json={
+                "url": f"{demo_url}/fast?n={n}", "device": "desktop", "location": "de"})
+            assert created.status_code == 201, created.text
+            ids.append(created.json()["id"])
+        reports = _wait_final(clients[1], ids)
+        for client in clients:
+            client.close()
+    finally:
+        for server in servers:
+            server.stop()
+    assert {r["status"] for r in reports.values()} == {"success"}, reports
+    runs = {server.process.pid if server.process else 0: Counter(
+        test_id for test_id in ids
+        if f"running test {test_id}" in server.log_path.read_text())
+        for server in servers}
+    total = Counter[str]()
+    for counted in runs.values():
+        total.update(counted)
+    assert total == Counter(ids), total  # every test run, none by both servers
+    for server in servers:
+        log = server.log_path.read_text()
+        assert all(log.count(f"running test {test_id}") <= 1 for test_id in ids)
+        assert "lost the lease" not in log
+    assert all(runs.values()), "each server's worker runs some of the tests"
+    # The stored lease owner of each test is the server that ran it.
+    with Store(tmp_path, database=database).connection() as conn:
+        owners = {row["id"]: int(str(row["lease_owner"]).split(":")[1]) for row in
+                  conn.execute("SELECT id, lease_owner FROM tests")}
+    assert all(test_id in runs[owners[test_id]] for test_id in ids)
 
 
 @pytest.mark.engine

@@ -156,6 +156,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                          target_policy=settings.target_policy,
                                          wake=services.work_available)
         try:
+            await services.open_loop()
             worker.start()
             if dispatcher is not None:
                 dispatcher.start()
@@ -168,6 +169,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 dispatcher.stop()
             if worker.alive:
                 worker.stop(settings.shutdown_timeout)
+            await services.close_loop()
             services.close()
 
     app = FastAPI(

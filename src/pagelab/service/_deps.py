@@ -10,10 +10,18 @@ from fastapi import Depends, Request, Response, Security
 from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ValidationError
 
-from pagelab.models import validation_message
-from pagelab.store import Account, Connection, CreditKind, can_pay, find_account_by_key
+from pagelab.models import TestReport, validation_message
+from pagelab.store import (
+    Account,
+    Connection,
+    CreditKind,
+    can_pay,
+    find_account_by_key,
+    get_test,
+)
 
 from ._errors import ApiProblem
+from ._ratelimit import RateDecision, SharedRateLimiter
 from ._server import MAX_BODY_BYTES
 from ._state import ReportKind, Services
 
@@ -33,6 +41,7 @@ __all__ = [
     "mask_credentials",
     "read_json_body",
     "require_account",
+    "require_account_test",
     "require_credits",
     "split_credentials",
 ]
@@ -77,17 +86,11 @@ ConnectionDep = Annotated[Connection, Depends(get_connection)]
 def _rate_limit(services: Services, caller: str) -> dict[str, str]:
     """The rate-limit headers of an allowed request; 429 past the caller's budget."""
     decision = services.limiter.check(caller)
-    if not decision.allowed:
-        raise ApiProblem(
-            429,
-            f"more than {decision.limit} requests per minute; retry in "
-            f"{decision.retry_after} s",
-            headers=decision.headers(),
-        )
+    _admit(decision)
     return decision.headers()
 
 
-def authenticate(
+async def authenticate(
     request: Request,
     services: Services,
     api_key: str | None,
@@ -97,39 +100,97 @@ def authenticate(
     and the rate-limit headers for the response. Rate-limits per key, or per client
     address without one. 401 and 429 are raised as :class:`ApiProblem`.
 
-    The key is read on ``conn`` when the request holds one, else in the event loop on the
-    loop's own connection (one indexed read; WAL readers never wait for writers): no hop,
-    and never a second pooled connection, nor one held for a slow route (a TTFB test)."""
-    client = request.client.host if request.client else "unknown"
+    SQLite: the key is read on ``conn`` when the request holds one, else in the event loop
+    on the loop's own connection (one indexed read; WAL readers never wait for writers):
+    no hop, and never a second pooled connection, nor one held for a slow route (a TTFB
+    test). PostgreSQL: the key and its shared bucket in one round trip (``check_key``)."""
     if not api_key:
-        return None, _rate_limit(services, f"address:{client}")
-    account = find_account_by_key(
-        conn if conn is not None else services.pool.thread_connection(), api_key
-    )
+        return None, _rate_limit(services, f"address:{_client(request)}")
+    account, headers, _ = await _check_key(request, services, api_key, conn)
+    return account, headers
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+async def _check_key(
+    request: Request,
+    services: Services,
+    api_key: str,
+    conn: Connection | None = None,
+    *,
+    test_id: str | None = None,
+    report_url: Callable[[str], str] | None = None,
+) -> tuple[Account, dict[str, str], TestReport | None]:
+    """:func:`authenticate` for a sent key, reading the account's test ``test_id`` too:
+    on PostgreSQL in the same round trip as the key and the bucket."""
+    limiter = services.limiter
+    test: TestReport | None = None
+    decision: RateDecision | None = None
+    if isinstance(limiter, SharedRateLimiter):
+        check, decision = await limiter.check_key(api_key, test_id=test_id,
+                                                  report_url=report_url)
+        account, test = check.account, check.test
+    else:
+        account = find_account_by_key(
+            conn if conn is not None else services.pool.thread_connection(), api_key
+        )
     if account is None:
         # Guessing keys costs a client its address's budget of wrong keys.
-        decision = services.failed_keys.check(f"address:{client}")
-        if not decision.allowed:
+        failed = services.failed_keys.check(f"address:{_client(request)}")
+        if not failed.allowed:
             raise ApiProblem(
                 429,
-                f"too many unknown keys from this address; retry in {decision.retry_after} s",
-                headers=decision.headers(),
+                f"too many unknown keys from this address; retry in {failed.retry_after} s",
+                headers=failed.headers(),
             )
         raise ApiProblem(401, "unknown or revoked API key")
-    return account, _rate_limit(services, account.id)
+    if decision is None:
+        decision = limiter.check(account.id)
+    _admit(decision)
+    if test_id is not None and not isinstance(limiter, SharedRateLimiter):
+        test = get_test(services.pool.thread_connection(), test_id, account_id=account.id,
+                        report_url=report_url)
+    return account, decision.headers(), test
 
 
-def require_account(request: Request) -> tuple[Services, Account, dict[str, str]]:
+def _admit(decision: RateDecision) -> None:
+    if not decision.allowed:
+        raise ApiProblem(
+            429,
+            f"more than {decision.limit} requests per minute; retry in "
+            f"{decision.retry_after} s",
+            headers=decision.headers(),
+        )
+
+
+async def require_account(request: Request) -> tuple[Services, Account, dict[str, str]]:
     """For a route that takes no dependencies (the hot ``POST /v1/lighthouse-tests``):
     the services, the caller's account and the rate-limit headers, checked exactly as
     :data:`AccountDep` does (401, then 429), without FastAPI's dependency solving."""
     services: Services = request.app.state.services
-    account, headers = authenticate(
+    account, headers = await authenticate(
         request, services, request.headers.get(API_KEY_HEADER.model.name) or None
     )
     if account is None:
         raise ApiProblem(401, "missing X-API-KEY header: send your API key")
     return services, account, headers
+
+
+async def require_account_test(
+    request: Request, test_id: str
+) -> tuple[Account, dict[str, str], TestReport | None]:
+    """:func:`require_account` for the hot ``GET /v1/lighthouse-tests/{id}``, with the
+    account's test (None: unknown, expired or another account's), read in the event loop:
+    on the loop's own connection (SQLite), or in the key's round trip (PostgreSQL)."""
+    services: Services = request.app.state.services
+    api_key = request.headers.get(API_KEY_HEADER.model.name) or None
+    if not api_key:
+        await authenticate(request, services, None)  # the address's budget first (429)
+        raise ApiProblem(401, "missing X-API-KEY header: send your API key")
+    return await _check_key(request, services, api_key, test_id=test_id,
+                      report_url=links_for(request, services).test)
 
 
 async def get_optional_account(
@@ -139,7 +200,7 @@ async def get_optional_account(
     api_key: Annotated[str | None, Security(API_KEY_HEADER)],
 ) -> Account | None:
     """The caller's account, or None when no key was sent (see :func:`authenticate`)."""
-    account, headers = authenticate(
+    account, headers = await authenticate(
         request, services, api_key, getattr(request.state, "db", None)
     )
     response.headers.update(headers)
@@ -160,8 +221,7 @@ AccountDep = Annotated[Account, Depends(get_account)]
 
 async def limit_by_address(request: Request, response: Response, services: ServicesDep) -> None:
     """The per-address rate limit, for keyless endpoints (report pages, /healthz)."""
-    client = request.client.host if request.client else "unknown"
-    response.headers.update(_rate_limit(services, f"address:{client}"))
+    response.headers.update(_rate_limit(services, f"address:{_client(request)}"))
 
 
 AddressLimitDep = Depends(limit_by_address)
@@ -264,8 +324,7 @@ async def check_targets(
     """400 unless every URL's host resolves to addresses the server's policy allows (the
     SSRF guard, before anything is charged). The look-ups run on the guard's own threads,
     bounded in time and per key and client address: call holding no database connection."""
-    client = request.client.host if request.client else "unknown"
-    await services.guard.check(urls, field=field, key=account.id, address=client)
+    await services.guard.check(urls, field=field, key=account.id, address=_client(request))
 
 
 def require_credits(

@@ -7,10 +7,14 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pagelab.store import Connection, take_rate_token
+from pagelab.store import KeyCheck, PgConnection, check_key, take_rate_token
+
+if TYPE_CHECKING:
+    import psycopg
 
 __all__ = ["ConcurrencyGate", "RateDecision", "RateLimiter", "SharedRateLimiter"]
 
@@ -89,19 +93,36 @@ class RateLimiter:
 
 class SharedRateLimiter(RateLimiter):
     """:class:`RateLimiter`'s buckets kept in the PostgreSQL store, so the limit holds per
-    key across every server. ``connection`` gives the calling thread's connection (the
-    checks run in the event loop: one short upsert, on the database's clock)."""
+    key across every server. ``connection`` gives the calling thread's connection (one
+    short upsert, on the database's clock); ``loop_connection`` one of the event loop's,
+    for :meth:`check_key`."""
 
-    def __init__(self, limit_per_minute: int, *, name: str,
-                 connection: Callable[[], Connection]) -> None:
+    def __init__(
+        self, limit_per_minute: int, *, name: str, connection: Callable[[], PgConnection],
+        loop_connection: Callable[[], AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]],
+    ) -> None:
         super().__init__(limit_per_minute)
         self._name = name
         self._connection = connection
+        self._loop_connection = loop_connection
 
     def check(self, caller: str) -> RateDecision:
         allowed, tokens = take_rate_token(self._connection(), f"{self._name}:{caller}",
                                           self.limit)
         return self.decision(allowed, tokens)
+
+    async def check_key(self, key: str, *, test_id: str | None = None,
+                        report_url: Any = None) -> tuple[KeyCheck, RateDecision | None]:
+        """The key's account and the decision for its bucket (None: no such active key,
+        nothing taken) and, with ``test_id``, the account's test: one round trip,
+        awaited."""
+        async with self._loop_connection() as conn:
+            check = await check_key(conn, key, bucket=f"{self._name}:",
+                                    limit_per_minute=self.limit, test_id=test_id,
+                                    report_url=report_url)
+        if check.account is None:
+            return check, None
+        return check, self.decision(check.allowed, check.tokens)
 
 
 class ConcurrencyGate:

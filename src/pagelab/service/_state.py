@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from pagelab.catalog import TTFB_REGIONS
 from pagelab.engine import dns_server_resolver
-from pagelab.store import Connection, ConnectionPool, PgPool, Store, link_secrets
+from pagelab.store import ConnectionPool, PgConnection, PgPool, Store, link_secrets
 
 from ._guard import TargetGuard
 from ._ratelimit import ConcurrencyGate, RateLimiter, SharedRateLimiter
@@ -110,13 +110,15 @@ class Services:
             RateLimiter(settings.failed_key_limit_per_minute),
         )
         if isinstance(pool, PgPool):  # one budget per key across every server
-            def relaxed() -> Connection:
+            def relaxed() -> PgConnection:
                 return pool.thread_connection(relaxed=True)
 
             limiter = SharedRateLimiter(settings.rate_limit_per_minute, name="requests",
-                                        connection=relaxed)
+                                        connection=relaxed,
+                                        loop_connection=pool.loop_connection)
             failed_keys = SharedRateLimiter(settings.failed_key_limit_per_minute,
-                                            name="unknown-keys", connection=relaxed)
+                                            name="unknown-keys", connection=relaxed,
+                                            loop_connection=pool.loop_connection)
         return cls(
             settings=settings,
             store=store,
@@ -143,6 +145,15 @@ class Services:
                 per_caller=settings.guard_dns_per_caller,
             ),
         )
+
+    async def open_loop(self) -> None:
+        """Open what the event loop's coroutines use (in the loop that serves requests)."""
+        if isinstance(self.pool, PgPool):
+            await self.pool.open_loop_pool(self.settings.max_db_connections)
+
+    async def close_loop(self) -> None:
+        if isinstance(self.pool, PgPool):
+            await self.pool.close_loop_pool()
 
     def close(self) -> None:
         self.ttfb_executor.shutdown(wait=False, cancel_futures=True)

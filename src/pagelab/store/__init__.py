@@ -29,6 +29,8 @@ from ._accounts import top_up_account as top_up_account
 from ._artifacts import ARTIFACT_NAMES as ARTIFACT_NAMES
 from ._artifacts import ArtifactFiles as ArtifactFiles
 from ._artifacts import resource_string as resource_string
+from ._auth import KeyCheck as KeyCheck
+from ._auth import check_key as check_key
 from ._copy import CopyCount as CopyCount
 from ._copy import copy_store as copy_store
 from ._db import MIGRATIONS as MIGRATIONS
@@ -55,6 +57,7 @@ from ._fleet import revoke_fleet_worker_key as revoke_fleet_worker_key
 from ._fleet import start_dispatched_test as start_dispatched_test
 from ._fleet import status_of_test as status_of_test
 from ._fleet import undispatched_tests as undispatched_tests
+from ._pg import PgConnection as PgConnection
 from ._pg import PgPool as PgPool
 from ._pg_install import POSTGRES_APT_COMMAND as POSTGRES_APT_COMMAND
 from ._pg_install import find_postgres_bin as find_postgres_bin

@@ -33,12 +33,14 @@ __all__ = [
     "Account",
     "CreditKind",
     "account_credits",
+    "account_from_row",
     "batch_owner",
     "can_pay",
     "charge_credits",
     "create_account",
     "find_account",
     "find_account_by_key",
+    "hash_key",
     "list_accounts",
     "next_refill",
     "record_test_charges",
@@ -81,7 +83,8 @@ class Account:
         return self.revoked_at is None
 
 
-def _hash_key(key: str) -> str:
+def hash_key(key: str) -> str:
+    """What the store keeps of a key (SHA-256, hex)."""
     return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -97,18 +100,20 @@ def next_refill(now: int | None = None) -> datetime:
     )
 
 
-def _account_from_row(row: Any) -> Account:
+def account_from_row(row: Any, prefix: str = "") -> Account:
+    """The account of a row of ``accounts``, its columns named ``prefix`` + column."""
+    revoked = row[f"{prefix}revoked_at"]
     return Account(
-        id=row["id"],
-        key_prefix=row["key_prefix"],
-        lighthouse_credits=row["lighthouse_credits"],
-        lighthouse_paid_credits=row["lighthouse_paid_credits"],
-        ttfb_credits=row["ttfb_credits"],
-        ttfb_paid_credits=row["ttfb_paid_credits"],
-        lighthouse_plan=row["lighthouse_plan"],
-        ttfb_plan=row["ttfb_plan"],
-        created_at=from_epoch(row["created_at"]),
-        revoked_at=from_epoch(row["revoked_at"]) if row["revoked_at"] is not None else None,
+        id=row[f"{prefix}id"],
+        key_prefix=row[f"{prefix}key_prefix"],
+        lighthouse_credits=row[f"{prefix}lighthouse_credits"],
+        lighthouse_paid_credits=row[f"{prefix}lighthouse_paid_credits"],
+        ttfb_credits=row[f"{prefix}ttfb_credits"],
+        ttfb_paid_credits=row[f"{prefix}ttfb_paid_credits"],
+        lighthouse_plan=row[f"{prefix}lighthouse_plan"],
+        ttfb_plan=row[f"{prefix}ttfb_plan"],
+        created_at=from_epoch(row[f"{prefix}created_at"]),
+        revoked_at=from_epoch(revoked) if revoked is not None else None,
     )
 
 
@@ -131,7 +136,7 @@ def create_account(
                 "ttfb_credits, lighthouse_plan, ttfb_plan, period_start, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    new_id("acct"), key[:KEY_PREFIX_LENGTH], _hash_key(key), lighthouse_credits,
+                    new_id("acct"), key[:KEY_PREFIX_LENGTH], hash_key(key), lighthouse_credits,
                     ttfb_credits, lighthouse_credits, ttfb_credits,
                     to_epoch_ms(_month_start(from_epoch(created))), created,
                 ),
@@ -149,7 +154,7 @@ def find_account(conn: Connection, key_prefix: str) -> Account | None:
     row = conn.execute(
         "SELECT * FROM accounts WHERE key_prefix = ?", (key_prefix[:KEY_PREFIX_LENGTH],)
     ).fetchone()
-    return _account_from_row(row) if row is not None else None
+    return account_from_row(row) if row is not None else None
 
 
 def find_account_by_key(conn: Connection, key: str) -> Account | None:
@@ -160,14 +165,14 @@ def find_account_by_key(conn: Connection, key: str) -> Account | None:
     ).fetchone()
     # Compare hashes in constant time, so response timing tells nothing about the key.
     expected = row["key_hash"] if row is not None else "0" * 64
-    if not hmac.compare_digest(_hash_key(key), expected) or row is None:
+    if not hmac.compare_digest(hash_key(key), expected) or row is None:
         return None
-    return _account_from_row(row)
+    return account_from_row(row)
 
 
 def list_accounts(conn: Connection) -> list[Account]:
     rows = conn.execute("SELECT * FROM accounts ORDER BY created_at, rowid")
-    return [_account_from_row(row) for row in rows]
+    return [account_from_row(row) for row in rows]
 
 
 #: Error code of the queued tests of a revoked key: failed unrun, and refunded.

@@ -8,7 +8,10 @@ another server reclaims the test of a server that died), the artifacts' bytes (c
 so every server serves every report), and the rate-limit buckets every server shares.
 
 Numbered on their own: entry i takes a PostgreSQL store from version i to i + 1. Never
-edit a released entry; append one.
+edit a released entry; append one. Released entries are frozen text, so the two dialects
+are not rendered from one description; ``tests/test_store_schemas.py`` migrates a store
+of each and fails when their tables, columns, keys, indexes or triggers differ beyond the
+PostgreSQL-only parts named above: a change to one schema needs its twin here.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from ._page_index import created_range, live_window, seek
 
 __all__ = [
     "LOCAL_ACCOUNT",
+    "TEST_COLUMNS",
     "TestQuery",
     "batch_status",
     "create_batch",
@@ -50,6 +51,7 @@ __all__ = [
     "run_config",
     "run_timing",
     "start_test",
+    "test_from_row",
     "test_target",
 ]
 
@@ -281,14 +283,15 @@ class TestQuery:
     created_at_lte: int | None = None
 
 
-_TEST_COLUMNS = (
+#: The columns a :class:`TestReport` is read from (:func:`test_from_row`).
+TEST_COLUMNS = (
     "id, batch_id, url, device, location, config_json, status, lighthouse_version, "
     "metrics_json, error_code, error_message, vantage, environment_json, created_at, "
     "expires_at, started_at, finished_at"
 )
 
 
-def _test_from_row(row: Any, report_url: str | None) -> TestReport:
+def test_from_row(row: Any, report_url: str | None) -> TestReport:
     return TestReport(
         id=row["id"],
         url=row["url"],
@@ -330,12 +333,12 @@ def get_test(
     address (a file URL locally, an http URL in the service).
     """
     row = conn.execute(
-        f"SELECT {_TEST_COLUMNS} FROM tests WHERE id = ? AND account_id = ? AND expires_at > ?",
+        f"SELECT {TEST_COLUMNS} FROM tests WHERE id = ? AND account_id = ? AND expires_at > ?",
         (test_id, account_id, now if now is not None else now_ms()),
     ).fetchone()
     if row is None:
         return None
-    return _test_from_row(row, report_url(row["id"]) if report_url else None)
+    return test_from_row(row, report_url(row["id"]) if report_url else None)
 
 
 def run_timing(conn: Connection, test_id: str) -> tuple[int | None, int | None]:
@@ -414,7 +417,7 @@ def list_tests(
             marks = ", ".join("?" * len(page_ids))
             rows = {
                 row["rowid"]: row for row in conn.execute(
-                    f"SELECT rowid, {_TEST_COLUMNS} FROM tests WHERE rowid IN ({marks})",
+                    f"SELECT rowid, {TEST_COLUMNS} FROM tests WHERE rowid IN ({marks})",
                     page_ids,
                 )
             }
@@ -422,7 +425,7 @@ def list_tests(
         if own_transaction:
             conn.execute("COMMIT")
     return [
-        _test_from_row(row, report_url(row["id"]) if report_url else None)
+        test_from_row(row, report_url(row["id"]) if report_url else None)
         for row in (rows[rowid] for rowid in page_ids)
     ]
 
@@ -453,9 +456,9 @@ def get_batch(
     if row is None:
         return None
     tests = [
-        _test_from_row(item, report_url(item["id"]) if report_url else None)
+        test_from_row(item, report_url(item["id"]) if report_url else None)
         for item in conn.execute(
-            f"SELECT {_TEST_COLUMNS} FROM tests WHERE batch_id = ? ORDER BY position", (batch_id,)
+            f"SELECT {TEST_COLUMNS} FROM tests WHERE batch_id = ? ORDER BY position", (batch_id,)
         )
     ]
     versions = [t.lighthouse_version for t in tests if t.lighthouse_version]

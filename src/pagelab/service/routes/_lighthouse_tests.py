@@ -37,10 +37,10 @@ from .._deps import (
     LinksDep,
     ServicesDep,
     check_targets,
-    links_for,
     read_json_body,
     request_body_schema,
     require_account,
+    require_account_test,
     require_credits,
     split_credentials,
 )
@@ -75,7 +75,7 @@ _REPORT_JSON: TypeAdapter[TestReport] = TypeAdapter(TestReport)
 async def create_lighthouse_test(request: Request) -> Response:
     # The hottest write: no FastAPI dependencies (solving them cost more than the rest of
     # the request), the same checks in the same order: 401, 429, then 400, then 402.
-    services, account, headers = require_account(request)
+    services, account, headers = await require_account(request)
     body = await read_json_body(request, LighthouseTestRequest)
     report: TestReport | None = None
     url, config = _target(body)
@@ -246,15 +246,13 @@ async def list_lighthouse_tests(
 )
 async def get_lighthouse_test(id: str, request: Request) -> Response:
     # The hottest read (clients poll it): no FastAPI dependencies, the same checks in the
-    # same order (401, 429, then 404). One indexed read, in the event loop on its own
-    # connection: no thread hop.
-    services, account, headers = require_account(request)
-    report = (
-        get_test(services.pool.thread_connection(), id, account_id=account.id,
-                 report_url=links_for(request, services).test)
-        if len(id) <= MAX_ID_LENGTH
-        else None
-    )
+    # same order (401, 429, then 404). In the event loop, no thread hop: on SQLite one
+    # indexed read on the loop's own connection; on PostgreSQL the key, its bucket and
+    # the test in one round trip, awaited.
+    if len(id) > MAX_ID_LENGTH:
+        await require_account(request)
+        raise not_found("lighthouse test", id)
+    _, headers, report = await require_account_test(request, id)
     if report is None:
         raise not_found("lighthouse test", id)
     return Response(
