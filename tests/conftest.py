@@ -28,14 +28,28 @@ def _runs_the_engine(item: pytest.Item) -> bool:
             or "engine" in getattr(item, "fixturenames", ()))
 
 
+def _join_group(item: pytest.Item, group: str) -> None:
+    """Put ``item`` in xdist group ``group``. xdist 3.8 appends ``@group`` to ``_nodeid``,
+    which pytest 9 no longer reads (it keeps the id in ``_id``): without this the groups
+    are silently ignored and a notebook's cells could land on two workers."""
+    item.add_marker(pytest.mark.xdist_group(group))
+    if hasattr(item, "_id") and "@" not in item.nodeid:
+        from _pytest.nodeid import coerce_node_id
+
+        item._id = coerce_node_id(f"{item.nodeid}@{group}")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # On a worker, xdist sets option.loadgroup from the controller's --dist.
+    grouped = bool(getattr(config.option, "loadgroup", False))
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.timeout(NOTEBOOK_CELL_TIMEOUT_S))
-        # A module's other tests stay together, so its module fixtures start once.
-        group = ENGINE_GROUP if _runs_the_engine(item) else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+        if grouped:
+            # A module's other tests stay together, so its module fixtures start once.
+            _join_group(item, ENGINE_GROUP if _runs_the_engine(item)
+                        else item.nodeid.split("::")[0])
 
 
 @pytest.fixture(autouse=True)
