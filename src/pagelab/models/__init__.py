@@ -53,6 +53,7 @@ from ._har import HAR_FILE as HAR_FILE
 from ._har import HOSTED_HAR as HOSTED_HAR
 from ._har import REPORT_FILE as REPORT_FILE
 from ._har import parse_har as parse_har
+from ._har import read_report_lhr as read_report_lhr
 from ._inputs import check_paging as check_paging
 from ._inputs import coerce_config as coerce_config
 from ._inputs import epoch_ms_or_none as epoch_ms_or_none
