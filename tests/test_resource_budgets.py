@@ -200,7 +200,8 @@ def test_check_replay_reads_resource_budgets_from_the_runs_reports(
     out = capsys.readouterr().out
     assert f"desktop/us {lean}" in out
     assert "error: resource_size:script 300.2 KB > 100.0 KB" in out, out
-    assert "largest script: http://127.0.0.2:" in out and "/static/widget.js?cb=" in out
+    assert "largest script: http://127.0.0.2:" in out
+    assert "/static/widget.js?cb=" in out
 
     (tmp_path / "lt_bloated" / "report.html").unlink()
     assert main(["check", str(budgets), "--replay", str(runs)]) == 2

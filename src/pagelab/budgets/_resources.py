@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pagelab._cells import CellKey, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError, PagelabError
 from pagelab.models import read_report_lhr
+from pagelab.models import resource_type as chromium_resource_type
 
 from ._models import (
     RESOURCE_KEYWORDS,
@@ -40,9 +41,6 @@ __all__ = [
     "resource_limits",
 ]
 
-# network-requests' resourceType (DevTools) -> resource-summary's type.
-_REQUEST_TYPES = {"Document": "document", "Script": "script", "Stylesheet": "stylesheet",
-                  "Image": "image", "Media": "media", "Font": "font"}
 
 LhrReader = Callable[[str], Mapping[str, Any]]
 
@@ -97,7 +95,7 @@ def largest_requests(lhr: Mapping[str, Any], resource_type: str, count: int = 3
             return True
         if resource_type == "third-party":
             return request.get("entity") not in first_party
-        return _REQUEST_TYPES.get(str(request.get("resourceType")), "other") == resource_type
+        return chromium_resource_type(request.get("resourceType")) == resource_type
 
     sized = [(str(r.get("url")), float(r.get("transferSize") or 0)) for r in requests
              if matches(r)]

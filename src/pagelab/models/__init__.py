@@ -68,6 +68,9 @@ from ._reports import ENGINE_CRASHED as ENGINE_CRASHED
 from ._reports import ENGINE_FAILURE_CODES as ENGINE_FAILURE_CODES
 from ._reports import ENGINE_UNAVAILABLE as ENGINE_UNAVAILABLE
 from ._reports import TIMEOUT as TIMEOUT
+from ._resource_types import BUDGET_RESOURCE_TYPES as BUDGET_RESOURCE_TYPES
+from ._resource_types import RESOURCE_TYPES as RESOURCE_TYPES
+from ._resource_types import resource_type as resource_type
 from ._types import MAX_STRING_LENGTH as MAX_STRING_LENGTH
 from ._types import PAGE_URL_PATTERN as PAGE_URL_PATTERN
 from ._types import PageUrl as PageUrl
