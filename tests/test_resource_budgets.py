@@ -4,6 +4,7 @@ largest requests from network-requests, aggregation over runs, refusals named.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -202,6 +203,18 @@ def test_check_replay_reads_resource_budgets_from_the_runs_reports(
     assert "error: resource_size:script 300.2 KB > 100.0 KB" in out, out
     assert "largest script: http://127.0.0.2:" in out
     assert "/static/widget.js?cb=" in out
+    # Lighthouse CI's resource-summary assertion on the same replayed runs names it too.
+    rc = tmp_path / "lighthouserc.json"
+    rc.write_text(json.dumps({"ci": {
+        "collect": {"url": [lean, bloated], "settings": {"preset": "desktop"}},
+        "assert": {"assertions": {"resource-summary:script:size": [
+            "error", {"maxNumericValue": 100_000}]}}}}))
+    assert main(["check", str(rc), "--replay", str(runs)]) == 1
+    out = capsys.readouterr().out
+    assert f"1 result(s) for desktop/us {bloated} :" in out, out
+    assert "resource-summary.script.size failure for maxNumericValue assertion" in out
+    assert re.search(r"largest script: http://127\.0\.0\.2:\d+/static/widget\.js\?cb=\S+ "
+                     r"\(300\.2 KB\)", out), out
 
     (tmp_path / "lt_bloated" / "report.html").unlink()
     assert main(["check", str(budgets), "--replay", str(runs)]) == 2

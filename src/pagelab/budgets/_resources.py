@@ -46,7 +46,7 @@ LhrReader = Callable[[str], Mapping[str, Any]]
 
 
 def replayed_lhrs(frame: pd.DataFrame) -> LhrReader | None:
-    """A reader of replayed runs' LHRs (by test id) from their ``report_url`` s, or None
+    """A reader of replayed runs' LHRs (by test id) from their ``report_url``, or None
     when a successful run has none (a CSV, a run whose artifacts live in the database).
 
     Lighthouse's HTML report embeds the LHR, so runs saved with their report links (a
