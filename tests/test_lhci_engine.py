@@ -128,3 +128,50 @@ def test_resource_budget_names_the_largest_request(
     out = capsys.readouterr().out
     assert re.search(r"resource_size:image\s+<= 300\.0 KB\s+[\d,.]+ KB\s+FAIL", out), out
     assert re.search("error: " + miss.removeprefix(".*"), out), out
+
+
+def test_script_size_assertion_names_the_widget_through_check_and_a_replay(
+    demo_url: str, engine_cache: str, tmp_path: Path, pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """LHCI's ``resource-summary:script:size`` on the twins /lean and /bloated (its 300 kB
+    widget.js from a second loopback host): ``pagelab check`` passes the lean page and fails
+    the bloated one naming widget.js; the plugin replays those very runs (their LHRs read
+    from the reports their report_url opens) to the same verdicts. Two engine runs."""
+    import pagelab
+    from pagelab.frames import to_frame, to_records
+
+    monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
+    monkeypatch.setenv("PAGELAB_DATA_DIR", str(tmp_path / "data"))
+    lean, bloated = f"{demo_url}/lean", f"{demo_url}/bloated"
+    rc = {"ci": {"collect": {"url": [lean, bloated], "numberOfRuns": 1},
+                 "assert": {"assertions": {"resource-summary:script:size": [
+                     "error", {"maxNumericValue": 100_000}]}}}}
+    config = tmp_path / "lighthouserc.json"
+    config.write_text(json.dumps(rc))
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", str(config), "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    widget = r"largest script: http://127\.0\.0\.2:\d+/static/widget\.js\?cb=\S+ \([\d,.]+ KB\)"
+    assert f"1 result(s) for mobile/us {bloated} :" in out, out
+    assert f"result(s) for mobile/us {lean} :" not in out, out
+    assert re.search(r"resource-summary\.script\.size failure for maxNumericValue assertion"
+                     r"\n.*\n\s+" + widget, out), out
+    assert re.search(rf"mobile/us {re.escape(lean)}\s+resource-summary:script\.size "
+                     r"maxNumericValue\s+<= 100000\s+0\s+pass", out), out
+
+    # The plugin on those very runs, saved with their report links: no new engine run.
+    with pagelab.connect() as runner:
+        runs = to_frame(runner.list(per_page=100))
+    assert sorted(runs["url"]) == [bloated, lean]
+    pytester.makefile(".json", lighthouserc=json.dumps(rc),
+                      runs=json.dumps({"runs": to_records(runs)}, default=str))
+    monkeypatch.chdir(pytester.path)
+    result = pytester.runpytest("--pagelab-budgets=lighthouserc.json",
+                                "--pagelab-replay=runs.json", "-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([f"*lighthouserc.json::{lean}*PASSED*",
+                                 f"*lighthouserc.json::{bloated}*FAILED*"])
+    result.stdout.re_match_lines([r"\s+" + widget])
+    with pagelab.connect() as runner:
+        assert len(runner.list(per_page=100)) == 2  # replayed, not measured

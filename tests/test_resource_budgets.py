@@ -4,6 +4,7 @@ largest requests from network-requests, aggregation over runs, refusals named.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +168,61 @@ def test_bad_resource_limits_in_a_file_are_named(tmp_path: Path) -> None:
         with pytest.raises(InvalidInputError, match=named) as raised:
             _budget_file(tmp_path, text)
         assert str(raised.value).startswith(f"{tmp_path / 'budgets.yaml'}: ")
+
+
+def test_check_replay_reads_resource_budgets_from_the_runs_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``pagelab check --replay``: the LHRs of replayed runs come from the HTML reports
+    their report_url opens (Lighthouse embeds the LHR there); a report gone, or runs with
+    no report_url, are a one-line error saying why, never a silent skip."""
+    from pagelab.cli import main
+    from pagelab.frames import from_records, to_records
+
+    data = Path(__file__).parent / "data"
+    records = []
+    for run, page in enumerate(("lean", "bloated")):
+        lhr = json.loads((data / f"lhr-{page}-desktop.json").read_text())
+        report = tmp_path / f"lt_{page}" / "report.html"
+        report.parent.mkdir()
+        embedded = json.dumps(lhr).replace("<", "\\u003c")
+        report.write_text(f"<html><script>window.__LIGHTHOUSE_JSON__ = {embedded};</script>"
+                          "</html>")
+        records.append({"id": f"lt_{page}", "run": run, "url": lhr["finalDisplayedUrl"],
+                        "device": "desktop", "location": "us", "status": "success",
+                        "report_url": report.as_uri()})
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps({"runs": to_records(from_records(records))}, default=str))
+    lean, bloated = (r["url"] for r in records)
+    budgets = tmp_path / "budgets.yaml"
+    budgets.write_text(f"devices: [desktop]\nbudgets:\n  resource_size: {{script: 100000}}\n"
+                       f"pages:\n  - url: {lean}\n  - url: {bloated}\n")
+    assert main(["check", str(budgets), "--replay", str(runs)]) == 1
+    out = capsys.readouterr().out
+    assert f"desktop/us {lean}" in out
+    assert "error: resource_size:script 300.2 KB > 100.0 KB" in out, out
+    assert "largest script: http://127.0.0.2:" in out
+    assert "/static/widget.js?cb=" in out
+    # Lighthouse CI's resource-summary assertion on the same replayed runs names it too.
+    rc = tmp_path / "lighthouserc.json"
+    rc.write_text(json.dumps({"ci": {
+        "collect": {"url": [lean, bloated], "settings": {"preset": "desktop"}},
+        "assert": {"assertions": {"resource-summary:script:size": [
+            "error", {"maxNumericValue": 100_000}]}}}}))
+    assert main(["check", str(rc), "--replay", str(runs)]) == 1
+    out = capsys.readouterr().out
+    assert f"1 result(s) for desktop/us {bloated} :" in out, out
+    assert "resource-summary.script.size failure for maxNumericValue assertion" in out
+    assert re.search(r"largest script: http://127\.0\.0\.2:\d+/static/widget\.js\?cb=\S+ "
+                     r"\(300\.2 KB\)", out), out
+
+    (tmp_path / "lt_bloated" / "report.html").unlink()
+    assert main(["check", str(budgets), "--replay", str(runs)]) == 2
+    err = capsys.readouterr().err
+    assert "the Lighthouse result of lt_bloated: its report is gone" in err, err
+    assert "need each replayed run's Lighthouse result" in err
+
+    csv = tmp_path / "runs.csv"
+    from_records(records).drop(columns=["report_url"]).to_csv(csv, index=False)
+    assert main(["check", str(budgets), "--replay", str(csv)]) == 2
+    assert "replayed runs without a report_url" in capsys.readouterr().err

@@ -346,16 +346,23 @@ class PagelabState:
                         outcome: RecordedOutcome, *, aggregation: str | None = None
                         ) -> list[str]:
         """Resource budgets on the runs' LHRs, recorded and warned like every budget."""
-        from pagelab.budgets import evaluate_resources
+        from pagelab import InvalidInputError
+        from pagelab.budgets import evaluate_resources, replayed_lhrs
 
         if not limits:
             return []
-        if self.replay() is not None:
-            return ["resource budgets (resource_size, resource_count, third_party_*) need the "
-                    "runs' LHRs: they cannot be checked on replayed runs"]
-        return self.record(evaluate_resources(limits, frame, self.runner().lhr,
-                                              aggregation=self.aggregation(aggregation)),
-                           outcome)
+        # Replayed runs: the LHRs their reports embed (report_url), if they still open.
+        read_lhr = self.runner().lhr if self.replay() is None else replayed_lhrs(frame)
+        if read_lhr is None:
+            return [f"resource budgets (resource_size, resource_count, third_party_*) need the "
+                    f"runs' LHRs: the runs replayed from {self.setting('replay')} have no "
+                    "report_url to read them from"]
+        try:
+            results = evaluate_resources(limits, frame, read_lhr,
+                                         aggregation=self.aggregation(aggregation))
+        except InvalidInputError as exc:
+            return [str(exc)]
+        return self.record(results, outcome)
 
     def record(self, results: Sequence[BudgetResult], outcome: RecordedOutcome,
                kind: str = "budget") -> list[str]:

@@ -63,6 +63,7 @@ from ._models import AGGREGATION_NAMES as AGGREGATION_NAMES
 from ._models import checks_from_mapping as checks_from_mapping
 from ._publish import publish_ci_reports as publish_ci_reports
 from ._resources import evaluate_resources as evaluate_resources
+from ._resources import replayed_lhrs as replayed_lhrs
 from ._resources import resource_limits as resource_limits
 from ._sequential import SimulatedGate as SimulatedGate
 from ._sequential import look_level as look_level

@@ -25,7 +25,7 @@ from ._models import (
     format_resource_value,
     is_resource_metric,
 )
-from ._resources import LhrReader, evaluate_resources
+from ._resources import LhrReader, evaluate_resources, replayed_lhrs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -169,8 +169,9 @@ def evaluate(
     A budget file's byte and request limits per resource type (``resource_size``,
     ``resource_count``, ``third_party_size``, ``third_party_count`` under ``budgets``) are
     read from each successful run's LHR through ``read_lhr`` (``runner.lhr``), after the
-    metric results (:func:`pagelab.budgets.evaluate_resources`); without ``read_lhr`` such a
-    file is :class:`~pagelab.InvalidInputError`, never silently unchecked.
+    metric results (:func:`pagelab.budgets.evaluate_resources`); without ``read_lhr``, from
+    the LHR each run's ``report_url`` report embeds (replayed runs), and where a run has none,
+    such a file is :class:`~pagelab.InvalidInputError`, never silently unchecked.
 
     ``aggregation`` (median, mean, p75, p90, min, max, representative) applies where a
     budget names none. A cell a budget names but ``frame`` lacks, or whose runs gave no value,
@@ -187,9 +188,12 @@ def evaluate(
     resource_limits = (budgets.resource_limits(base_url) if isinstance(budgets, BudgetFile)
                        else [])
     if resource_limits and read_lhr is None:
-        raise InvalidInputError(
-            "this budget file limits bytes or requests per resource type, read from each "
-            "run's LHR: pass read_lhr=runner.lhr (replayed runs from a CSV have no LHRs)")
+        read_lhr = replayed_lhrs(frame)
+        if read_lhr is None:
+            raise InvalidInputError(
+                "this budget file limits bytes or requests per resource type, read from each "
+                "run's LHR: pass read_lhr=runner.lhr (replayed runs without a report_url, "
+                "such as a CSV of metrics, have no LHRs)")
     for check in checks:
         if check.aggregation is not None:
             _check_aggregation(check.aggregation)

@@ -3,9 +3,10 @@
 
 Each cell (:data:`pagelab.frames.CELL`) is asserted on its own, so mobile and desktop runs
 of one URL are never mixed (``lhci assert`` groups by URL only). Runs whose page failed have
-no LHR and are reported as failed pages, as for every budget. Without LHRs (a replayed CSV),
-each run becomes a minimal LHR of its metrics and performance score; an assertion that
-needs more of the LHR is then refused, named.
+no LHR and are reported as failed pages, as for every budget. Without LHRs (replayed runs),
+each run becomes a minimal LHR of its metrics and performance score; when an assertion
+needs more, the LHRs are read from the runs' reports (``report_url``: Lighthouse's HTML
+report embeds its LHR), and without reports such an assertion is refused, named.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS
 
 from ._lhci import AssertionResult, _kebab_case, _normalize, _resolve, assert_lhrs
+from ._resources import largest_note, replayed_lhrs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,14 +57,24 @@ def _minimal_lhr(row: Mapping[Any, Any]) -> dict[str, Any]:
             "categories": {"performance": {"score": fraction}}}
 
 
+#: What a run's metrics answer without its LHR (:func:`_minimal_lhr`).
+_METRICS_ONLY = frozenset({"categories:performance", *(
+    m.audit_id for m in METRICS.values() if m.audit_id is not None)})
+
+
+def _beyond_metrics(options: Mapping[str, Any]) -> list[str]:
+    """The asserted keys a run's metrics cannot answer (they need its LHR)."""
+    return sorted(k for k in _asserted(options)
+                  if k not in _METRICS_ONLY and k.split(":")[0] not in _METRICS_ONLY)
+
+
 def _check_minimal(options: Mapping[str, Any]) -> None:
-    held = {m.audit_id for m in METRICS.values() if m.audit_id is not None}
-    needs = sorted(k for k in _asserted(options)
-                   if k != "categories:performance" and k.split(":")[0] not in held)
+    needs = _beyond_metrics(options)
     if needs:
         raise InvalidInputError(
-            f"runs without LHRs (a replayed CSV) hold metrics only: {', '.join(needs)} "
-            "need(s) the runs' LHRs; measure, or replay a results JSON of measured runs")
+            f"replayed runs without reports (a CSV of metrics) hold metrics only: "
+            f"{', '.join(needs)} need(s) the runs' LHRs; measure, or replay runs saved with "
+            "their report_url (a results JSON of measured runs)")
 
 
 def select_runs(budget_file: BudgetFile, frame: pd.DataFrame, base_url: str | None = None
@@ -93,8 +105,12 @@ def assert_runs(
     """Lighthouse CI's verdicts (passed ones too) per cell of ``frame``'s successful runs.
 
     ``read_lhr`` gives a run's LHR from its test id (a runner's ``lhr``); without it each
-    run is reduced to its metrics (:func:`_minimal_lhr`) after checking that is enough.
+    run is reduced to its metrics (:func:`_minimal_lhr`) when they are enough, else read
+    from the report its ``report_url`` opens (replayed runs), else refused, named.
     """
+    if read_lhr is None and _beyond_metrics(options):
+        # More than the metrics: the LHRs replayed runs' reports embed, else refused.
+        read_lhr = replayed_lhrs(frame)
     if read_lhr is None:
         _check_minimal(options)
     if frame.empty:
@@ -110,8 +126,20 @@ def assert_runs(
             _check_minimal(options)
             lhr = _minimal_lhr(row)
         groups.setdefault(cell, []).append(lhr)
-    return [dataclasses.replace(result, cell=cell)
+    return [_name_largest(dataclasses.replace(result, cell=cell), lhrs)
             for cell, lhrs in groups.items() for result in assert_lhrs(options, lhrs)]
+
+
+def _name_largest(result: AssertionResult, lhrs: Sequence[Mapping[str, Any]]
+                  ) -> AssertionResult:
+    """A missed ``resource-summary:<type>:size`` names the largest requests of the type, as
+    pagelab's own resource budgets do (``lhci assert`` gives no message there)."""
+    kind = (result.audit_property or "").rpartition(".")
+    if (result.passed or result.message is not None or result.audit_id != "resource-summary"
+            or kind[2] != "size" or math.isnan(result.actual)):
+        return result
+    note = largest_note(lhrs, result.values, result.actual, kind[0])
+    return dataclasses.replace(result, message=note) if note else result
 
 
 def _number(value: float) -> str:

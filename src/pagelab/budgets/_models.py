@@ -18,7 +18,16 @@ from urllib.parse import urljoin, urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import METRICS, Device, DeviceId, Location, Metric, invalid_input, metric
+from pagelab.models import (
+    BUDGET_RESOURCE_TYPES,
+    METRICS,
+    Device,
+    DeviceId,
+    Location,
+    Metric,
+    invalid_input,
+    metric,
+)
 
 from ._wording import STATUS_LABELS
 
@@ -116,9 +125,8 @@ class MetricLimit(_Strict):
 
 LimitInput = float | MetricLimit
 
-#: The types of Lighthouse's resource-summary audit.
-RESOURCE_TYPES = ("document", "script", "stylesheet", "image", "media", "font", "other",
-                  "third-party", "total")
+#: The types of Lighthouse's resource-summary audit (its two sums included).
+RESOURCE_TYPES = BUDGET_RESOURCE_TYPES
 #: Budget keywords -> (size or count, the fixed type for the third_party_* ones).
 RESOURCE_KEYWORDS: dict[str, tuple[str, str | None]] = {
     "resource_size": ("size", None), "resource_count": ("count", None),

@@ -14,6 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagelab._cells import CellKey, cell_keys, cell_label
+from pagelab._exceptions import InvalidInputError, PagelabError
+from pagelab.models import read_report_lhr
+from pagelab.models import resource_type as chromium_resource_type
 
 from ._models import (
     RESOURCE_KEYWORDS,
@@ -33,14 +36,42 @@ __all__ = [
     "RESOURCE_TYPES",
     "ResourceLimit",
     "evaluate_resources",
+    "largest_note",
+    "replayed_lhrs",
     "resource_limits",
 ]
 
-# network-requests' resourceType (DevTools) -> resource-summary's type.
-_REQUEST_TYPES = {"Document": "document", "Script": "script", "Stylesheet": "stylesheet",
-                  "Image": "image", "Media": "media", "Font": "font"}
 
 LhrReader = Callable[[str], Mapping[str, Any]]
+
+
+def replayed_lhrs(frame: pd.DataFrame) -> LhrReader | None:
+    """A reader of replayed runs' LHRs (by test id) from their ``report_url``, or None
+    when a successful run has none (a CSV, a run whose artifacts live in the database).
+
+    Lighthouse's HTML report embeds the LHR, so runs saved with their report links (a
+    pytest-pagelab results JSON, the wide frame's CSV) can be checked on bytes, requests
+    and any audit while those reports still open (a LocalRunner's files, the service's
+    links). A report gone by then raises :class:`~pagelab.InvalidInputError` saying so."""
+    if frame.empty or not {"id", "report_url", "status"} <= set(frame.columns):
+        return None
+    ok = frame[frame["status"].astype(str) == "success"]
+    links = {str(test_id): link for test_id, link in zip(ok["id"], ok["report_url"],
+                                                         strict=True)
+             if isinstance(test_id, str) and isinstance(link, str) and link}
+    if len(links) < len(ok):
+        return None
+
+    def read(test_id: str) -> Mapping[str, Any]:
+        try:
+            return read_report_lhr(links.get(test_id), test_id)
+        except PagelabError as exc:
+            raise InvalidInputError(
+                f"{exc}; resource budgets and Lighthouse CI audits beyond the metrics need "
+                "each replayed run's Lighthouse result, read from its report: measure again, "
+                "or replay runs whose reports are still there") from exc
+
+    return read
 
 
 def _summary_value(lhr: Mapping[str, Any], limit: ResourceLimit) -> float | None:
@@ -64,11 +95,29 @@ def largest_requests(lhr: Mapping[str, Any], resource_type: str, count: int = 3
             return True
         if resource_type == "third-party":
             return request.get("entity") not in first_party
-        return _REQUEST_TYPES.get(str(request.get("resourceType")), "other") == resource_type
+        return chromium_resource_type(request.get("resourceType")) == resource_type
 
     sized = [(str(r.get("url")), float(r.get("transferSize") or 0)) for r in requests
              if matches(r)]
     return sorted(sized, key=lambda item: -item[1])[:count]
+
+
+def largest_note(lhrs: Sequence[Mapping[str, Any]], per_run: Sequence[float | None],
+                 actual: float, resource_type: str) -> str | None:
+    """``largest script: <url> (312.3 KB), ...``: the largest requests of ``resource_type``
+    in the run whose value is nearest ``actual`` (the aggregate), which show what makes up
+    the bytes; None when no run has a value or the run has no such request."""
+    measured = [i for i, v in enumerate(per_run) if v is not None and v == v]
+    if not measured:
+        return None
+    nearest = min(measured, key=lambda i: abs((per_run[i] or 0.0) - actual))
+    largest = largest_requests(lhrs[nearest], resource_type)
+    if not largest:
+        return None
+    return "largest {}: {}".format(
+        resource_type if resource_type != "total" else "requests",
+        ", ".join(f"{url} ({format_resource_value(f'resource_size:{resource_type}', size)})"
+                  for url, size in largest))
 
 
 def _aggregate(values: list[float], aggregation: str) -> float:
@@ -142,15 +191,9 @@ def _result(limit: ResourceLimit, cell: CellKey, actual: float | None, values: l
                    f"{'<=' if passed else '>'} {expected} ({aggregation} of {len(values)}: "
                    f"{listed}) {where}")
         if not passed and limit.kind == "size":
-            # The run nearest the aggregate shows which requests make up the bytes.
-            nearest = min((i for i, v in enumerate(per_run) if v is not None),
-                          key=lambda i: abs((per_run[i] or 0.0) - actual))
-            largest = largest_requests(lhrs[nearest], limit.resource_type)
+            largest = largest_note(lhrs, per_run, actual, limit.resource_type)
             if largest:
-                message += "; largest {}: {}".format(
-                    limit.resource_type if limit.resource_type != "total" else "requests",
-                    ", ".join(f"{url} ({format_resource_value(name, size)})"
-                              for url, size in largest))
+                message += f"; {largest}"
     url, device, location, connection = cell
     return BudgetResult(
         url=str(url), device=str(device), location=str(location), connection=connection,

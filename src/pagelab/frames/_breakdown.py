@@ -73,7 +73,14 @@ import pandas as pd
 
 from pagelab._cells import CELL
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import USER_TIMING_PREFIX, BatchItem, TestReport, user_timing_values
+from pagelab.models import (
+    RESOURCE_TYPES,
+    USER_TIMING_PREFIX,
+    BatchItem,
+    TestReport,
+    resource_type,
+    user_timing_values,
+)
 
 from ._run import PARTIES, as_lhr, entity_parties, table_items, typed_frame
 from ._run import requests as _run_requests
@@ -95,10 +102,6 @@ __all__ = [
     "user_timings",
 ]
 
-#: Lighthouse's budget resource types (``resource-summary``), in its order.
-RESOURCE_TYPES: tuple[str, ...] = (
-    "document", "script", "stylesheet", "image", "media", "font", "other",
-)
 #: The columns that lead every row of a breakdown over many runs.
 RUN_COLUMNS: tuple[str, ...] = ("id", "run", *CELL)
 
@@ -132,11 +135,6 @@ USER_TIMING_COLUMNS: dict[str, Any] = {
     "value_ms": "float64",
 }
 
-# Chromium's request types Lighthouse sorts into its budget types; the rest is "other".
-_BUDGET_TYPES = {
-    "Document": "document", "Script": "script", "Stylesheet": "stylesheet",
-    "Image": "image", "Media": "media", "Font": "font",
-}
 # Lighthouse's NetworkRequest.isNonNetworkRequest: no bytes crossed a network.
 _NON_NETWORK = ("data", "blob", "about", "chrome", "chrome-extension", "file", "filesystem")
 # A long task blocks input for what lasts beyond this (the TBT rule).
@@ -161,11 +159,6 @@ class RunSource(Protocol):
 
 
 Source = Mapping[str, Any] | str | bytes | TestReport | BatchItem | RunSource
-
-
-def resource_type(chromium_type: object) -> str:
-    """Lighthouse's budget type (``script``) of a Chromium resource type (``Script``)."""
-    return _BUDGET_TYPES.get(str(chromium_type), "other")
 
 
 def _per_run(

@@ -53,6 +53,7 @@ from ._har import HAR_FILE as HAR_FILE
 from ._har import HOSTED_HAR as HOSTED_HAR
 from ._har import REPORT_FILE as REPORT_FILE
 from ._har import parse_har as parse_har
+from ._har import read_report_lhr as read_report_lhr
 from ._inputs import check_paging as check_paging
 from ._inputs import coerce_config as coerce_config
 from ._inputs import epoch_ms_or_none as epoch_ms_or_none
@@ -67,6 +68,9 @@ from ._reports import ENGINE_CRASHED as ENGINE_CRASHED
 from ._reports import ENGINE_FAILURE_CODES as ENGINE_FAILURE_CODES
 from ._reports import ENGINE_UNAVAILABLE as ENGINE_UNAVAILABLE
 from ._reports import TIMEOUT as TIMEOUT
+from ._resource_types import BUDGET_RESOURCE_TYPES as BUDGET_RESOURCE_TYPES
+from ._resource_types import RESOURCE_TYPES as RESOURCE_TYPES
+from ._resource_types import resource_type as resource_type
 from ._types import MAX_STRING_LENGTH as MAX_STRING_LENGTH
 from ._types import PAGE_URL_PATTERN as PAGE_URL_PATTERN
 from ._types import PageUrl as PageUrl

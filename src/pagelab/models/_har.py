@@ -1,5 +1,6 @@
-"""A test's HAR reached from its report: where it is (beside the report ``report_url``
-opens) and the parsed document, for ``report.har()`` and ``runner.har(report)`` alike.
+"""A test's HAR and LHR reached from its report: where the HAR is (beside the report
+``report_url`` opens) and the parsed document, for ``report.har()`` and
+``runner.har(report)`` alike; the LHR the report embeds, for replayed runs.
 
 A report carries ``report_url``, never its runner: the HAR's address follows from it. On
 the service the report's signed link opens the test's HAR at ``<link path>/har`` with the
@@ -15,7 +16,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pagelab._exceptions import InvalidInputError, NotFoundError, TransportError
 
-__all__ = ["HAR_FILE", "HOSTED_HAR", "REPORT_FILE", "har_url", "parse_har", "read_har"]
+__all__ = ["HAR_FILE", "HOSTED_HAR", "REPORT_FILE", "har_url", "parse_har", "read_har",
+           "read_report_lhr"]
 
 #: The stored file names of a test's HTML report and HAR (``pagelab.store``'s artifacts).
 REPORT_FILE = "report.html"
@@ -24,6 +26,8 @@ HAR_FILE = "run.har"
 HOSTED_HAR = "har"
 _HOSTED_PREFIX = "/reports/lighthouse-tests/"
 _TIMEOUT_S = 60.0
+#: Lighthouse's HTML report assigns the LHR here (its JSON with ``<`` escaped).
+_EMBEDDED_LHR = "window.__LIGHTHOUSE_JSON__ = "
 
 
 def har_url(report_url: str | None) -> str | None:
@@ -51,22 +55,15 @@ def parse_har(text: str, what: str) -> dict[str, Any]:
     return parsed
 
 
-def read_har(report_url: str | None, test_id: str | None) -> dict[str, Any]:
-    """The HAR beside the report at ``report_url`` (see :func:`har_url`), parsed."""
-    what = f"the har of {test_id or 'this report'}"
-    url = har_url(report_url)
-    if url is None:
-        raise InvalidInputError(
-            f"{what}: the report has no report_url to find it by (a run that failed, or one "
-            "whose artifacts are kept in the database): use runner.har(report)")
+def _read_linked(url: str, what: str, missing: str) -> str:
+    """The text at a report's ``file://`` or ``http(s)://`` address (``missing``: why a
+    file may be absent), foreign errors translated."""
     parts = urlsplit(url)
     if parts.scheme == "file":
         try:
-            return parse_har(Path(unquote(parts.path)).read_text(encoding="utf-8"), what)
+            return Path(unquote(parts.path)).read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise NotFoundError(
-                f"{what}: none beside the report (only runs of a pagelab engine that records "
-                "HARs have one)") from None
+            raise NotFoundError(f"{what}: {missing}") from None
         except OSError as exc:
             raise InvalidInputError(f"{what}: cannot read {url}: {exc.strerror}") from exc
     import httpx
@@ -79,4 +76,37 @@ def read_har(report_url: str | None, test_id: str | None) -> dict[str, Any]:
         raise NotFoundError(f"{what}: the server has none (or the report's link expired)")
     if response.status_code != 200:
         raise TransportError(f"{what}: the server answered {response.status_code}")
-    return parse_har(response.text, what)
+    return response.text
+
+
+def read_har(report_url: str | None, test_id: str | None) -> dict[str, Any]:
+    """The HAR beside the report at ``report_url`` (see :func:`har_url`), parsed."""
+    what = f"the har of {test_id or 'this report'}"
+    url = har_url(report_url)
+    if url is None:
+        raise InvalidInputError(
+            f"{what}: the report has no report_url to find it by (a run that failed, or one "
+            "whose artifacts are kept in the database): use runner.har(report)")
+    return parse_har(_read_linked(url, what, "none beside the report (only runs of a pagelab "
+                                  "engine that records HARs have one)"), what)
+
+
+def read_report_lhr(report_url: str | None, test_id: str | None) -> dict[str, Any]:
+    """The LHR the Lighthouse HTML report at ``report_url`` embeds (a LocalRunner's
+    ``file://`` report or the service's hosted one), parsed; how replayed runs, which keep
+    their ``report_url`` but not their LHR, are read again."""
+    what = f"the Lighthouse result of {test_id or 'this run'}"
+    if not report_url or urlsplit(report_url).scheme not in ("file", "http", "https"):
+        raise InvalidInputError(f"{what}: the run has no report_url to read it from")
+    html = _read_linked(report_url, what, f"its report is gone ({report_url})")
+    start = html.find(_EMBEDDED_LHR)
+    try:
+        if start < 0:
+            raise ValueError("no embedded result")
+        parsed, _ = json.JSONDecoder().raw_decode(html, start + len(_EMBEDDED_LHR))
+    except ValueError as exc:
+        raise InvalidInputError(f"{what}: {report_url} is not a Lighthouse HTML report "
+                                f"({exc})") from exc
+    if not isinstance(parsed, dict) or "audits" not in parsed:
+        raise InvalidInputError(f"{what}: {report_url} embeds no Lighthouse result")
+    return parsed
