@@ -7,7 +7,8 @@ block, in bash with ``set -euo pipefail``. Blocks of one page share a namespace,
 What a snippet needs is real and started here, once per session (``docs_env``): the bundled
 demo site and a ``pagelab serve`` app on loopback (its worker off, so created Lighthouse tests
 stay queued; TTFB probes run), a key with credits, an empty data dir and a scratch working
-directory. Before a shell block runs, the demo site's documented address
+directory holding ``runs.csv``, the recorded demo runs of ``tests/data/`` at the demo
+site's address. Before a shell block runs, the demo site's documented address
 ``http://127.0.0.1:8080`` and the API's ``http://127.0.0.1:8000`` are replaced by the real
 ones and the outside host of the API examples, ``https://example.com/``, by the demo site
 (tests never reach outside hosts); ``$API`` and ``$KEY`` are set as the pages say.
@@ -113,6 +114,10 @@ def docs_env() -> Iterator[DocsEnvironment]:
             }
             for name in ("PAGELAB_API_URL", "PAGELAB_API_KEY"):
                 environ.pop(name, None)
+            # runs.csv (docs/quickstart-ci.md): the recorded demo runs, at this demo's origin.
+            recorded = (REPO / "tests" / "data" / "runs-demo.csv").read_text(encoding="utf-8")
+            (root / "work" / "runs.csv").write_text(
+                recorded.replace("http://demo.test", demo.url), encoding="utf-8")
             yield DocsEnvironment(demo.url, api.base_url, key, root / "work", environ)
 
 
