@@ -70,12 +70,13 @@ class DocsEnvironment:
 
 
 def _commands(bin_dir: Path) -> None:
-    """``pagelab`` and ``python`` on PATH run this checkout with this interpreter; ``curl``
-    fails on an HTTP error (the pages use ``curl -s``, which would not)."""
+    """``pagelab``, ``python`` and ``pytest`` on PATH run this checkout with this
+    interpreter; ``curl`` fails on an HTTP error (the pages use ``curl -s``, which would not)."""
     python = shlex.quote(sys.executable)
     scripts = {
         "pagelab": f'exec {python} -m pagelab "$@"',
         "python": f'exec {python} "$@"',
+        "pytest": f'exec {python} -m pytest "$@"',
         "curl": 'exec /usr/bin/curl --fail-with-body "$@"',
     }
     for name, line in scripts.items():
