@@ -33,7 +33,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_every_nav_page_is_built(site: Path) -> None:
     for page in ("install", "quickstart", "quickstart-ci", "quickstart-server", "concepts",
-                 "troubleshooting", "benchmarks", "changelog", "versioning", "reference/cli", "reference/configuration",
+                 "troubleshooting", "benchmarks", "changelog", "versioning", "reference/cli",
+                 "reference/configuration",
                  "reference/error-codes", "reference/http", "reference/api"):
         assert (site / page / "index.html").is_file(), page
 
