@@ -136,12 +136,27 @@ def run_shell(example: Example) -> str | None:
     return None
 
 
+#: pandas' display as wide as the pages show frames (set per page, then restored: the
+#: options are global and other tests print frames too).
+DISPLAY = {"display.width": 250, "display.max_columns": 40}
+
+
 def _setup(namespace: dict[str, Any]) -> None:
-    """Every page's namespace starts with pandas as wide as the pages show it."""
     import pandas as pd
 
-    pd.set_option("display.width", 250)
-    pd.set_option("display.max_columns", 40)
+    namespace["_pandas_display"] = {name: pd.get_option(name) for name in DISPLAY}
+    for name, value in DISPLAY.items():
+        pd.set_option(name, value)
+
+
+def _teardown(namespace: dict[str, Any]) -> None:
+    import pandas as pd
+
+    for name, value in namespace.get("_pandas_display", {}).items():
+        pd.set_option(name, value)
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:  # the figures the page's plots drew
+        pyplot.close("all")
 
 
 if Sybil is not None:
@@ -157,6 +172,7 @@ if Sybil is not None:
         excludes=["*/README.md"],
         fixtures=["docs_env"],
         setup=_setup,
+        teardown=_teardown,
     ).pytest()
 
 
