@@ -176,13 +176,14 @@ if Sybil is not None:
     ).pytest()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        example = getattr(item, "example", None)
-        if example is None:
-            continue
-        page = Path(example.path).relative_to(REPO).as_posix()
-        first = str(example.parsed).strip().splitlines()[0] if str(example.parsed).strip() \
-            else ""
-        if any(page == p and first.startswith(line) for p, line in ENGINE_SNIPPETS):
-            item.add_marker(pytest.mark.engine)
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """The snippets that run Lighthouse get the ``engine`` marker as they are collected, so
+    every later hook (``-m``, the xdist groups of tests/conftest.py) sees it."""
+    example = getattr(item, "example", None)
+    if example is None:
+        return
+    page = Path(example.path).relative_to(REPO).as_posix()
+    source = str(example.parsed).strip()
+    first = source.splitlines()[0] if source else ""
+    if any(page == p and first.startswith(line) for p, line in ENGINE_SNIPPETS):
+        item.add_marker(pytest.mark.engine)
