@@ -117,3 +117,16 @@ def test_cli_defaults_are_shown() -> None:
     serve = reference.cli_page().split("## `pagelab serve`\n", 1)[1].split("\n## ", 1)[0]
     assert "| `--port` | `8000` | port (default 8000) |" in serve
     assert "| `--no-worker` | off |" in serve
+
+
+def test_the_http_page_has_every_operation_of_the_openapi_document() -> None:
+    spec = reference.openapi_document()
+    page = reference.http_page()
+    assert f"API version `{spec['info']['version']}`" in page
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            section = page.split(f"## `{method.upper()} {path}`\n", 1)[1].split("\n## ", 1)[0]
+            for status in operation["responses"]:
+                assert f"| {status} |" in section, (method, path, status)
+            for parameter in operation.get("parameters", []):
+                assert f"| `{parameter['name']}` |" in section, (method, path, parameter)

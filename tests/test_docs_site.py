@@ -3,6 +3,7 @@ reference) and its generated API reference covers every public name."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -31,9 +32,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_nav_page_is_built(site: Path) -> None:
-    for page in ("install", "quickstart", "concepts", "troubleshooting", "benchmarks",
-                 "changelog", "versioning", "reference/cli", "reference/configuration",
-                 "reference/error-codes", "reference/api"):
+    for page in ("install", "quickstart", "quickstart-ci", "quickstart-server", "concepts",
+                 "troubleshooting", "benchmarks", "changelog", "versioning", "reference/cli",
+                 "reference/configuration",
+                 "reference/error-codes", "reference/http", "reference/api"):
         assert (site / page / "index.html").is_file(), page
 
 
@@ -61,3 +63,23 @@ def test_links_outside_the_docs_are_checked() -> None:
     assert shown == "the notebook (`notebooks/quickstart.ipynb`)"
     with pytest.raises(FileNotFoundError, match=r"no-such\.ipynb"):
         reference.unlink_outside("[gone](../notebooks/no-such.ipynb)", docs)
+
+
+def test_the_api_reference_shows_no_raw_sphinx_role(site: Path) -> None:
+    raw = re.compile(r":(?:py:)?(?:func|class|meth|attr|mod|data|exc|obj|const):<code>")
+    pages = sorted((site / "reference" / "api").glob("*/index.html"))
+    assert pages
+    shown = [page.parent.name for page in pages if raw.search(page.read_text(encoding="utf-8"))]
+    assert not shown
+
+
+def test_sphinx_roles_become_inline_code() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "pagelab_docs_griffe_roles", REPO / "docs" / "_scripts" / "griffe_roles.py")
+    assert spec is not None
+    assert spec.loader is not None
+    roles = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(roles)
+    assert roles.plain_roles(":func:`pagelab.measure` and :class:`~pagelab.Results`") == \
+        "`pagelab.measure` and `Results`"
+    assert roles.plain_roles(":py:meth:`!Runner.get`, ``literal``") == "`Runner.get`, ``literal``"

@@ -50,8 +50,11 @@ def format_report(report: TestReport) -> str:
         f"  Lighthouse {report.lighthouse_version or '?'}  ({report.id})"
     ]
     if report.metrics is not None:
-        for name, value in report.metrics.model_dump().items():
-            lines.append(f"  {name:<26}{METRICS[name].format(value)}")
+        values = report.metrics.model_dump()
+        # The registry's metrics only: user_timings is a mapping, not one value.
+        for name, metric in METRICS.items():
+            if name in values:
+                lines.append(f"  {name:<26}{metric.format(values[name])}")
     if report.error is not None:
         lines.append(f"  error {report.error.code}: {report.error.message}")
     if report.report_url:

@@ -1,0 +1,225 @@
+"""The README's and the docs' snippets run as tests (issue 28), parsed by Sybil.
+
+Each fenced ```` ```python ```` block runs (``>>>`` blocks as doctests: the printed output
+must match, whitespace normalised, ``...`` matching anything), and so does each ```` ```sh ````
+block, in bash with ``set -euo pipefail``; ``<!-- invisible-code-block: python -->``
+comments hold checks a reader does not need to see. One test per page: its blocks share a
+namespace and run in order, from the repository root.
+
+What a snippet needs is real and started here, once for the module (``docs_env``): the
+bundled demo site and a ``pagelab serve`` app on loopback (its worker off, so created
+Lighthouse tests stay queued; TTFB probes run), a key with credits, an empty data dir and a
+scratch working directory holding ``runs.csv``, the recorded demo runs of ``tests/data/`` at
+the demo site's address. Before a shell block runs, the demo site's documented address
+``http://127.0.0.1:8080`` and the API's ``http://127.0.0.1:8000`` are replaced by the real
+ones and the outside host of the API examples, ``https://example.com/``, by the demo site
+(tests never reach outside hosts); ``$API`` and ``$KEY`` are set as the pages say.
+
+A block that cannot run here says why in the page, just above it:
+``<!-- skip: next "reason" -->``. Pages with a block that runs Lighthouse are marked
+``engine``.
+"""
+
+from __future__ import annotations
+
+import doctest
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from unittest import SkipTest
+
+import pytest
+
+from docs_reference import REPO
+
+sybil = pytest.importorskip("sybil", reason="the docs extra: pip install 'pagelab[docs]'")
+from sybil import Example, Sybil  # noqa: E402
+from sybil.example import NotEvaluated  # noqa: E402
+from sybil.parsers.markdown import (  # noqa: E402
+    ClearNamespaceParser,
+    CodeBlockParser,
+    PythonCodeBlockParser,
+    SkipParser,
+)
+
+#: Where the documented commands point, and what the tests put there instead.
+DEMO_ADDRESS = "http://127.0.0.1:8080"
+API_ADDRESS = "http://127.0.0.1:8000"
+OUTSIDE_PAGE = "https://example.com/"
+#: Pages with a block that runs Lighthouse.
+ENGINE_PAGES = {"docs/quickstart.md"}
+#: The issue's floor: at least this many snippets run (blocks and ``>>>`` examples).
+MIN_SNIPPETS = 40
+
+
+@dataclass
+class DocsEnvironment:
+    """What the snippets run against: real servers on loopback, a scratch directory."""
+
+    demo_url: str
+    api_url: str
+    key: str
+    workdir: Path
+    environ: dict[str, str] = field(default_factory=dict)
+
+    def localize(self, source: str) -> str:
+        """The documented addresses replaced by the servers of this session."""
+        return (source.replace(DEMO_ADDRESS, self.demo_url)
+                .replace(API_ADDRESS, self.api_url)
+                .replace(OUTSIDE_PAGE, f"{self.demo_url}/fast"))
+
+
+def _commands(bin_dir: Path) -> None:
+    """``pagelab``, ``python`` and ``pytest`` on PATH run this checkout with this
+    interpreter; ``curl`` fails on an HTTP error (the pages use ``curl -s``, which would not)."""
+    python = shlex.quote(sys.executable)
+    scripts = {
+        "pagelab": f'exec {python} -m pagelab "$@"',
+        "python": f'exec {python} "$@"',
+        "pytest": f'exec {python} -m pytest "$@"',
+        "curl": 'exec /usr/bin/curl --fail-with-body "$@"',
+    }
+    for name, line in scripts.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{line}\n", encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+
+
+@pytest.fixture(scope="module")
+def docs_env() -> Iterator[DocsEnvironment]:
+    sys.path.insert(0, str(REPO / "tests" / "service"))
+    from live_server import LiveServer
+
+    from pagelab.demo import DemoServer
+    from pagelab.service import Settings
+
+    with tempfile.TemporaryDirectory(prefix="pagelab-docs-") as tmp:
+        root = Path(tmp)
+        (root / "bin").mkdir()
+        (root / "work").mkdir()
+        _commands(root / "bin")
+        settings = Settings(data_dir=root / "api", worker=False,
+                            allowed_targets=("127.0.0.1/32",))
+        with DemoServer(port=0) as demo, LiveServer(settings) as api:
+            key = api.key(lighthouse=100, ttfb=100)
+            environ = {
+                **os.environ,
+                "PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+                "PYTHONPATH": os.pathsep.join(
+                    [str(REPO / "src"), str(REPO / "pytest_plugin"),
+                     os.environ.get("PYTHONPATH", "")]),
+                "PAGELAB_DATA_DIR": str(root / "data"),
+                "API": api.base_url,
+                "KEY": key,
+                # The fleet's worker keys derive from it (docs/scale-out.md); a test value.
+                "PAGELAB_FLEET_SECRET": "docs-snippets-fleet-secret-0123456789",
+            }
+            for name in ("PAGELAB_API_URL", "PAGELAB_API_KEY"):
+                environ.pop(name, None)
+            # runs.csv (docs/quickstart-ci.md): the recorded demo runs, at this demo's origin.
+            recorded = (REPO / "tests" / "data" / "runs-demo.csv").read_text(encoding="utf-8")
+            (root / "work" / "runs.csv").write_text(
+                recorded.replace("http://demo.test", demo.url), encoding="utf-8")
+            yield DocsEnvironment(demo.url, api.base_url, key, root / "work", environ)
+
+
+def run_shell(example: Example) -> str | None:
+    """Run one ``sh`` block; a non-zero exit fails the snippet with its output."""
+    env: DocsEnvironment = example.namespace["docs_env"]
+    source = env.localize(example.parsed)
+    completed = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", source], cwd=env.workdir, env=env.environ,
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    if completed.returncode != 0:
+        return (f"exit status {completed.returncode}\n{source}\n--- stdout\n"
+                f"{completed.stdout[-2000:]}\n--- stderr\n{completed.stderr[-2000:]}")
+    return None
+
+
+SYBIL = Sybil(
+    parsers=[
+        PythonCodeBlockParser(doctest_optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS),
+        CodeBlockParser(language="sh", evaluator=run_shell),
+        SkipParser(),
+        ClearNamespaceParser(),
+    ],
+    path=str(REPO),
+)
+PAGES = ["README.md", *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md"))]
+#: pandas' display as wide as the pages show frames (restored after each page: the options
+#: are global and other tests print frames too).
+DISPLAY = {"display.width": 250, "display.max_columns": 40}
+
+
+def _kind(example: Example) -> str:
+    """``code`` (a block or a ``>>>`` example), ``skip`` (a skip directive) or ``other`` (an
+    invisible check, a namespace clear)."""
+    line = example.document.text.splitlines()[example.line - 1].strip()
+    if line.startswith(("```", ">>>")):
+        return "code"
+    return "skip" if line.startswith("<!-- skip") else "other"
+
+
+def snippets_that_run(page: str) -> int:
+    """The page's code snippets its test runs: the skip directives are followed, nothing is
+    run (a counting evaluator answers before the real ones)."""
+    document = SYBIL.parse(REPO / page)
+    count = 0
+
+    def counter(example: Example) -> str | None:
+        nonlocal count
+        kind = _kind(example)
+        if kind == "skip":
+            raise NotEvaluated()  # the skip directive does its work
+        count += kind == "code"
+        return None
+
+    document.push_evaluator(counter)
+    for example in document.examples():
+        try:
+            example.evaluate()
+        except SkipTest:
+            continue
+    return count
+
+
+@pytest.mark.parametrize(
+    "page", [pytest.param(p, marks=pytest.mark.engine) if p in ENGINE_PAGES else p
+             for p in PAGES])
+def test_the_snippets_of_the_page_run(page: str, docs_env: DocsEnvironment,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas as pd
+
+    monkeypatch.chdir(REPO)  # the pages' Python reads tests/data/..., as from a checkout
+    document = SYBIL.parse(REPO / page)
+    document.namespace["docs_env"] = docs_env
+    with pd.option_context(*[x for item in DISPLAY.items() for x in item]):
+        try:
+            for example in document.examples():
+                try:
+                    example.evaluate()
+                except SkipTest:
+                    continue
+        finally:
+            pyplot = sys.modules.get("matplotlib.pyplot")
+            if pyplot is not None:  # the figures the page's plots drew
+                pyplot.close("all")
+
+
+def test_at_least_the_issues_number_of_snippets_run() -> None:
+    counts = {page: snippets_that_run(page) for page in PAGES}
+    assert sum(counts.values()) >= MIN_SNIPPETS, counts
+    engine = sum(counts[page] for page in ENGINE_PAGES)
+    assert engine > 0, "the engine is among the snippets"
+
+
+def test_the_count_follows_skip_directives() -> None:
+    skipped = snippets_that_run("docs/install.md")  # most of its blocks set a machine up
+    text = (REPO / "docs/install.md").read_text(encoding="utf-8")
+    blocks = text.count("```sh") + text.count("```python")
+    assert 0 < skipped < blocks
