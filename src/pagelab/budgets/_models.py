@@ -236,6 +236,11 @@ class Check:
     url: str | None = None
     devices: tuple[str, ...] | None = None
     locations: tuple[str, ...] | None = None
+    #: A user flow's name and step name: the check applies to that flow / step only.
+    #: None: to every flow (and page); a check naming no step applies to the steps whose
+    #: mode measures its metric.
+    flow: str | None = None
+    step: str | None = None
 
     @property
     def operator(self) -> str:
@@ -246,7 +251,13 @@ class Check:
     def is_pattern(self) -> bool:
         return self.url is not None and "*" in self.url
 
-    def matches(self, url: str, device: str, location: str) -> bool:
+    def matches(self, url: str, device: str, location: str, *, flow: str | None = None,
+                step: str | None = None) -> bool:
+        """Whether the check applies to this cell (``flow`` and ``step``: a flow step's)."""
+        if self.flow is not None and flow != self.flow:
+            return False
+        if self.step is not None and step != self.step:
+            return False
         if self.devices is not None and device not in self.devices:
             return False
         if self.locations is not None and location not in self.locations:
@@ -267,6 +278,8 @@ def checks_from_mapping(
     level: Level = "error",
     aggregation: str | None = None,
     where: str = "budget",
+    flow: str | None = None,
+    step: str | None = None,
 ) -> list[Check]:
     """Checks from ``{metric: limit | MetricLimit | {limit, level, aggregation}}``."""
     found: list[Check] = []
@@ -288,6 +301,8 @@ def checks_from_mapping(
                 url=url,
                 devices=devices,
                 locations=locations,
+                flow=flow,
+                step=step,
             )
         )
     return found

@@ -210,9 +210,10 @@ def _result(limit: ResourceLimit, cell: CellKey, actual: float | None, values: l
                     limit.resource_type if limit.resource_type != "total" else "requests",
                     ", ".join(f"{url} ({format_resource_value(name, size)})"
                               for url, size in largest))
-    url, device, location, connection = cell
+    url, device, location, connection, flow, step = cell
     return BudgetResult(
         url=str(url), device=str(device), location=str(location), connection=connection,
+        flow=flow, step=step,
         metric=name, operator="<=", expected=limit.limit, actual=actual,
         values=tuple(values), aggregation=aggregation, passed=passed, level=level,
         report_url=None, message=message,

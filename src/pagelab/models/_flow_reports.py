@@ -10,12 +10,29 @@ from ._enums import DeviceId, Location, TestStatus
 from ._reports import EngineEnvironment, LighthouseError, Metrics
 from ._types import Timestamp
 
-__all__ = ["FLOW_ACTION_FAILED", "FlowReport", "FlowStep", "StepMode"]
+__all__ = ["FLOW_ACTION_FAILED", "TIMESPAN_METRICS", "FlowReport", "FlowStep", "StepMode",
+           "mode_measures"]
 
 #: A flow's action failed (a selector never appeared, a click on nothing...).
 FLOW_ACTION_FAILED = "FLOW_ACTION_FAILED"
 
 StepMode = Literal["navigation", "timespan", "snapshot"]
+
+#: What a timespan measures (Lighthouse computes no load metric without a navigation).
+TIMESPAN_METRICS: tuple[str, ...] = (
+    "interaction_to_next_paint", "total_blocking_time", "cumulative_layout_shift",
+)
+
+
+def mode_measures(mode: str | None, metric: str) -> bool:
+    """Whether a step of ``mode`` measures ``metric`` (None: a page run, which measures
+    every metric but INP; a navigation step likewise; a snapshot nothing). Budgets that name
+    no step apply to the steps that measure their metric."""
+    if mode == "snapshot":
+        return False
+    if mode == "timespan":
+        return metric in TIMESPAN_METRICS
+    return metric != "interaction_to_next_paint"
 
 
 class FlowStep(BaseModel):
