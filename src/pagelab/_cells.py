@@ -14,7 +14,7 @@ budgets and the pytest plugin use it without loading the analysis stack.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -50,9 +50,12 @@ def _is_missing(value: Any) -> bool:
         return True
 
 
-def cell_key(values: Mapping[Any, Any]) -> CellKey:
-    """The :data:`CELL` values of one row (a mapping such as a record) as a
-    :data:`CellKey`; a column the row lacks counts as missing."""
+def cell_key(values: Mapping[Any, Any] | Sequence[Any]) -> CellKey:
+    """The :data:`CELL` values of one row (a mapping such as a record, or values in
+    :data:`CELL` order, a page's four) as a :data:`CellKey`; a column the row lacks counts
+    as missing."""
+    if not isinstance(values, Mapping):
+        return tuple(_text(v) for v in (*values, *(None,) * (len(CELL) - len(values))))
     return tuple(_text(values.get(c)) for c in CELL)
 
 
@@ -69,8 +72,7 @@ def cell_label(key: CellKey | Mapping[Any, Any]) -> str:
     (``mobile/us flow 'checkout' step 'pay' https://example.com/cart``): how messages name
     a cell. A key shorter than :data:`CELL` (a page's URL, device, location, connection)
     reads its missing values as None."""
-    values = cell_key(key) if isinstance(key, Mapping) else (
-        *key, *(None,) * (len(CELL) - len(key)))
+    values = cell_key(key)
     named = dict(zip(CELL, values, strict=True))
     where = "/".join(v for v in (named["device"], named["location"], named["connection"])
                      if v is not None)

@@ -10,6 +10,7 @@ ahead, the local engine runs one test at a time). Decisions: ``docs/analysis.md`
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Iterable, Sequence
@@ -172,11 +173,15 @@ def _run_flows(runner: Runner, cells: Sequence[MatrixCell], flows: Sequence[_Flo
         raise InvalidInputError(f"{type(runner).__name__} cannot run user flows; use LocalRunner")
     for run in range(runs):
         if cells:
-            runner.run_matrix(cells, 1, lambda report, _, cell: on_report(report, run, cell))
+            runner.run_matrix(cells, 1, functools.partial(_as_run, on_report, run))
         for index, cell in enumerate(flows, len(cells)):
             report = run_flow(cell.flow, device=cell.device.value,
                               location=cell.location.value, config=cell.config)
             on_report(report, run, index)
+
+
+def _as_run(on_report: Any, run: int, report: TestReport, _: int, cell: int) -> None:
+    on_report(report, run, cell)
 
 
 class _Collector:

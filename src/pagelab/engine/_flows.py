@@ -9,13 +9,13 @@ from datetime import datetime
 from typing import Any
 
 from pagelab.models import (
+    TIMESPAN_METRICS,
     EngineEnvironment,
     Flow,
     FlowStep,
     LighthouseError,
     Metrics,
     TestStatus,
-    TIMESPAN_METRICS,
     Timespan,
 )
 
