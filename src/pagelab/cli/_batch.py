@@ -23,14 +23,14 @@ if TYPE_CHECKING:
 
     from pagelab import Results
 
-__all__ = ["register", "summary_table"]
+__all__ = ["OUT_FORMATS", "check_outputs", "register", "summary_table"]
 
 #: The metrics the table shows (all nine are in --out files): the registry's headline ones.
 _SHOWN = HEADLINE_METRICS
 
 #: --out suffixes, and the module each needs beyond the core (checked before any run, so a
 #: missing extra fails in a second, not after the whole matrix).
-_OUT_FORMATS: dict[str, tuple[str, str] | None] = {
+OUT_FORMATS: dict[str, tuple[str, str] | None] = {
     ".csv": None,
     ".json": None,
     ".parquet": ("pyarrow", "notebook"),
@@ -57,24 +57,24 @@ def register(subparsers: Any) -> None:
                        '"applied"}\'')
     batch.add_argument("--out", action="append", default=[], type=Path, metavar="PATH",
                        help="also write the runs to PATH, by suffix: "
-                       f"{', '.join(_OUT_FORMATS)} (repeatable)")
+                       f"{', '.join(OUT_FORMATS)} (repeatable)")
     add_progress(batch)
     batch.set_defaults(handler=_batch)
 
 
-def _check_outputs(paths: list[Path]) -> None:
+def check_outputs(paths: list[Path]) -> None:
     from pagelab._extras import require
 
     for path in paths:
         suffix = path.suffix.lower()
-        if suffix not in _OUT_FORMATS:
+        if suffix not in OUT_FORMATS:
             raise InvalidInputError(
                 f"--out {path}: unknown suffix {path.suffix or '(none)'!r}; "
-                f"use one of {', '.join(_OUT_FORMATS)}"
+                f"use one of {', '.join(OUT_FORMATS)}"
             )
         if not path.resolve().parent.is_dir():
             raise InvalidInputError(f"--out {path}: the directory {path.parent} does not exist")
-        needed = _OUT_FORMATS[suffix]
+        needed = OUT_FORMATS[suffix]
         if needed is not None:
             require(*needed)
 
@@ -144,7 +144,7 @@ def _batch(args: argparse.Namespace) -> int:
                                 f"{', '.join(AGGREGATIONS)}")
     if args.runs < 1:
         raise InvalidInputError(f"--runs: must be at least 1, got {args.runs}")
-    _check_outputs(args.out)
+    check_outputs(args.out)
     results = pagelab.measure(
         args.urls,
         devices=ids(args.devices, "--devices"),
