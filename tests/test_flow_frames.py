@@ -218,3 +218,14 @@ def test_cli_step_tables_show_each_mode_its_metrics(results: pagelab.Results) ->
     assert ("INP" in blocks[1], "LCP" in blocks[1], "342" in blocks[1]) == (True, False, True)
     assert ("LCP" in blocks[0], "INP" in blocks[0]) == (True, False)
     assert "measures no metric" in blocks[2]
+
+
+def test_two_flows_on_different_urls_compare_step_by_step(results: pagelab.Results) -> None:
+    frame = results.frame.copy()
+    slow = frame["flow"] == "slow"
+    frame["url"] = frame["url"].where(~slow, SHOP + "?block=300")
+    compared = pagelab.Results.from_frame(frame).compare(
+        "flow", "quick", "slow", "interaction_to_next_paint").frame
+    add = compared[compared["step"] == "add"].iloc[0]
+    assert (add["verdict"], add["note"]) == ("b is slower", "")
+    assert "url" not in compared.columns

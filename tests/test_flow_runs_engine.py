@@ -146,7 +146,7 @@ def test_a_client_side_route_change_is_a_timespan(
             .end_timespan())
     report = runner.flow(flow)
     assert report.status.value == "success", report.error
-    home, details = report.steps
+    _, details = report.steps
     assert details.url is not None
     assert details.url.endswith("/app/details?render=150")  # no page load: the History API
     assert details.metrics is not None

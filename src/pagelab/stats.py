@@ -481,12 +481,18 @@ def _verdict(m: Metric, n_a: int, n_b: int, p_value: float, low: float, high: fl
     return f"b is {'higher' if higher else 'lower'} ({'better' if better else 'worse'})"
 
 
+def _decided_by(keys: list[str]) -> list[str]:
+    """The cell columns ``by`` decides as well as its own: a user flow decides the URLs of
+    its steps, so two flows are compared step by step whatever pages they open."""
+    return ["url"] if "flow" in keys else []
+
+
 def _within_columns(frame: pd.DataFrame, within: str | Sequence[str] | None,
                     keys: list[str]) -> list[str]:
     """The columns a comparison stays within: default every :data:`CELL` column holding a
-    value that ``by`` does not name; ``[]`` pools."""
+    value that ``by`` does not name or decide; ``[]`` pools."""
     if within is None:
-        return cell_columns(frame, exclude=keys)
+        return cell_columns(frame, exclude=[*keys, *_decided_by(keys)])
     columns = _by_columns(within, frame, "within") if (
         isinstance(within, str) or len(within)) else []
     overlap = [c for c in columns if c in keys]
@@ -502,7 +508,7 @@ def _pooled_note(frame: pd.DataFrame, keys: list[str], within: list[str],
     """``pooled over device (desktop, mobile)``: the cell columns a comparison was told to
     pool although their values differ among the compared runs; empty when none."""
     pooled = []
-    for column in cell_columns(frame, exclude=[*keys, *within]):
+    for column in cell_columns(frame, exclude=[*keys, *within, *_decided_by(keys)]):
         values = frame[column][rows].dropna().astype(str).unique()
         if len(values) > 1:
             pooled.append(f"{column} ({', '.join(sorted(values))})")
@@ -527,9 +533,11 @@ def compare(
     ``by`` is a column or a list of columns, ``a`` / ``b`` a value or a tuple of values (one
     per column). The runs are compared **within** cells: separately for each combination of
     the ``within`` columns, by default every cell column (:data:`CELL`: URL, device,
-    location, connection) holding a value that ``by`` does not name, so
-    ``compare(by="url", a=fast, b=heavy)`` on a mobile x desktop matrix gives one comparison
-    on mobile and one on desktop, never a median pooled over both. Only cells where both
+    location, connection, and a user flow's step) holding a value that ``by`` does not name,
+    so ``compare(by="url", a=fast, b=heavy)`` on a mobile x desktop matrix gives one
+    comparison on mobile and one on desktop, never a median pooled over both;
+    ``compare(by="flow", ...)`` compares two flows step by step (not by URL: a flow decides
+    the pages it opens). Only cells where both
     sides have runs are compared. ``within=[]`` pools every run of a and of b into one
     comparison (the ``note`` column then names what was pooled); ``within=["device"]``
     keeps only the device apart.
