@@ -229,3 +229,13 @@ def test_two_flows_on_different_urls_compare_step_by_step(results: pagelab.Resul
     add = compared[compared["step"] == "add"].iloc[0]
     assert (add["verdict"], add["note"]) == ("b is slower", "")
     assert "url" not in compared.columns
+
+
+def test_a_flow_report_shows_its_steps_in_a_notebook() -> None:
+    html = cart_run("<b>cart</b>", 340, 0)._repr_html_()
+    assert "&lt;b&gt;cart&lt;/b&gt;" in html  # escaped, as everything from outside
+    assert [name in html for name in (">shop<", ">add<", ">cart<", ">INP<", "340 ms")] == [
+        True] * 5
+    failed = cart_run("quick", 0, 1, failed=True)._repr_html_()
+    assert "FLOW_ACTION_FAILED" in failed
+    assert "No element found for selector: #add" in failed

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._display import flow_html
 from ._enums import DeviceId, Location, TestStatus
 from ._reports import EngineEnvironment, LighthouseError, Metrics
 from ._types import Timestamp
@@ -71,6 +72,10 @@ class FlowReport(BaseModel):
     #: Resource name -> content: ``flow-report`` (Lighthouse's flow report, HTML) and
     #: ``flow-json`` (its FlowResult); secrets scrubbed. Not part of the JSON form.
     resources: dict[str, bytes] = Field(default_factory=dict, exclude=True, repr=False)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the flow's status and a row per step with its metrics."""
+        return flow_html(self)
 
     def step(self, name: str) -> FlowStep:
         """The step named ``name`` (KeyError naming the steps otherwise)."""
