@@ -239,3 +239,16 @@ def test_a_flow_report_shows_its_steps_in_a_notebook() -> None:
     failed = cart_run("quick", 0, 1, failed=True)._repr_html_()
     assert "FLOW_ACTION_FAILED" in failed
     assert "No element found for selector: #add" in failed
+
+
+def test_a_plot_of_inp_shows_the_steps_that_measure_it(results: pagelab.Results) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = results.plot("INP", by="flow")
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "quick\n6 runs, 1 failed, median 92 ms", "slow\n5 runs, median 342 ms"]
+    ax = results.plot("LCP", by=["flow", "step"])
+    assert [t.get_text().split("\n")[0] for t in ax.get_yticklabels()] == [
+        "quick \u00b7 add", "quick \u00b7 shop", "slow \u00b7 shop"]
