@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from pagelab import Results, TestReport
-from pagelab.cli._batch import OUT_FORMATS, summary_table
+from pagelab.cli._batch import summary_table
+from pagelab.cli._options import OUT_FORMATS
 from pagelab.export import SUFFIXES
 from pagelab.frames import to_frame
 from pagelab.models import LighthouseError

@@ -9,13 +9,20 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import HEADLINE_METRICS, METRICS
 
-from ._options import add_aggregation, add_matrix, add_progress, ids
+from ._options import (
+    add_aggregation,
+    add_config,
+    add_matrix,
+    add_out,
+    add_progress,
+    check_outputs,
+    ids,
+)
 from ._run import parse_config
 
 if TYPE_CHECKING:
@@ -23,20 +30,11 @@ if TYPE_CHECKING:
 
     from pagelab import Results
 
-__all__ = ["OUT_FORMATS", "check_outputs", "register", "summary_table"]
+__all__ = ["register", "summary_table"]
 
 #: The metrics the table shows (all nine are in --out files): the registry's headline ones.
 _SHOWN = HEADLINE_METRICS
 
-#: --out suffixes, and the module each needs beyond the core (checked before any run, so a
-#: missing extra fails in a second, not after the whole matrix).
-OUT_FORMATS: dict[str, tuple[str, str] | None] = {
-    ".csv": None,
-    ".json": None,
-    ".parquet": ("pyarrow", "notebook"),
-    ".xlsx": ("openpyxl", "notebook"),
-    ".html": ("matplotlib", "notebook"),
-}
 
 
 def register(subparsers: Any) -> None:
@@ -52,31 +50,10 @@ def register(subparsers: Any) -> None:
     batch.add_argument("--runs", type=int, default=5, metavar="N",
                        help="runs per cell (default 5)")
     add_aggregation(batch, "median")
-    batch.add_argument("--config", metavar="JSON",
-                       help='config object for every run, e.g. \'{"throttling_method": '
-                       '"applied"}\'')
-    batch.add_argument("--out", action="append", default=[], type=Path, metavar="PATH",
-                       help="also write the runs to PATH, by suffix: "
-                       f"{', '.join(OUT_FORMATS)} (repeatable)")
+    add_config(batch)
+    add_out(batch, "the runs")
     add_progress(batch)
     batch.set_defaults(handler=_batch)
-
-
-def check_outputs(paths: list[Path]) -> None:
-    from pagelab._extras import require
-
-    for path in paths:
-        suffix = path.suffix.lower()
-        if suffix not in OUT_FORMATS:
-            raise InvalidInputError(
-                f"--out {path}: unknown suffix {path.suffix or '(none)'!r}; "
-                f"use one of {', '.join(OUT_FORMATS)}"
-            )
-        if not path.resolve().parent.is_dir():
-            raise InvalidInputError(f"--out {path}: the directory {path.parent} does not exist")
-        needed = OUT_FORMATS[suffix]
-        if needed is not None:
-            require(*needed)
 
 
 def _notes(results: Results, keys: list[str]) -> dict[tuple[str, ...], str]:

@@ -15,8 +15,15 @@ from typing import TYPE_CHECKING, Any
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRIC_NAMES, METRICS, mode_measures
 
-from ._batch import OUT_FORMATS, check_outputs
-from ._options import add_aggregation, add_matrix, add_progress, ids
+from ._options import (
+    add_aggregation,
+    add_config,
+    add_matrix,
+    add_out,
+    add_progress,
+    check_outputs,
+    ids,
+)
 from ._run import parse_config
 
 if TYPE_CHECKING:
@@ -37,12 +44,8 @@ def register(subparsers: Any) -> None:
     flow.add_argument("--runs", type=int, default=1, metavar="N",
                       help="runs of the flow per device x location x connection (default 1)")
     add_aggregation(flow, "median")
-    flow.add_argument("--config", metavar="JSON",
-                      help='config object for every run, e.g. \'{"throttling_method": '
-                      '"applied"}\'')
-    flow.add_argument("--out", action="append", default=[], type=Path, metavar="PATH",
-                      help="also write the steps' runs to PATH, by suffix: "
-                      f"{', '.join(OUT_FORMATS)} (repeatable)")
+    add_config(flow)
+    add_out(flow, "the steps' runs")
     add_progress(flow)
     flow.set_defaults(handler=_flow)
 
