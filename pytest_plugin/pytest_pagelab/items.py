@@ -213,7 +213,7 @@ class BudgetItem(pytest.Item):
         except InvalidInputError as exc:
             raise BudgetMiss(str(exc)) from exc
         for r in results:
-            url, device, location, connection = r.cell or (r.url, None, None, None)
+            url, device, location, connection = (r.cell or (r.url, None, None, None))[:4]
             outcome.checks.append({
                 **r.to_lhci(), "kind": "lhci", "label": r.label,
                 "metric": f"{r.assertion} {r.name}",
