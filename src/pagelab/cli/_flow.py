@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import METRIC_NAMES, METRICS, mode_measures
+from pagelab.models import HEADLINE_METRICS, METRICS, mode_measures
 
 from ._options import (
     add_aggregation,
@@ -66,7 +66,9 @@ def step_tables(results: Results, agg: str = "median") -> str:
     for flow, step, index, mode, url in steps.itertuples(index=False):
         mode = None if pd.isna(mode) else str(mode)
         rows = summary[(summary["flow"] == flow) & (summary["step"] == step)]
-        shown = [m for m in METRIC_NAMES if mode is not None and mode_measures(mode, m)]
+        # INP first (what only a flow measures), then the headline metrics, where measured.
+        shown = [m for m in ("interaction_to_next_paint", *HEADLINE_METRICS)
+                 if mode is not None and mode_measures(mode, m) and rows[m].notna().any()]
         title = f"{flow} \u00b7 step {index} {step!r} ({mode or 'failed'})"
         title += f"  {url}" if isinstance(url, str) else ""
         table = rows[[*keys, "runs", "failed"]].astype(object).fillna("default").copy()
