@@ -252,3 +252,66 @@ def test_a_plot_of_inp_shows_the_steps_that_measure_it(results: pagelab.Results)
     ax = results.plot("LCP", by=["flow", "step"])
     assert [t.get_text().split("\n")[0] for t in ax.get_yticklabels()] == [
         "quick \u00b7 add", "quick \u00b7 shop", "slow \u00b7 shop"]
+
+
+FLOW_BUDGETS = """
+budgets:
+  largest_contentful_paint: 2500
+flows:
+  - file: slow.yaml
+    steps:
+      add: {interaction_to_next_paint: 200}
+  - file: quick.yaml
+    budgets: {interaction_to_next_paint: 200}
+"""
+
+
+def _flow_files(where: Path) -> None:
+    for name in ("slow", "quick"):
+        (where / f"{name}.yaml").write_text(
+            f"name: {name}\nsteps:\n  - navigate: {SHOP}\n    name: shop\n"
+            "  - timespan: add\n    actions: [{click: '#add-slow'}]\n  - snapshot: cart\n")
+
+
+def test_budget_files_name_flow_files_and_budgets_per_step(
+    pytester: pytest.Pytester, results: pagelab.Results, tmp_path: Path
+) -> None:
+    recorded = tmp_path / "flows.json"
+    recorded.write_text(json.dumps({"runs": to_records(results.frame)}))
+    _flow_files(pytester.path)
+    pytester.makefile(".yaml", budgets=FLOW_BUDGETS)
+    loaded = budgets.load_budgets(pytester.path / "budgets.yaml")
+    assert sorted((c.flow, c.step or "", c.metric) for c in loaded.checks()) == [
+        ("quick", "", "interaction_to_next_paint"), ("quick", "", "largest_contentful_paint"),
+        ("slow", "", "largest_contentful_paint"), ("slow", "add", "interaction_to_next_paint")]
+    result = pytester.runpytest(f"--pagelab-replay={recorded}", "-v")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "*budgets.yaml::flow slow[[]mobile-us[]] FAILED*",
+        "*budgets.yaml::flow quick[[]mobile-us[]] FAILED*",
+    ])
+    result.stdout.re_match_lines([
+        r"interaction_to_next_paint 342 ms > 200 ms \(median of 5: .*\) mobile/us/4g flow "
+        rf"'slow' step 'add' {SHOP}",
+        r"page failed to load: mobile/us/4g flow 'quick' step 'add' .*FLOW_ACTION_FAILED",
+    ])
+    # pagelab check reads the same file, on the same recorded steps.
+    code = main(["check", str(pytester.path / "budgets.yaml"), "--replay", str(recorded)])
+    assert code == 1
+
+
+def test_a_budget_file_with_a_bad_flow_file_is_refused(tmp_path: Path) -> None:
+    _flow_files(tmp_path)
+    (tmp_path / "broken.yaml").write_text("name: broken\nsteps:\n  - click: '#a'\n")
+    (tmp_path / "budgets.yaml").write_text("flows:\n  - file: broken.yaml\n")
+    with pytest.raises(InvalidInputError, match=r"budgets.yaml: flows\[0\]: .*flow 'broken', "
+                       r"step 1 \(click '#a'\): an action outside a page"):
+        budgets.load_budgets(tmp_path / "budgets.yaml")
+    (tmp_path / "budgets.yaml").write_text(
+        "flows:\n  - file: slow.yaml\n  - file: slow.yaml\n")
+    with pytest.raises(InvalidInputError, match="two flows named 'slow'"):
+        budgets.load_budgets(tmp_path / "budgets.yaml")
+    (tmp_path / "budgets.yaml").write_text(
+        "flows:\n  - file: slow.yaml\n    steps: {add: {interaction_to_paint: 200}}\n")
+    with pytest.raises(InvalidInputError, match="interaction_to_paint"):
+        budgets.load_budgets(tmp_path / "budgets.yaml")

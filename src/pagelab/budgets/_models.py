@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS, Device, DeviceId, Location, Metric, invalid_input, metric
@@ -146,6 +146,43 @@ class PageBudget(_Budgeted):
     budgets: dict[str, LimitInput] = Field(default_factory=dict)
 
 
+class FlowBudget(_Budgeted):
+    """A user flow of a budget file: its flow file and its budgets, for every step (each
+    limit on the steps whose mode measures its metric) and per step by name."""
+
+    #: The flow file (YAML / JSON), relative to the budget file.
+    file: str = Field(min_length=1)
+    devices: list[DeviceId] | None = None
+    locations: list[Location] | None = None
+    config: dict[str, Any] | None = None
+    runs: int | None = Field(default=None, ge=1, le=100)
+    level: Level | None = None
+    preset: str | None = None
+    budgets: dict[str, LimitInput] = Field(default_factory=dict)
+    #: Step name -> that step's own limits (over the flow's).
+    steps: dict[str, dict[str, LimitInput]] = Field(default_factory=dict)
+    # The flow, read from ``file`` by load_budgets (which knows where the budget file is).
+    _flow: Any = PrivateAttr(default=None)
+
+    @field_validator("steps")
+    @classmethod
+    def _known_step_metrics(
+        cls, value: dict[str, dict[str, LimitInput]]
+    ) -> dict[str, dict[str, LimitInput]]:
+        for limits in value.values():
+            _check_limits(limits)
+        return value
+
+    @property
+    def flow(self) -> Any:
+        """The :class:`pagelab.Flow` of ``file`` (read by :func:`load_budgets`)."""
+        if self._flow is None:
+            raise InvalidInputError(
+                f"flow file {self.file!r} was not read: load the budget file with load_budgets"
+            )
+        return self._flow
+
+
 def _check_preset(name: str | None) -> str | None:
     if name is not None and name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; valid: {', '.join(PRESETS)}")
@@ -165,6 +202,9 @@ class BudgetFile(_Budgeted):
     preset: str | None = None
     budgets: dict[str, LimitInput] = Field(default_factory=dict)
     pages: list[PageBudget] = Field(default_factory=list)
+    #: User flows (``{file: cart.yaml, budgets: {...}, steps: {add: {...}}}``); the file's
+    #: budgets apply to their steps as to pages.
+    flows: list[FlowBudget] = Field(default_factory=list)
     #: Lighthouse CI ``ci.assert`` options (a lighthouserc), evaluated on the runs' LHRs by
     #: :func:`pagelab.budgets.assert_runs` as ``lhci assert`` does.
     lhci: dict[str, Any] | None = None
@@ -218,6 +258,29 @@ class BudgetFile(_Budgeted):
                     aggregation=self.aggregation,
                 )
             )
+        for flow in self.flows:
+            found.extend(self.flow_checks(flow))
+        return found
+
+    def flow_checks(self, flow: FlowBudget) -> list[Check]:
+        """A flow's limits: the file's and the flow's on every step (where the step's mode
+        measures the metric), then each named step's own."""
+        limits: dict[str, LimitInput] = {}
+        for preset in (self.preset, flow.preset):
+            if preset is not None:
+                limits.update(PRESETS[preset])
+        limits.update(self.budgets)
+        limits.update(flow.budgets)
+        scope = {
+            "devices": tuple(d.value for d in flow.devices or self.devices),
+            "locations": tuple(loc.value for loc in flow.locations or self.locations),
+            "level": flow.level or self.level, "aggregation": self.aggregation,
+            "flow": flow.flow.name,
+        }
+        found = checks_from_mapping(limits, where=f"flow {flow.file}", **scope)
+        for step, step_limits in flow.steps.items():
+            found.extend(checks_from_mapping(step_limits, where=f"flow {flow.file}, step "
+                                             f"{step}", step=step, **scope))
         return found
 
 
