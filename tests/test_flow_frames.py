@@ -104,6 +104,11 @@ def test_summary_and_compare_work_per_step(results: pagelab.Results) -> None:
     add = compared[compared["step"] == "add"].iloc[0]
     assert add["verdict"] == "b is slower"
     assert (add["a_median"], add["b_median"]) == (92.0, 342.0)
+    # Only the steps that measure a metric compare it: INP on the timespan, LCP on the
+    # navigation, nothing on the snapshot.
+    both = results.compare("flow", "quick", "slow", ["INP", "LCP"]).frame
+    assert both[["step", "metric"]].astype(str).values.tolist() == [
+        ["add", "interaction_to_next_paint"], ["shop", "largest_contentful_paint"]]
 
 
 def test_budgets_per_step_name_the_flow_and_step(results: pagelab.Results) -> None:

@@ -30,6 +30,7 @@ from pagelab.models import (
     TimeInput,
     metric,
     metric_columns,
+    mode_measures,
 )
 from pagelab.runners import read_history
 
@@ -601,10 +602,21 @@ def compare(
     bootstrap = Bootstrap(resamples, seed)
     alpha = 1 - confidence
     rows: list[dict[str, Any]] = []
+    modes = frame["mode"].astype(object).to_numpy() if "mode" in frame.columns else None
+    flows = frame["flow"].notna().to_numpy(bool) if "flow" in frame.columns else None
     for cell in shared:
         in_cell = ok & (codes == cell)
         where = {key: cells.at[cell, key] for key in groups}
+        # A cell of flow steps only: a metric none of their modes measures (INP on a
+        # navigation, anything on a snapshot) is not compared, not "too few runs". (A
+        # failed step's row has no mode.)
+        rows_in = (codes == cell) & (mask_a | mask_b)
+        step_modes = ({m for m in modes[rows_in] if isinstance(m, str)}
+                      if modes is not None and flows is not None and flows[rows_in].all()
+                      else set())
         for index, name in enumerate(names):
+            if step_modes and not any(mode_measures(mode, name) for mode in step_modes):
+                continue
             m = metric(name)
             xa = columns[index][in_cell & mask_a]
             xb = columns[index][in_cell & mask_b]
