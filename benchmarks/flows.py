@@ -14,7 +14,8 @@ alternating every round, after one untimed warm-up of each:
   Lighthouse's flow API would script it.
 
 Both hold the machine-wide engine lock for each run, so no run overlaps another Lighthouse
-run. Prints seconds per flow run (median, min-max) of both and their ratio, and the medians
+run; seconds are counted from the moment the lock is held (other jobs' runs on the machine
+do not count). Prints seconds per flow run (median, min-max) of both and their ratio, and the medians
 of the navigation's FCP / LCP and of the timespan's INP and TBT on both sides (the same
 measurement: they should agree).
 
@@ -69,8 +70,11 @@ try {
 """.replace("ADDED", ADDED)
 
 
-def _bare_side(chromium: Path, flags: tuple[str, ...], workdir: Path) -> Callable[
-        [str], dict[str, Any]]:
+#: ``url -> (FlowResult, seconds from holding the engine lock)``: one run of a side.
+Side = Callable[[str], tuple[dict[str, Any], float]]
+
+
+def _bare_side(chromium: Path, flags: tuple[str, ...], workdir: Path) -> Side:
     from pagelab.engine import engine_install
     from pagelab.engine._lock import engine_lock
 
@@ -81,13 +85,15 @@ def _bare_side(chromium: Path, flags: tuple[str, ...], workdir: Path) -> Callabl
     # puppeteer.launch adds its own --headless; the engine's flags bring theirs.
     launch_flags = [f for f in flags if not f.startswith("--headless")]
 
-    def run(url: str) -> dict[str, Any]:
+    def run(url: str) -> tuple[dict[str, Any], float]:
         command = [str(install.node), str(script), str(install.root), str(chromium),
                    json.dumps(launch_flags), url, str(out)]
         with engine_lock():
+            started = time.perf_counter()
             subprocess.run(command, check=True, capture_output=True, timeout=300)
+            seconds = time.perf_counter() - started
         result: dict[str, Any] = json.loads(out.read_text())
-        return result
+        return result, seconds
 
     return run
 
@@ -127,14 +133,17 @@ def main(argv: list[str] | None = None) -> int:
                 .start_timespan("add").click("#add-slow").wait_for(ADDED).end_timespan())
         bare = _bare_side(chromium, CHROMIUM_FLAGS, Path(tmp))
 
-        def ours(url: str) -> dict[str, Any]:
-            result = engine.run_flow(flow, "mobile")
+        def ours(url: str) -> tuple[dict[str, Any], float]:
+            held: list[float] = []
+            result = engine.run_flow(flow, "mobile",
+                                     on_start=lambda: held.append(time.perf_counter()))
+            seconds = time.perf_counter() - held[0]
             if result.status != "success":
                 raise RuntimeError(f"engine flow failed: {result.error}")
             flow_result: dict[str, Any] = json.loads(result.artifacts["flow-json"])
-            return flow_result
+            return flow_result, seconds
 
-        sides: dict[str, Callable[[str], dict[str, Any]]] = {"engine": ours, "bare": bare}
+        sides: dict[str, Side] = {"engine": ours, "bare": bare}
         print(f"Lighthouse {pinned_lighthouse_version()}, Chromium {engine.chrome_version}, "
               f"{os.cpu_count()} cores; demo shop flow (navigation + 300 ms click timespan), "
               f"mobile, {args.n} runs each, interleaved")
@@ -145,9 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         for index in range(args.n):
             order = list(sides) if index % 2 == 0 else list(reversed(sides))
             for name in order:
-                started = time.perf_counter()
-                flow_result = sides[name](url)
-                seconds[name].append(time.perf_counter() - started)
+                flow_result, taken = sides[name](url)
+                seconds[name].append(taken)
                 values[name].append(_values(flow_result))
 
     print("\nSeconds per flow run: median (min-max)")

@@ -165,7 +165,18 @@ class BudgetFileCollector(pytest.File):
         return super().repr_failure(excinfo)
 
 
-class BudgetItem(pytest.Item):
+class _CheckItem(pytest.Item):
+    """An item of a budget file: a miss or an engine failure is shown as its lines."""
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
+        if isinstance(excinfo.value, BudgetMiss | EngineFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class BudgetItem(_CheckItem):
     """One page on one device from one location, checked against its file's budgets."""
 
     def __init__(
@@ -252,19 +263,12 @@ class BudgetItem(pytest.Item):
         errors = [r for r in results if not r.passed and r.level == "error"]
         return format_lhci(errors) if errors else []
 
-    def repr_failure(  # type: ignore[override]
-        self, excinfo: ExceptionInfo[BaseException]
-    ) -> str | TerminalRepr:
-        if isinstance(excinfo.value, BudgetMiss | EngineFailure):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
-
     def reportinfo(self) -> tuple[Path, int | None, str]:
         url, device, location = self.cell
         return self.path, None, f"budget: {device}/{location} {url}"
 
 
-class FlowBudgetItem(pytest.Item):
+class FlowBudgetItem(_CheckItem):
     """One user flow on one device from one location, checked per step against its budget
     file's limits."""
 
@@ -312,13 +316,6 @@ class FlowBudgetItem(pytest.Item):
         record_outcome(self, outcome)
         if failures:
             raise BudgetMiss("\n".join(failures))
-
-    def repr_failure(  # type: ignore[override]
-        self, excinfo: ExceptionInfo[BaseException]
-    ) -> str | TerminalRepr:
-        if isinstance(excinfo.value, BudgetMiss | EngineFailure):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         device, location = self.device_location

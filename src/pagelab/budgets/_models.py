@@ -131,34 +131,30 @@ class _Budgeted(_Strict):
         return _check_preset(value)
 
 
-class PageBudget(_Budgeted):
+class _Measured(_Budgeted):
+    """What a page and a flow of a budget file both carry: settings over the file's."""
+
+    devices: list[DeviceId] | None = None
+    locations: list[Location] | None = None
+    config: dict[str, Any] | None = None
+    runs: int | None = Field(default=None, ge=1, le=100)
+    level: Level | None = None
+
+
+class PageBudget(_Measured):
     """One page of a budget file; its settings override the file's."""
 
     #: Absolute URL, a path resolved against ``base_url``, or a pattern with ``*``
     #: (``/*`` as in Lighthouse's budget.json) that only matches measured pages.
     url: str = Field(min_length=1)
-    devices: list[DeviceId] | None = None
-    locations: list[Location] | None = None
-    config: dict[str, Any] | None = None
-    runs: int | None = Field(default=None, ge=1, le=100)
-    level: Level | None = None
-    preset: str | None = None
-    budgets: dict[str, LimitInput] = Field(default_factory=dict)
 
 
-class FlowBudget(_Budgeted):
+class FlowBudget(_Measured):
     """A user flow of a budget file: its flow file and its budgets, for every step (each
     limit on the steps whose mode measures its metric) and per step by name."""
 
     #: The flow file (YAML / JSON), relative to the budget file.
     file: str = Field(min_length=1)
-    devices: list[DeviceId] | None = None
-    locations: list[Location] | None = None
-    config: dict[str, Any] | None = None
-    runs: int | None = Field(default=None, ge=1, le=100)
-    level: Level | None = None
-    preset: str | None = None
-    budgets: dict[str, LimitInput] = Field(default_factory=dict)
     #: Step name -> that step's own limits (over the flow's).
     steps: dict[str, dict[str, LimitInput]] = Field(default_factory=dict)
     # The flow, read from ``file`` by load_budgets (which knows where the budget file is).

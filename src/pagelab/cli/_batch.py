@@ -11,7 +11,6 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from pagelab._exceptions import InvalidInputError
 from pagelab.models import HEADLINE_METRICS, METRICS
 
 from ._options import (
@@ -20,7 +19,7 @@ from ._options import (
     add_matrix,
     add_out,
     add_progress,
-    check_outputs,
+    check_measuring,
     ids,
 )
 from ._run import parse_config
@@ -113,15 +112,8 @@ def _format(table: pd.DataFrame) -> str:
 
 def _batch(args: argparse.Namespace) -> int:
     import pagelab
-    from pagelab.stats import AGGREGATIONS
 
-    # Every argument is checked before the first run: a typo costs a second, not a matrix.
-    if args.aggregation not in AGGREGATIONS:
-        raise InvalidInputError(f"--aggregation: unknown {args.aggregation!r}; use one of "
-                                f"{', '.join(AGGREGATIONS)}")
-    if args.runs < 1:
-        raise InvalidInputError(f"--runs: must be at least 1, got {args.runs}")
-    check_outputs(args.out)
+    check_measuring(args)
     results = pagelab.measure(
         args.urls,
         devices=ids(args.devices, "--devices"),

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pagelab._exceptions import InvalidInputError
 from pagelab.models import HEADLINE_METRICS, METRICS, mode_measures
 
 from ._options import (
@@ -21,7 +20,7 @@ from ._options import (
     add_matrix,
     add_out,
     add_progress,
-    check_outputs,
+    check_measuring,
     ids,
 )
 from ._run import parse_config
@@ -85,15 +84,8 @@ def step_tables(results: Results, agg: str = "median") -> str:
 
 def _flow(args: argparse.Namespace) -> int:
     import pagelab
-    from pagelab.stats import AGGREGATIONS
 
-    # Everything is checked before the first run: a typo costs a second, not a flow run.
-    if args.aggregation not in AGGREGATIONS:
-        raise InvalidInputError(f"--aggregation: unknown {args.aggregation!r}; use one of "
-                                f"{', '.join(AGGREGATIONS)}")
-    if args.runs < 1:
-        raise InvalidInputError(f"--runs: must be at least 1, got {args.runs}")
-    check_outputs(args.out)
+    check_measuring(args)
     flow = pagelab.Flow.from_file(args.file).check()
     with pagelab.LocalRunner() as runner:
         results = pagelab.measure(

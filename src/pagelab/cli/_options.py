@@ -24,6 +24,7 @@ __all__ = [
     "add_out",
     "add_progress",
     "add_renamed",
+    "check_measuring",
     "check_outputs",
     "ids",
 ]
@@ -107,6 +108,19 @@ def check_outputs(paths: list[Path]) -> None:
         needed = OUT_FORMATS[suffix]
         if needed is not None:
             require(*needed)
+
+
+def check_measuring(args: argparse.Namespace) -> None:
+    """``--aggregation``, ``--runs`` and ``--out`` of a command that measures, checked
+    before the first run: a typo costs a second, not a matrix."""
+    from pagelab.stats import AGGREGATIONS
+
+    if args.aggregation not in AGGREGATIONS:
+        raise InvalidInputError(f"--aggregation: unknown {args.aggregation!r}; use one of "
+                                f"{', '.join(AGGREGATIONS)}")
+    if args.runs < 1:
+        raise InvalidInputError(f"--runs: must be at least 1, got {args.runs}")
+    check_outputs(args.out)
 
 
 def add_progress(parser: argparse.ArgumentParser) -> None:
