@@ -15,9 +15,9 @@ alternating every round, after one untimed warm-up of each:
 
 Both hold the machine-wide engine lock for each run, so no run overlaps another Lighthouse
 run; seconds are counted from the moment the lock is held (other jobs' runs on the machine
-do not count). Prints seconds per flow run (median, min-max) of both and their ratio, and the medians
-of the navigation's FCP / LCP and of the timespan's INP and TBT on both sides (the same
-measurement: they should agree).
+do not count). Prints seconds per flow run (median, min-max) of both and their ratio, and
+the medians of the navigation's FCP / LCP and of the timespan's INP and TBT on both sides
+(the same measurement: they should agree).
 
 Usage: ``python benchmarks/flows.py [-n 7]`` from the repository root, after
 ``pagelab setup``.
