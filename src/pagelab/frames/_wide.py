@@ -192,11 +192,7 @@ def _rows(
     batch_rows: list[tuple[int, BatchReport]] = []
     flow_values: dict[int, _FlowRow] = {}
     for report in reports:
-        if isinstance(report, FlowReport):
-            for fields, values in flow_rows(report):
-                flow_values[len(rows)] = values
-                rows.append(fields)
-        elif isinstance(report, TestReport):
+        if isinstance(report, TestReport):
             rows.append(_test_fields(report.__dict__))
         elif isinstance(report, BatchReport):
             batch_rows += ((len(rows) + k, report) for k in range(len(report.reports)))
@@ -204,6 +200,10 @@ def _rows(
             rows += [_item_fields(item.__dict__) + batch for item in report.reports]
         elif isinstance(report, BatchItem):
             rows.append((*_item_fields(report.__dict__), None, None))
+        elif isinstance(report, FlowReport):
+            for fields, values in flow_rows(report):
+                flow_values[len(rows)] = values
+                rows.append(fields)
         else:
             raise TypeError(
                 f"expected TestReport, BatchReport, BatchItem or FlowReport, got {report!r}")
