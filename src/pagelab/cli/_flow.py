@@ -57,7 +57,7 @@ def step_tables(results: Results, agg: str = "median") -> str:
     from pagelab.frames import CELL
 
     frame = results.frame
-    summary = results.summary(agg=agg).frame
+    summary = results.summary(None, agg).frame  # the aggregation, positionally
     keys = [c for c in CELL if c in summary.columns and c not in ("flow", "step", "url")]
     blocks: list[str] = []
     steps = frame[["flow", "step", "step_index", "mode", "url"]].drop_duplicates(
