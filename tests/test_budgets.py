@@ -53,7 +53,8 @@ def test_evaluate_mapping_on_every_cell(frame: pd.DataFrame) -> None:
     assert " < 90 " in score.message
     assert set(fast.to_dict()) == {
         "url", "device", "location", "connection", "metric", "operator", "expected", "actual",
-        "values", "aggregation", "passed", "level", "report_url", "message", "status", "label"}
+        "values", "aggregation", "passed", "level", "report_url", "message", "status", "label",
+        "flow", "step"}
     assert fast.connection is None  # the device's default
     # The wording every face prints comes from the result.
     assert (fast.status, fast.label) == ("pass", "pass")
@@ -282,7 +283,7 @@ def test_run_failures_name_the_connection(frame: pd.DataFrame) -> None:
     runs.loc[0, "status"] = "failed"
     runs.loc[0, "error_code"] = "NO_FCP"
     runs.loc[0, "engine_failure"] = False
-    assert budgets.run_failures(runs) == {(FAST, "mobile", "us", "4g"): ["NO_FCP"]}
+    assert budgets.run_failures(runs) == {(FAST, "mobile", "us", "4g", None, None): ["NO_FCP"]}
 
 
 def test_regression_limit_errors() -> None:

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from pagelab import Results, TestReport
-from pagelab.cli._batch import _OUT_FORMATS, summary_table
+from pagelab.cli._batch import summary_table
+from pagelab.cli._options import OUT_FORMATS
 from pagelab.export import SUFFIXES
 from pagelab.frames import to_frame
 from pagelab.models import LighthouseError
@@ -62,7 +63,7 @@ def test_help_names_every_aggregation_and_format() -> None:
     for agg in AGGREGATIONS:
         assert agg in result.stdout
     # The formats checked before a run are the ones export writes.
-    assert set(_OUT_FORMATS) == set(SUFFIXES)
+    assert set(OUT_FORMATS) == set(SUFFIXES)
 
 
 def _failed(url: str, code: str, n: int) -> TestReport:

@@ -145,7 +145,7 @@ def test_auto_runs_add_runs_only_to_undecided_cells() -> None:
                 rows.append(row)
         return pd.concat(rows, ignore_index=True)
 
-    cells: list[CellKey] = [(url, "mobile", "us", None) for url in slow]
+    cells: list[CellKey] = [(url, "mobile", "us", None, None, None) for url in slow]
     base_frame = measure(cells, 10)
     calls.clear()
     baseline = budgets.make_baseline(base_frame.assign(

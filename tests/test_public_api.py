@@ -211,7 +211,7 @@ def test_timeout_error_is_renamed_with_a_deprecated_alias() -> None:
 def test_one_definition_of_a_cell() -> None:
     from pagelab.budgets import _baseline, _evaluate
 
-    assert pagelab.frames.CELL == ("url", "device", "location", "connection")
+    assert pagelab.frames.CELL == ("url", "device", "location", "connection", "flow", "step")
     # The other homes re-export the one definition, never a copy.
     assert _evaluate.CELL_COLUMNS is pagelab.frames.CELL
     assert _evaluate.cell_label is _baseline.cell_label is pagelab.frames.cell_label

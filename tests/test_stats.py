@@ -279,7 +279,7 @@ def test_describe_is_tidy(runs: pd.DataFrame) -> None:
 
 
 def test_grouping_defaults_and_bad_input(runs: pd.DataFrame) -> None:
-    assert CELL == ("url", "device", "location", "connection")
+    assert CELL == ("url", "device", "location", "connection", "flow", "step")
     whole = summarize(runs, by=[])
     assert len(whole) == 1
     assert whole.loc[0, "runs"] == 15

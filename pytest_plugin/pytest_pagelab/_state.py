@@ -21,7 +21,7 @@ from ._outcome import RecordedOutcome
 if TYPE_CHECKING:
     import pandas as pd
 
-    from pagelab import Runner
+    from pagelab import Flow, Runner
     from pagelab._cells import CellKey
     from pagelab.budgets import Baseline, BudgetResult, Check, GateRule, RegressionLimit
 
@@ -299,6 +299,41 @@ class PagelabState:
         frame = auto.run(measure, every_cell)
         if outcome is not None:
             outcome.notes.extend(auto.notes())
+        return frame
+
+    def measure_flow(
+        self,
+        flow: Flow,
+        devices: Sequence[str],
+        locations: Sequence[str],
+        config: Mapping[str, Any] | None,
+        runs: int,
+    ) -> pd.DataFrame:
+        """The wide frame of ``runs`` runs of ``flow`` per device x location, a row per step
+        (from the replay file when set: the flow's recorded steps). An engine failure
+        (crash, timeout) raises :class:`EngineFailure`: flows are not retried."""
+        replay = self.replay()
+        if replay is not None:
+            source = self.setting("replay")
+            frame = replay[replay["flow"].astype(object) == flow.name] if (
+                "flow" in replay.columns) else replay[:0]
+            frame = frame[frame["device"].astype(str).isin(list(devices))
+                          & frame["location"].astype(str).isin(list(locations))]
+            if frame.empty:
+                pytest.fail(f"no recorded runs of flow {flow.name!r} in {source}",
+                            pytrace=False)
+            return frame.reset_index(drop=True)
+        from pagelab import measure
+
+        frame = measure(flow, devices=list(devices), locations=list(locations), runs=runs,
+                        config=dict(config) if config is not None else None,
+                        runner=self.runner(), progress=False).frame
+        engine = frame[frame["engine_failure"].fillna(False).astype(bool)]
+        if not engine.empty:
+            row = engine.iloc[0]
+            raise EngineFailure(
+                f"the engine failed on {row['device']}/{row['location']} flow {flow.name!r} "
+                f"step {row['step']!r}: {row['error_code']} (not a budget miss)")
         return frame
 
     # -- checking ---------------------------------------------------------------------

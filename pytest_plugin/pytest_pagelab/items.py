@@ -1,4 +1,5 @@
-"""Budget files as tests: one item per page URL x device x location.
+"""Budget files as tests: one item per page URL x device x location, and per flow x device
+x location.
 
 Files are collected when named like ``budgets.yaml`` / ``*.budgets.yaml`` (``.yml``,
 ``.json``; the ini ``pagelab_budget_files`` changes the patterns) or given with
@@ -103,6 +104,9 @@ class BudgetFileCollector(pytest.File):
         checks = budget_file.checks(base_url)
         resources = budget_file.resource_limits(base_url)
         pages = [p for p in budget_file.pages if "*" not in p.url]
+        yield from self._flow_items(budget_file)
+        if not pages and budget_file.flows:
+            return
         if not pages:
             raise BudgetFileError(
                 f"{self.path}: no page to measure: paths with '*' only match pages measured "
@@ -134,6 +138,27 @@ class BudgetFileCollector(pytest.File):
                         lhci=budget_file.lhci,
                     )
 
+    def _flow_items(self, budget_file: BudgetFile) -> Iterator[pytest.Item]:
+        """One item per flow x device x location, with the flow's checks."""
+        for flow_budget in budget_file.flows:
+            flow = flow_budget.flow
+            checks = budget_file.flow_checks(flow_budget)
+            for device in flow_budget.devices or budget_file.devices:
+                for location in flow_budget.locations or budget_file.locations:
+                    yield FlowBudgetItem.from_parent(
+                        self,
+                        name=f"flow {flow.name}[{device.value}-{location.value}]",
+                        flow=flow,
+                        flow_file=flow_budget.file,
+                        device=device.value,
+                        location=location.value,
+                        checks=checks,
+                        measure_config=(flow_budget.config if flow_budget.config is not None
+                                        else budget_file.config),
+                        runs=flow_budget.runs or budget_file.runs,
+                        aggregation=budget_file.aggregation,
+                    )
+
     def repr_failure(  # type: ignore[override]
         self, excinfo: ExceptionInfo[BaseException]
     ) -> str | TerminalRepr:
@@ -142,7 +167,18 @@ class BudgetFileCollector(pytest.File):
         return super().repr_failure(excinfo)
 
 
-class BudgetItem(pytest.Item):
+class _CheckItem(pytest.Item):
+    """An item of a budget file: a miss or an engine failure is shown as its lines."""
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
+        if isinstance(excinfo.value, BudgetMiss | EngineFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class BudgetItem(_CheckItem):
     """One page on one device from one location, checked against its file's budgets."""
 
     def __init__(
@@ -221,7 +257,7 @@ class BudgetItem(pytest.Item):
         except InvalidInputError as exc:
             raise BudgetMiss(str(exc)) from exc
         for r in results:
-            url, device, location, connection = r.cell or (r.url, None, None, None)
+            url, device, location, connection = (r.cell or (r.url, None, None, None))[:4]
             outcome.checks.append({
                 **r.to_lhci(), "kind": "lhci", "label": r.label,
                 "metric": f"{r.assertion} {r.name}",
@@ -235,13 +271,60 @@ class BudgetItem(pytest.Item):
         errors = [r for r in results if not r.passed and r.level == "error"]
         return format_lhci(errors) if errors else []
 
-    def repr_failure(  # type: ignore[override]
-        self, excinfo: ExceptionInfo[BaseException]
-    ) -> str | TerminalRepr:
-        if isinstance(excinfo.value, BudgetMiss | EngineFailure):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
-
     def reportinfo(self) -> tuple[Path, int | None, str]:
         url, device, location = self.cell
         return self.path, None, f"budget: {device}/{location} {url}"
+
+
+class FlowBudgetItem(_CheckItem):
+    """One user flow on one device from one location, checked per step against its budget
+    file's limits."""
+
+    def __init__(
+        self,
+        *,
+        flow: Any,
+        flow_file: str,
+        device: str,
+        location: str,
+        checks: list[Check],
+        measure_config: dict[str, Any] | None,
+        runs: int | None,
+        aggregation: str | None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.flow = flow
+        self.flow_file = flow_file
+        #: (device, location) the item measures on (``location`` is pytest's own attribute).
+        self.device_location = (device, location)
+        self.checks = checks
+        self.measure_config = measure_config
+        self.file_runs = runs
+        self.file_aggregation = aggregation
+
+    def runtest(self) -> None:
+        state: PagelabState = self.config.stash[STATE_KEY]
+        runs = state.runs(self.file_runs)
+        if not isinstance(runs, int):
+            raise BudgetMiss("runs=auto measures pages only: give the flow a number of runs")
+        outcome = RecordedOutcome()
+        device, location = self.device_location
+        frame = state.measure_flow(self.flow, [device], [location], self.measure_config, runs)
+        failures = state.check(frame, self.checks, outcome,
+                               aggregation=state.aggregation(self.file_aggregation))
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        # Annotations point at the line naming the flow file.
+        line = next((n for n, row in enumerate(text.splitlines(), 1) if self.flow_file in row),
+                    1)
+        locate_checks(self, outcome, lambda _: line)
+        record_outcome(self, outcome)
+        if failures:
+            raise BudgetMiss("\n".join(failures))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        device, location = self.device_location
+        return self.path, None, f"budget: {device}/{location} flow {self.flow.name}"

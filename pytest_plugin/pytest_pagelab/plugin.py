@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pagelab import Results
+    from pagelab import Flow, Results
 
 from ._errors import EngineFailure
 from ._outcome import OUTCOME_KEY, RecordedOutcome, locate_checks, record_outcome
@@ -31,9 +31,10 @@ from .items import BudgetFileCollector, collect_explicit_files, is_budget_file
 __all__ = ["Perf"]
 
 _MARKER_HELP = (
-    "budget(**limits): performance budget checked by perf.measure(), e.g. "
+    "budget(**limits): performance budget checked by perf.measure() or perf.flow(), e.g. "
     "budget(largest_contentful_paint=2500, cumulative_layout_shift=0.1, performance_score=90); "
-    "times and CLS are maximums, scores minimums; a limit may be {limit, level, aggregation}"
+    "times and CLS are maximums, scores minimums; a limit may be {limit, level, aggregation}; "
+    "step='name' (and flow='name') limit a user flow's step"
 )
 
 
@@ -110,10 +111,19 @@ def _marker_checks(marker: pytest.Mark, nodeid: str) -> list[Any]:
     if marker.args:
         raise pytest.UsageError(f"{where}: give limits as keywords, e.g. "
                                 "budget(largest_contentful_paint=2500)")
+    limits = dict(marker.kwargs)
+    # A user flow's step (and flow) the limits apply to: names, not metrics.
+    scope = {key: limits.pop(key) for key in ("flow", "step") if key in limits}
+    for key, value in scope.items():
+        if not isinstance(value, str) or not value:
+            raise pytest.UsageError(f"{where}: {key}= takes a {key}'s name, got {value!r}")
     try:
         # Metric limits (Check) first, then byte/request limits (ResourceLimit).
-        metrics, resources = resource_limits(marker.kwargs, where=where)
-        return [*checks_from_mapping(metrics, where=where), *resources]
+        metrics, resources = resource_limits(limits, where=where)
+        if scope and resources:
+            raise pytest.UsageError(f"{where}: resource budgets apply to pages, not to a "
+                                    "flow's step")
+        return [*checks_from_mapping(metrics, where=where, **scope), *resources]
     except InvalidInputError as exc:
         raise pytest.UsageError(str(exc)) from exc
 
@@ -202,10 +212,56 @@ class Perf:
 
         return Results.from_frame(frame)
 
+    def flow(
+        self,
+        flow: Flow | str | os.PathLike[str],
+        runs: int | None = None,
+        devices: str | Sequence[str] = "mobile",
+        locations: str | Sequence[str] = "us",
+        config: Mapping[str, Any] | None = None,
+    ) -> Results:
+        """Run a user flow (a :class:`pagelab.Flow`, or a YAML / JSON flow file's path)
+        ``runs`` times (default ``--pagelab-runs``, 3; a number) on every device x location,
+        check the test's ``@pytest.mark.budget`` per step (``step="name"`` limits one step;
+        without it a limit applies to every step that measures its metric), and return the
+        :class:`pagelab.Results`, one row per step. A missed budget names the flow and the
+        step; a run that fails (an action's selector never appears) fails the test naming
+        the step. With ``--pagelab-replay`` the flow's recorded steps are checked instead.
+        """
+        import pagelab
+        from pagelab.budgets import Check
+
+        state = self._state
+        try:
+            chosen = flow if isinstance(flow, pagelab.Flow) else (
+                pagelab.Flow.from_file(os.fspath(flow)))
+            chosen.check()
+        except pagelab.InvalidInputError as exc:
+            raise pytest.UsageError(f"perf.flow: {exc}") from exc
+        count = state.runs(runs)
+        if not isinstance(count, int):
+            raise pytest.UsageError("perf.flow: runs=auto measures pages only; give a number")
+        marker = self._item.get_closest_marker("budget")
+        limits = _marker_checks(marker, self._item.nodeid) if marker is not None else []
+        checks = [c for c in limits if isinstance(c, Check)]
+        outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
+        frame = state.measure_flow(chosen, _as_list(devices, "devices"),
+                                   _as_list(locations, "locations"), config, count)
+        failures = state.check(frame, checks, outcome, aggregation=state.aggregation())
+        if len(checks) != len(limits):
+            failures.append("resource budgets apply to pages: perf.flow checks metric budgets")
+        first_line = (self._item.location[1] or 0) + 1
+        locate_checks(self._item, outcome, lambda _: first_line)
+        record_outcome(self._item, outcome)
+        if failures:
+            pytest.fail("\n".join(failures), pytrace=False)
+        return pagelab.Results.from_frame(frame)
+
 
 @pytest.fixture
 def perf(request: pytest.FixtureRequest) -> Perf:
-    """Measure pages and check the ``budget`` marker: ``perf.measure(url, devices=...)``."""
+    """Measure pages and user flows and check the ``budget`` marker:
+    ``perf.measure(url, devices=...)``, ``perf.flow(flow, runs=3)``."""
     return Perf(request.node, _state(request.config))
 
 

@@ -1,19 +1,22 @@
 """Repeated runs over a matrix: :func:`measure` and the :class:`Results` it returns.
 
-A *cell* is one URL x device x location x connection. :func:`measure` runs every cell
-``runs`` times, interleaved (run 1 of every cell, then run 2, ...), so drift over time (a
-warming cache, a busy machine) spreads over every cell instead of biasing one. How the cells
+A *cell* is one URL x device x location x connection (for a user flow, each of its steps on
+a device x location x connection). :func:`measure` runs every cell ``runs`` times,
+interleaved (run 1 of every cell, then run 2, ...), so drift over time (a warming cache, a
+busy machine) spreads over every cell instead of biasing one. How the cells
 run is the runner's business (:meth:`pagelab.runners.Runner.run_matrix`: the API submits
 ahead, the local engine runs one test at a time). Decisions: ``docs/analysis.md``.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -26,6 +29,9 @@ from pagelab.models import (
     Connection,
     Device,
     DeviceId,
+    Flow,
+    FlowReport,
+    LighthouseConfig,
     Location,
     PageUrl,
     ProgressCallback,
@@ -94,12 +100,48 @@ def _choices(value: object, name: str, kind: type[E],
     return list(dict.fromkeys(out))
 
 
+@dataclass(frozen=True, slots=True)
+class _FlowCell:
+    """One flow on a device from a location, with its config."""
+
+    flow: Flow
+    device: Device
+    location: Location
+    config: LighthouseConfig
+
+
+def _split_flows(value: object) -> tuple[object, list[Flow]]:
+    """``urls`` without its flows (None when only flows were given), and the flows (each
+    checked: a flow that cannot run is refused before anything runs)."""
+    if isinstance(value, Flow):
+        return None, [value.check()]
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        return value, []
+    items = list(value)
+    flows = [item.check() for item in items if isinstance(item, Flow)]
+    names = [flow.name for flow in flows]
+    if len(set(names)) != len(names):
+        raise InvalidInputError(
+            f"urls: two flows named {next(n for n in names if names.count(n) > 1)!r}: a flow's "
+            "name is part of its cells, give each its own")
+    pages = [item for item in items if not isinstance(item, Flow)]
+    return (pages if pages or not flows else None), flows
+
+
 def _cells(
     urls: object, devices: object, locations: object, connections: object, config: ConfigInput
 ) -> list[MatrixCell]:
     """Every cell, URL-major, each with the config it runs with."""
+    return _matrix(_urls(urls), devices, locations, connections, config)
+
+
+def _matrix(
+    items: Sequence[Any], devices: object, locations: object, connections: object,
+    config: ConfigInput,
+) -> list[Any]:
+    """Every (item, device, location, config) of ``items`` (URLs or flows), item-major."""
     base = coerce_config(config)
-    url_list = _urls(urls)
+    url_list = list(items)
     device_list = _choices(devices, "devices", Device, _DEVICE)
     location_list = _choices(locations, "locations", Location)
     if connections is None:
@@ -110,8 +152,9 @@ def _cells(
             for connection in _choices(connections, "connections", Connection)
         ]
     return [
-        MatrixCell(url, device, location, cell_config)
-        for url, device, location, cell_config in itertools.product(
+        MatrixCell(item, device, location, cell_config) if isinstance(item, str)
+        else _FlowCell(item, device, location, cell_config)
+        for item, device, location, cell_config in itertools.product(
             url_list, device_list, location_list, configs
         )
     ]
@@ -120,11 +163,32 @@ def _cells(
 # -- collecting finished runs ----------------------------------------------------------------
 
 
+def _run_flows(runner: Runner, cells: Sequence[MatrixCell], flows: Sequence[_FlowCell],
+               runs: int, on_report: Any) -> None:
+    """Run every page cell and every flow cell ``runs`` times, interleaved by run: run 0 of
+    every page cell (through the runner's matrix) and every flow, then run 1... Flows run
+    on the local engine only (``ApiRunner.flow`` says so)."""
+    run_flow = getattr(runner, "flow", None)
+    if run_flow is None:
+        raise InvalidInputError(f"{type(runner).__name__} cannot run user flows; use LocalRunner")
+    for run in range(runs):
+        if cells:
+            runner.run_matrix(cells, 1, functools.partial(_as_run, on_report, run))
+        for index, cell in enumerate(flows, len(cells)):
+            report = run_flow(cell.flow, device=cell.device.value,
+                              location=cell.location.value, config=cell.config)
+            on_report(report, run, index)
+
+
+def _as_run(on_report: Any, run: int, report: TestReport, _: int, cell: int) -> None:
+    on_report(report, run, cell)
+
+
 class _Collector:
     """Finished runs in arrival order, reported to a progress bar or callback."""
 
     def __init__(self, total: int, progress: bool | ProgressCallback | None) -> None:
-        self.reports: list[TestReport] = []
+        self.reports: list[TestReport | FlowReport] = []
         self.order: list[tuple[int, int]] = []  # (run, cell index) of each report
         self.failed = 0
         self.total = total
@@ -135,7 +199,7 @@ class _Collector:
         elif progress:
             self._bar = ProgressBar(total)
 
-    def add(self, report: TestReport, run: int, cell: int) -> None:
+    def add(self, report: TestReport | FlowReport, run: int, cell: int) -> None:
         # Kept before anyone is told: an interrupt raised by the callback keeps this run.
         self.reports.append(report)
         self.order.append((run, cell))
@@ -155,7 +219,7 @@ class _Collector:
 
 
 def measure(
-    urls: str | Sequence[str],
+    urls: str | Flow | Sequence[str | Flow],
     devices: str | Sequence[str] = ("mobile",),
     locations: str | Sequence[str] = ("us",),
     connections: str | Sequence[str] | None = None,
@@ -179,11 +243,14 @@ def measure(
     every run.
 
     ``urls``, ``devices``, ``locations`` and ``connections`` each take one value or a list
-    (repeats are dropped). ``connections=None`` runs with ``config``'s connection, or each
+    (repeats are dropped). ``urls`` may hold user flows (:class:`~pagelab.Flow`, local
+    engine only): each runs as a cell of its own, one fresh browser context per run, and
+    its steps are cells in the frame (``flow`` and ``step`` columns), so every analysis
+    works per step. ``connections=None`` runs with ``config``'s connection, or each
     device's default when it has none; a listed connection replaces ``config``'s. ``runner``
     defaults to :func:`pagelab.connect` (closed afterwards; a runner you pass stays open).
     ``progress``: True shows a ``tqdm.auto`` bar, False nothing, a callable is called with
-    each finished :class:`~pagelab.TestReport`.
+    each finished :class:`~pagelab.TestReport` (or :class:`~pagelab.FlowReport`).
 
     A failed run is kept with its error code. An interrupt (Ctrl-C, a kernel interrupt, or
     :class:`KeyboardInterrupt` raised by the callback) stops submitting and returns every
@@ -191,8 +258,11 @@ def measure(
     other error propagates, with a note saying how many runs had finished. Bad arguments
     raise :class:`~pagelab.InvalidInputError` before any test is created.
     """
+    pages, flows = _split_flows(urls)
+    if flows and isinstance(runs, str):
+        raise InvalidInputError("runs='auto' measures pages only; give flows a number of runs")
     if isinstance(runs, str):
-        return _measure_auto(urls, devices, locations, connections, runs, config, runner,
+        return _measure_auto(cast(Any, urls), devices, locations, connections, runs, config, runner,
                              progress, against, limits)
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise InvalidInputError(f"runs: expected a positive integer or 'auto', got {runs!r}")
@@ -200,14 +270,18 @@ def measure(
         raise InvalidInputError(f"progress: expected True, False or a callable, got {progress!r}")
     if runner is not None and not isinstance(runner, Runner):
         raise InvalidInputError(f"runner: expected a pagelab Runner, got {type(runner).__name__}")
-    cells = _cells(urls, devices, locations, connections, config)
+    cells = [] if pages is None else _cells(pages, devices, locations, connections, config)
+    flow_cells = _matrix(flows, devices, locations, connections, config) if flows else []
     owned = runner is None
     if runner is None:
         runner = connect()
-    collector = _Collector(len(cells) * runs, progress)
+    collector = _Collector((len(cells) + len(flow_cells)) * runs, progress)
     interrupted = False
     try:
-        runner.run_matrix(cells, runs, collector.add)
+        if flow_cells:
+            _run_flows(runner, cells, flow_cells, runs, collector.add)
+        else:
+            runner.run_matrix(cells, runs, collector.add)
     except KeyboardInterrupt:
         interrupted = True
     except PagelabError as exc:
@@ -309,29 +383,37 @@ def _measure_auto(
 class Results:
     """The runs of a :func:`measure` (or any reports), with the analysis as methods.
 
-    ``Results(reports, runs=None)`` wraps :class:`~pagelab.TestReport` objects (``runs``: each
-    one's repetition index, 0-based, or None); :meth:`from_frame` wraps a wide frame. The
-    frame is built once, on first use. Metric units: ms; CLS unitless; score 0-100.
+    ``Results(reports, runs=None)`` wraps :class:`~pagelab.TestReport` and
+    :class:`~pagelab.FlowReport` objects (``runs``: each one's repetition index, 0-based, or
+    None); :meth:`from_frame` wraps a wide frame. The frame is built once, on first use
+    (a flow run gives a row per step). Metric units: ms; CLS unitless; score 0-100.
     """
 
     def __init__(
         self,
-        reports: Iterable[TestReport],
+        reports: Iterable[TestReport | FlowReport],
         runs: Sequence[int | None] | None = None,
         *,
         runner: Runner | None = None,
         interrupted: bool = False,
     ) -> None:
-        self._reports: list[TestReport] | None = list(reports)
-        for report in self._reports:
-            if not isinstance(report, TestReport):
+        items = list(reports)
+        for report in items:
+            if not isinstance(report, TestReport | FlowReport):
                 raise InvalidInputError(
-                    f"reports: expected TestReport objects, got {type(report).__name__}"
+                    f"reports: expected TestReport or FlowReport objects, "
+                    f"got {type(report).__name__}"
                 )
-        if runs is not None and len(runs) != len(self._reports):
+        if runs is not None and len(runs) != len(items):
             raise InvalidInputError(
-                f"runs: {len(runs)} run indices for {len(self._reports)} reports"
+                f"runs: {len(runs)} run indices for {len(items)} reports"
             )
+        self._items: list[TestReport | FlowReport] = items
+        self._reports: list[TestReport] | None = [
+            r for r in items if isinstance(r, TestReport)]
+        #: The user flows' runs (:class:`~pagelab.FlowReport`), run-major; empty when built
+        #: from a frame (their steps are in :attr:`frame`).
+        self.flow_reports: list[FlowReport] = [r for r in items if isinstance(r, FlowReport)]
         self._runs: list[int | None] | None = list(runs) if runs is not None else None
         self._frame: pd.DataFrame | None = None
         self._lhrs: dict[str, dict[str, Any]] = {}
@@ -354,6 +436,7 @@ class Results:
             raise InvalidInputError(f"frame: not a wide frame of runs (no {', '.join(missing)})")
         results = cls([], interrupted=interrupted)
         results._reports = None  # rebuilt from the frame when asked for
+        results._items = []
         results._frame = frame.reset_index(drop=True)
         return results
 
@@ -361,7 +444,8 @@ class Results:
 
     @property
     def reports(self) -> list[TestReport]:
-        """The runs' reports, run-major (from a frame: rebuilt, error messages are codes)."""
+        """The page runs' reports, run-major (from a frame: rebuilt, error messages are
+        codes); user flows' runs are :attr:`flow_reports`."""
         if self._reports is None:
             assert self._frame is not None
             from pagelab.frames import to_reports
@@ -375,11 +459,13 @@ class Results:
         if self._frame is None:
             import pandas as pd
 
-            from pagelab.frames import to_frame
+            from pagelab.frames import row_count, to_frame
 
-            frame = to_frame(self.reports)
+            frame = to_frame(self._items)
             if self._runs is not None:
-                frame["run"] = pd.array(self._runs, dtype="Int64")
+                frame["run"] = pd.array(
+                    [run for run, report in zip(self._runs, self._items, strict=True)
+                     for _ in range(row_count(report))], dtype="Int64")
             self._frame = frame
         return self._frame
 
@@ -524,16 +610,22 @@ class Results:
     # -- display ----------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._reports) if self._reports is not None else len(self.frame)
+        """The number of rows of :attr:`frame`: runs of pages and steps of flow runs."""
+        if self._frame is None and not self.flow_reports and self._reports is not None:
+            return len(self._reports)
+        return len(self.frame)
 
     def __repr__(self) -> str:
-        reports = self.reports
         from pagelab._cells import cell_keys
 
-        cells = set(cell_keys(self.frame))
-        failed = sum(r.status.value == "failed" for r in reports)
+        frame = self.frame
+        cells = set(cell_keys(frame))
+        failed = int((frame["status"].astype(str) == "failed").sum())
         note = ", interrupted" if self.interrupted else ""
-        return f"<Results: {len(reports)} runs in {len(cells)} cells, {failed} failed{note}>"
+        what = f"{len(frame)} runs"
+        if "flow" in frame.columns and frame["flow"].notna().any():
+            what += f" (steps of {frame['flow'].nunique()} flows)"
+        return f"<Results: {what} in {len(cells)} cells, {failed} failed{note}>"
 
     def _repr_html_(self) -> str:
         """The runs' summary per cell and the failed runs, as readable tables."""

@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from pagelab.engine import EngineWait, engine_waits
-from pagelab.models import TestReport
+from pagelab.models import FlowReport, TestReport
 
 __all__ = ["ProgressBar"]
 
@@ -26,7 +26,7 @@ class ProgressBar:
         self._watch = contextlib.ExitStack()
         self._watch.enter_context(engine_waits(self.engine_wait))
 
-    def add(self, report: TestReport) -> None:
+    def add(self, report: TestReport | FlowReport) -> None:
         """Count one finished run."""
         if report.status.value == "failed":
             self._failed += 1

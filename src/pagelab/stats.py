@@ -30,6 +30,7 @@ from pagelab.models import (
     TimeInput,
     metric,
     metric_columns,
+    mode_measures,
 )
 from pagelab.runners import read_history
 
@@ -486,12 +487,18 @@ def _verdict(m: Metric, n_a: int, n_b: int, p_value: float, low: float, high: fl
     return f"b is {'higher' if higher else 'lower'} ({'better' if better else 'worse'})"
 
 
+def _decided_by(keys: list[str]) -> list[str]:
+    """The cell columns ``by`` decides as well as its own: a user flow decides the URLs of
+    its steps, so two flows are compared step by step whatever pages they open."""
+    return ["url"] if "flow" in keys else []
+
+
 def _within_columns(frame: pd.DataFrame, within: str | Sequence[str] | None,
                     keys: list[str]) -> list[str]:
     """The columns a comparison stays within: default every :data:`CELL` column holding a
-    value that ``by`` does not name; ``[]`` pools."""
+    value that ``by`` does not name or decide; ``[]`` pools."""
     if within is None:
-        return cell_columns(frame, exclude=keys)
+        return cell_columns(frame, exclude=[*keys, *_decided_by(keys)])
     columns = _by_columns(within, frame, "within") if (
         isinstance(within, str) or len(within)) else []
     overlap = [c for c in columns if c in keys]
@@ -507,7 +514,7 @@ def _pooled_note(frame: pd.DataFrame, keys: list[str], within: list[str],
     """``pooled over device (desktop, mobile)``: the cell columns a comparison was told to
     pool although their values differ among the compared runs; empty when none."""
     pooled = []
-    for column in cell_columns(frame, exclude=[*keys, *within]):
+    for column in cell_columns(frame, exclude=[*keys, *within, *_decided_by(keys)]):
         values = frame[column][rows].dropna().astype(str).unique()
         if len(values) > 1:
             pooled.append(f"{column} ({', '.join(sorted(values))})")
@@ -532,9 +539,11 @@ def compare(
     ``by`` is a column or a list of columns, ``a`` / ``b`` a value or a tuple of values (one
     per column). The runs are compared **within** cells: separately for each combination of
     the ``within`` columns, by default every cell column (:data:`CELL`: URL, device,
-    location, connection) holding a value that ``by`` does not name, so
-    ``compare(by="url", a=fast, b=heavy)`` on a mobile x desktop matrix gives one comparison
-    on mobile and one on desktop, never a median pooled over both. Only cells where both
+    location, connection, and a user flow's step) holding a value that ``by`` does not name,
+    so ``compare(by="url", a=fast, b=heavy)`` on a mobile x desktop matrix gives one
+    comparison on mobile and one on desktop, never a median pooled over both;
+    ``compare(by="flow", ...)`` compares two flows step by step (not by URL: a flow decides
+    the pages it opens). Only cells where both
     sides have runs are compared. ``within=[]`` pools every run of a and of b into one
     comparison (the ``note`` column then names what was pooled); ``within=["device"]``
     keeps only the device apart.
@@ -598,10 +607,21 @@ def compare(
     bootstrap = Bootstrap(resamples, seed)
     alpha = 1 - confidence
     rows: list[dict[str, Any]] = []
+    modes = frame["mode"].astype(object).to_numpy() if "mode" in frame.columns else None
+    flows = frame["flow"].notna().to_numpy(bool) if "flow" in frame.columns else None
     for cell in shared:
         in_cell = ok & (codes == cell)
         where = {key: cells.at[cell, key] for key in groups}
+        # A cell of flow steps only: a metric none of their modes measures (INP on a
+        # navigation, anything on a snapshot) is not compared, not "too few runs". (A
+        # failed step's row has no mode.)
+        rows_in = (codes == cell) & (mask_a | mask_b)
+        step_modes = ({m for m in modes[rows_in] if isinstance(m, str)}
+                      if modes is not None and flows is not None and flows[rows_in].all()
+                      else set())
         for index, name in enumerate(names):
+            if step_modes and not any(mode_measures(mode, name) for mode in step_modes):
+                continue
             m = metric(name)
             xa = columns[index][in_cell & mask_a]
             xb = columns[index][in_cell & mask_b]

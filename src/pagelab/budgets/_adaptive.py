@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pagelab._cells import CellKey, cell_keys, cell_label
+from pagelab._cells import CellKey, cell_key, cell_keys, cell_label
 
 from ._baseline import compare_baseline
 from ._gate import GateRule
@@ -109,6 +109,7 @@ class AutoRuns:
         run (``run`` numbered per cell in measuring order)."""
         import pandas as pd
 
+        cells = [cell_key(cell) for cell in cells]  # a page's four values: its whole key
         frame = _numbered(measure(cells, self.rule.min_runs), {})
         # Runs asked for per cell: the loop ends at the maximum even if a cell's runs came
         # back under another key.

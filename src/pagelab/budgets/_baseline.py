@@ -199,7 +199,9 @@ def make_baseline(
     cells: list[BaselineCell] = []
     keys = cell_keys(frame)
     for key, row in summary.items():
-        url, device, location, connection = key
+        url, device, location, connection, flow, _ = key
+        if flow is not None:
+            continue  # a baseline holds pages' cells; flow steps are not kept (docs/flows.md)
         rows = _cell_rows(frame, keys, key)
         ok = _successful(rows)
         cells.append(
@@ -327,8 +329,11 @@ def compare_baseline(
     reports = aggregate_cells(frame, "median", list(limits))
     keys = cell_keys(frame)
     for key in dict.fromkeys(keys):
-        url, device, location, connection = key
+        url, device, location, connection, flow, _ = key
         where = cell_label(key)
+        if flow is not None:
+            warnings.append(f"baselines hold pages, not flow steps: {where} not compared")
+            continue
         base = baseline.cell(str(url), str(device), str(location), connection)
         if base is None:
             warnings.append(f"baseline has no runs for {where}: not compared")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pagelab._cells import CELL, CellKey, cell_key, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import METRICS
+from pagelab.models import METRICS, mode_measures
 from pagelab.models import metric as registry_metric
 
 from ._models import (
@@ -142,6 +142,18 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
+def _step_modes(frame: pd.DataFrame, row_cells: Sequence[Cell]) -> dict[Cell, str]:
+    """Each flow step's cell -> its mode (a budget naming no step applies to the steps
+    whose mode measures its metric: INP is not checked on a navigation)."""
+    if "mode" not in frame.columns:
+        return {}
+    modes: dict[Cell, str] = {}
+    for cell, mode in zip(row_cells, frame["mode"].astype(object), strict=True):
+        if isinstance(mode, str):
+            modes.setdefault(cell, mode)
+    return modes
+
+
 def run_failures(frame: pd.DataFrame) -> dict[Cell, list[str]]:
     """Per cell, the error codes of runs whose page failed (engine failures left out: they
     say nothing about the page)."""
@@ -212,11 +224,14 @@ def evaluate(
     summaries: dict[str, dict[Cell, dict[str, Any]]] = {}
     failures = run_failures(frame)
     results: list[BudgetResult] = []
+    modes = _step_modes(frame, row_cells)
     for cell in cells:
         chosen: dict[str, Check] = {}
         url, device, location = cell[:3]
+        flow, step = cell[4:6]
         for check in checks:
-            if check.matches(str(url), str(device), str(location)):
+            if check.matches(str(url), str(device), str(location), flow=flow, step=step) and (
+                    check.step is not None or mode_measures(modes.get(cell), check.metric)):
                 chosen.pop(check.metric, None)
                 chosen[check.metric] = check
         if not chosen:
@@ -256,7 +271,7 @@ def _result(
     runs: int,
     failed_codes: list[str],
 ) -> BudgetResult:
-    url, device, location, connection = cell
+    url, device, location, connection, flow, step = cell
     name = check.metric
     where = cell_label(cell)
     if actual is None:
@@ -301,4 +316,6 @@ def _result(
         level=check.level,
         report_url=report_url,
         message=message,
+        flow=flow,
+        step=step,
     )

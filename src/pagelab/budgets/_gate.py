@@ -239,7 +239,7 @@ def fixed_threshold(
 
 
 def _cell_fields(cell: CellKey) -> dict[str, Any]:
-    url, device, location, connection = cell
+    url, device, location, connection = cell[:4]
     return {"url": str(url), "device": str(device), "location": str(location),
             "connection": connection}
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import METRICS
+from pagelab.models import METRICS, Flow
 
 from ._lhci import budget_json_to_assertions, validate_options
 from ._lhci_config import collect_settings, lhci_assert_options
@@ -66,7 +66,19 @@ def load_budgets(path: str | PathLike[str]) -> BudgetFile:
             where = f"line {mark.line + 1}: " if mark is not None else ""
             problem = getattr(exc, "problem", None) or str(exc)
             raise InvalidInputError(f"{file}: not valid YAML ({where}{problem})") from exc
-    return parse_budgets(data, source=str(file))
+    budget_file = parse_budgets(data, source=str(file))
+    for index, flow in enumerate(budget_file.flows):
+        # A flow file is read once, relative to the budget file, and refused as a flow is.
+        try:
+            flow._flow = Flow.from_file(file.parent / flow.file).check()
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{file}: flows[{index}]: {exc}") from exc
+    names = [flow.flow.name for flow in budget_file.flows]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise InvalidInputError(f"{file}: two flows named {twice[0]!r}: a flow's name is part "
+                                "of its cells, give each its own")
+    return budget_file
 
 
 def parse_budgets(data: Any, source: str = "budgets") -> BudgetFile:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import (
@@ -136,19 +136,30 @@ RESOURCE_KEYWORDS: dict[str, tuple[str, str | None]] = {
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Scope:
-    """The cells a limit applies to: ``url``, ``devices`` and ``locations`` None apply to
-    every cell of a frame; a ``url`` with ``*`` is a pattern (matched on the path when it
-    starts with ``/``, as in budget.json)."""
+    """The cells a limit applies to: ``url``, ``devices``, ``locations``, ``flow`` and
+    ``step`` None apply to every cell of a frame; a ``url`` with ``*`` is a pattern (matched
+    on the path when it starts with ``/``, as in budget.json)."""
 
     url: str | None = None
     devices: tuple[str, ...] | None = None
     locations: tuple[str, ...] | None = None
+    #: A user flow's name and step name: the limit applies to that flow / step only.
+    #: None: to every flow (and page); a check naming no step applies to the steps whose
+    #: mode measures its metric.
+    flow: str | None = None
+    step: str | None = None
 
     @property
     def is_pattern(self) -> bool:
         return self.url is not None and "*" in self.url
 
-    def matches(self, url: str, device: str, location: str) -> bool:
+    def matches(self, url: str, device: str, location: str, *, flow: str | None = None,
+                step: str | None = None) -> bool:
+        """Whether the limit applies to this cell (``flow`` and ``step``: a flow step's)."""
+        if self.flow is not None and flow != self.flow:
+            return False
+        if self.step is not None and step != self.step:
+            return False
         if self.devices is not None and device not in self.devices:
             return False
         if self.locations is not None and location not in self.locations:
@@ -258,19 +269,62 @@ class _Budgeted(_Strict):
         return _check_preset(value)
 
 
-class PageBudget(_Budgeted):
-    """One page of a budget file; its settings override the file's."""
+def _no_resource_limits(limits: _Limits) -> _Limits:
+    found = sorted(set(limits) & set(RESOURCE_KEYWORDS))
+    if found:
+        raise ValueError(f"{found[0]}: resource budgets apply to pages, not to flows")
+    return limits
 
-    #: Absolute URL, a path resolved against ``base_url``, or a pattern with ``*``
-    #: (``/*`` as in Lighthouse's budget.json) that only matches measured pages.
-    url: str = Field(min_length=1)
+
+class _Measured(_Budgeted):
+    """What a page and a flow of a budget file both carry: settings over the file's."""
+
     devices: list[DeviceId] | None = None
     locations: list[Location] | None = None
     config: dict[str, Any] | None = None
     runs: int | None = Field(default=None, ge=1, le=100)
     level: Level | None = None
-    preset: str | None = None
-    budgets: _Limits = Field(default_factory=dict)
+
+
+class PageBudget(_Measured):
+    """One page of a budget file; its settings override the file's."""
+
+    #: Absolute URL, a path resolved against ``base_url``, or a pattern with ``*``
+    #: (``/*`` as in Lighthouse's budget.json) that only matches measured pages.
+    url: str = Field(min_length=1)
+
+
+class FlowBudget(_Measured):
+    """A user flow of a budget file: its flow file and its budgets, for every step (each
+    limit on the steps whose mode measures its metric) and per step by name."""
+
+    #: The flow file (YAML / JSON), relative to the budget file.
+    file: str = Field(min_length=1)
+    #: Step name -> that step's own limits (over the flow's).
+    steps: dict[str, _Limits] = Field(default_factory=dict)
+    # The flow, read from ``file`` by load_budgets (which knows where the budget file is).
+    _flow: Any = PrivateAttr(default=None)
+
+    @field_validator("steps")
+    @classmethod
+    def _known_step_metrics(cls, value: dict[str, _Limits]) -> dict[str, _Limits]:
+        for limits in value.values():
+            _no_resource_limits(limits)
+        return {step: _check_limits(limits) for step, limits in value.items()}
+
+    @field_validator("budgets")
+    @classmethod
+    def _metrics_only(cls, value: _Limits) -> _Limits:
+        return _no_resource_limits(value)
+
+    @property
+    def flow(self) -> Any:
+        """The :class:`pagelab.Flow` of ``file`` (read by :func:`load_budgets`)."""
+        if self._flow is None:
+            raise InvalidInputError(
+                f"flow file {self.file!r} was not read: load the budget file with load_budgets"
+            )
+        return self._flow
 
 
 def _check_preset(name: str | None) -> str | None:
@@ -292,6 +346,9 @@ class BudgetFile(_Budgeted):
     preset: str | None = None
     budgets: _Limits = Field(default_factory=dict)
     pages: list[PageBudget] = Field(default_factory=list)
+    #: User flows (``{file: cart.yaml, budgets: {...}, steps: {add: {...}}}``); the file's
+    #: budgets apply to their steps as to pages.
+    flows: list[FlowBudget] = Field(default_factory=list)
     #: Lighthouse CI ``ci.assert`` options (a lighthouserc), evaluated on the runs' LHRs by
     #: :func:`pagelab.budgets.assert_runs` as ``lhci assert`` does.
     lhci: dict[str, Any] | None = None
@@ -347,6 +404,31 @@ class BudgetFile(_Budgeted):
                     aggregation=self.aggregation,
                 )
             )
+        for flow in self.flows:
+            found.extend(self.flow_checks(flow))
+        return found
+
+    def flow_checks(self, flow: FlowBudget) -> list[Check]:
+        """A flow's limits: the file's and the flow's on every step (where the step's mode
+        measures the metric), then each named step's own."""
+        limits: dict[str, Any] = {}
+        for preset in (self.preset, flow.preset):
+            if preset is not None:
+                limits.update(PRESETS[preset])
+        limits.update(self.budgets)
+        limits.update(flow.budgets)
+        for key in RESOURCE_KEYWORDS:  # the file's resource budgets are its pages'
+            limits.pop(key, None)
+        scope = {
+            "devices": tuple(d.value for d in flow.devices or self.devices),
+            "locations": tuple(loc.value for loc in flow.locations or self.locations),
+            "level": flow.level or self.level, "aggregation": self.aggregation,
+            "flow": flow.flow.name,
+        }
+        found = checks_from_mapping(limits, where=f"flow {flow.file}", **scope)
+        for step, step_limits in flow.steps.items():
+            found.extend(checks_from_mapping(step_limits, where=f"flow {flow.file}, step "
+                                             f"{step}", step=step, **scope))
         return found
 
     def resource_limits(self, base_url: str | None = None) -> list[ResourceLimit]:
@@ -399,6 +481,8 @@ def checks_from_mapping(
     level: Level = "error",
     aggregation: str | None = None,
     where: str = "budget",
+    flow: str | None = None,
+    step: str | None = None,
 ) -> list[Check]:
     """Checks from ``{metric: limit | MetricLimit | {limit, level, aggregation}}``."""
     found: list[Check] = []
@@ -420,6 +504,8 @@ def checks_from_mapping(
                 url=url,
                 devices=devices,
                 locations=locations,
+                flow=flow,
+                step=step,
             )
         )
     return found
@@ -449,6 +535,9 @@ class BudgetResult:
     level: Level
     report_url: str | None
     message: str
+    #: The user flow and step the cell is (None: a page run).
+    flow: str | None = None
+    step: str | None = None
 
     @property
     def status(self) -> str:

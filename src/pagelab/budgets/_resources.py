@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pagelab._cells import CellKey, cell_keys, cell_label
+from pagelab._cells import CELL, CellKey, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError, PagelabError
 from pagelab.models import read_report_lhr
 from pagelab.models import resource_type as chromium_resource_type
@@ -141,13 +141,14 @@ def evaluate_resources(
     """One :class:`BudgetResult` per (cell, limit) over the successful runs' LHRs."""
     from pagelab import stats
 
-
     if not limits or frame.empty:
         return []
     ok = frame[frame["status"].astype(str) == "success"]
     keys = cell_keys(ok)
     results: list[BudgetResult] = []
     for cell in dict.fromkeys(keys):
+        if cell[CELL.index("flow")] is not None:
+            continue  # a flow step has no run of its own to read requests from
         # Of the limits on one type and kind that apply here, the last (a page's) wins.
         applying: dict[str, ResourceLimit] = {}
         for limit in limits:
@@ -194,9 +195,10 @@ def _result(limit: ResourceLimit, cell: CellKey, actual: float | None, values: l
             largest = largest_note(lhrs, per_run, actual, limit.resource_type)
             if largest:
                 message += f"; {largest}"
-    url, device, location, connection = cell
+    url, device, location, connection, flow, step = cell
     return BudgetResult(
         url=str(url), device=str(device), location=str(location), connection=connection,
+        flow=flow, step=step,
         metric=name, operator="<=", expected=limit.limit, actual=actual,
         values=tuple(values), aggregation=aggregation, passed=passed, level=level,
         report_url=None, message=message,

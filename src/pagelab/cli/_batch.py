@@ -9,13 +9,19 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pagelab._exceptions import InvalidInputError
 from pagelab.models import HEADLINE_METRICS, METRICS
 
-from ._options import add_aggregation, add_matrix, add_progress, ids
+from ._options import (
+    add_aggregation,
+    add_config,
+    add_matrix,
+    add_out,
+    add_progress,
+    check_measuring,
+    ids,
+)
 from ._run import parse_config
 
 if TYPE_CHECKING:
@@ -28,15 +34,6 @@ __all__ = ["register", "summary_table"]
 #: The metrics the table shows (all nine are in --out files): the registry's headline ones.
 _SHOWN = HEADLINE_METRICS
 
-#: --out suffixes, and the module each needs beyond the core (checked before any run, so a
-#: missing extra fails in a second, not after the whole matrix).
-_OUT_FORMATS: dict[str, tuple[str, str] | None] = {
-    ".csv": None,
-    ".json": None,
-    ".parquet": ("pyarrow", "notebook"),
-    ".xlsx": ("openpyxl", "notebook"),
-    ".html": ("matplotlib", "notebook"),
-}
 
 
 def register(subparsers: Any) -> None:
@@ -52,31 +49,10 @@ def register(subparsers: Any) -> None:
     batch.add_argument("--runs", type=int, default=5, metavar="N",
                        help="runs per cell (default 5)")
     add_aggregation(batch, "median")
-    batch.add_argument("--config", metavar="JSON",
-                       help='config object for every run, e.g. \'{"throttling_method": '
-                       '"applied"}\'')
-    batch.add_argument("--out", action="append", default=[], type=Path, metavar="PATH",
-                       help="also write the runs to PATH, by suffix: "
-                       f"{', '.join(_OUT_FORMATS)} (repeatable)")
+    add_config(batch)
+    add_out(batch, "the runs")
     add_progress(batch)
     batch.set_defaults(handler=_batch)
-
-
-def _check_outputs(paths: list[Path]) -> None:
-    from pagelab._extras import require
-
-    for path in paths:
-        suffix = path.suffix.lower()
-        if suffix not in _OUT_FORMATS:
-            raise InvalidInputError(
-                f"--out {path}: unknown suffix {path.suffix or '(none)'!r}; "
-                f"use one of {', '.join(_OUT_FORMATS)}"
-            )
-        if not path.resolve().parent.is_dir():
-            raise InvalidInputError(f"--out {path}: the directory {path.parent} does not exist")
-        needed = _OUT_FORMATS[suffix]
-        if needed is not None:
-            require(*needed)
 
 
 def _notes(results: Results, keys: list[str]) -> dict[tuple[str, ...], str]:
@@ -136,15 +112,8 @@ def _format(table: pd.DataFrame) -> str:
 
 def _batch(args: argparse.Namespace) -> int:
     import pagelab
-    from pagelab.stats import AGGREGATIONS
 
-    # Every argument is checked before the first run: a typo costs a second, not a matrix.
-    if args.aggregation not in AGGREGATIONS:
-        raise InvalidInputError(f"--aggregation: unknown {args.aggregation!r}; use one of "
-                                f"{', '.join(AGGREGATIONS)}")
-    if args.runs < 1:
-        raise InvalidInputError(f"--runs: must be at least 1, got {args.runs}")
-    _check_outputs(args.out)
+    check_measuring(args)
     results = pagelab.measure(
         args.urls,
         devices=ids(args.devices, "--devices"),

@@ -117,6 +117,15 @@ def _pages(budget_file: Any, base_url: str | None) -> list[tuple[str, list[str],
     return pages
 
 
+def _flows(budget_file: Any) -> list[tuple[Any, list[str], list[str], Any, int | None]]:
+    """(flow, devices, locations, config, runs) of each flow of the budget file."""
+    return [(flow.flow,
+             [d.value for d in flow.devices or budget_file.devices],
+             [loc.value for loc in flow.locations or budget_file.locations],
+             flow.config if flow.config is not None else budget_file.config,
+             flow.runs) for flow in budget_file.flows]
+
+
 def _check(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -162,13 +171,18 @@ def _check(args: argparse.Namespace) -> int:
                 return 1
     else:
         pages = _pages(budget_file, base_url)
-        if not pages:
+        if not pages and not budget_file.flows:
             raise InvalidInputError(
                 f"{args.budgets}: no page to measure (paths with '*' only match measured pages)"
             )
+        if budget_file.flows and isinstance(args.runs, str):
+            raise InvalidInputError("--runs auto measures pages only: this budget file has "
+                                    "flows, give a number of runs")
+        # Flows are measured as pages are: one (flow, devices, locations, config, runs) each.
         planned = [(url, devices, locations, config,
                     args.runs or page_runs or budget_file.runs or 3)
-                   for url, devices, locations, config, page_runs in pages]
+                   for url, devices, locations, config, page_runs in [
+                       *pages, *_flows(budget_file)]]
         frames = []
         with contextlib.ExitStack() as stack:
             runner = stack.enter_context(pagelab.connect())
@@ -183,7 +197,8 @@ def _check(args: argparse.Namespace) -> int:
                     frames.append(_measure_auto(runner, budget_file, base_url, url, devices,
                                                 locations, config, runs, progress))
                     continue
-                measured = pagelab.measure([url], devices=devices, locations=locations,
+                measured = pagelab.measure(url if isinstance(url, pagelab.Flow) else [url],
+                                           devices=devices, locations=locations,
                                            runs=runs, config=config, runner=runner,
                                            progress=progress)
                 frames.append(measured.frame)
@@ -202,7 +217,8 @@ def _check(args: argparse.Namespace) -> int:
             _write_lhci_json(lhci_results, bool(budget_file.lhci.get("includePassedAssertions")))
     rows = [("check", "metric", "budget", "actual", "status")]
     for r in results:
-        rows.append((cell_label((r.url, r.device, r.location, r.connection)), r.metric,
+        rows.append((cell_label((r.url, r.device, r.location, r.connection, r.flow, r.step)),
+                     r.metric,
                      f"{r.operator} {format_value(r.metric, r.expected)}",
                      format_value(r.metric, r.actual), r.label))
     for a in lhci_results:

@@ -10,20 +10,36 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, overload
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import Connection, Device, Location
 
 __all__ = [
+    "OUT_FORMATS",
     "add_aggregation",
+    "add_config",
     "add_matrix",
+    "add_out",
     "add_progress",
     "add_renamed",
+    "check_measuring",
+    "check_outputs",
     "ids",
 ]
 
 _AGGREGATIONS = "median (default), mean, p75, p90, min, max, representative"
+
+#: --out suffixes, and the module each needs beyond the core (checked before any run, so a
+#: missing extra fails in a second, not after the whole matrix).
+OUT_FORMATS: dict[str, tuple[str, str] | None] = {
+    ".csv": None,
+    ".json": None,
+    ".parquet": ("pyarrow", "notebook"),
+    ".xlsx": ("openpyxl", "notebook"),
+    ".html": ("matplotlib", "notebook"),
+}
 
 
 class _Renamed(argparse.Action):
@@ -61,6 +77,50 @@ def add_aggregation(parser: argparse.ArgumentParser, default: str | None) -> Non
     parser.add_argument("--aggregation", default=default, metavar="NAME",
                         help=f"how the runs of a cell are aggregated: {_AGGREGATIONS}")
     add_renamed(parser, "--agg", "--aggregation", "aggregation")
+
+
+def add_config(parser: argparse.ArgumentParser) -> None:
+    """``--config JSON``: the config object every run gets."""
+    parser.add_argument("--config", metavar="JSON",
+                        help='config object for every run, e.g. \'{"throttling_method": '
+                        '"applied"}\'')
+
+
+def add_out(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--out PATH`` (repeatable): ``what`` written to a file by its suffix."""
+    parser.add_argument("--out", action="append", default=[], type=Path, metavar="PATH",
+                        help=f"also write {what} to PATH, by suffix: "
+                        f"{', '.join(OUT_FORMATS)} (repeatable)")
+
+
+def check_outputs(paths: list[Path]) -> None:
+    from pagelab._extras import require
+
+    for path in paths:
+        suffix = path.suffix.lower()
+        if suffix not in OUT_FORMATS:
+            raise InvalidInputError(
+                f"--out {path}: unknown suffix {path.suffix or '(none)'!r}; "
+                f"use one of {', '.join(OUT_FORMATS)}"
+            )
+        if not path.resolve().parent.is_dir():
+            raise InvalidInputError(f"--out {path}: the directory {path.parent} does not exist")
+        needed = OUT_FORMATS[suffix]
+        if needed is not None:
+            require(*needed)
+
+
+def check_measuring(args: argparse.Namespace) -> None:
+    """``--aggregation``, ``--runs`` and ``--out`` of a command that measures, checked
+    before the first run: a typo costs a second, not a matrix."""
+    from pagelab.stats import AGGREGATIONS
+
+    if args.aggregation not in AGGREGATIONS:
+        raise InvalidInputError(f"--aggregation: unknown {args.aggregation!r}; use one of "
+                                f"{', '.join(AGGREGATIONS)}")
+    if args.runs < 1:
+        raise InvalidInputError(f"--runs: must be at least 1, got {args.runs}")
+    check_outputs(args.out)
 
 
 def add_progress(parser: argparse.ArgumentParser) -> None:

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from http import HTTPStatus
+from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, ClassVar, Self, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from .._exceptions import InvalidInputError
@@ -52,6 +53,9 @@ _ROUTES: dict[str, str] = {
     "shift": "/shift",
     "slow": "/slow",
     "shop": "/shop",
+    "login": "/login",
+    "members": "/members",
+    "app": "/app",
     "lean": "/lean",
     "bloated": "/bloated",
 }
@@ -70,6 +74,10 @@ _SLOW_DEFAULT_MS = 1000
 _SLOW_MAX_MS = 30_000
 _BLOCKING_SCRIPT_DELAY_S = 0.3
 _MAX_BEACON_BYTES = 64 * 1024
+#: The password the demo's sign-in form accepts (any user name).
+_PASSWORD = "demo-password"
+_SESSION_COOKIE = "pagelab_demo_session"
+_MAX_FORM_BYTES = 4 * 1024
 # Idle keep-alive connections are dropped after this, so their threads do not linger.
 _IDLE_TIMEOUT_S = 30.0
 
@@ -121,6 +129,8 @@ class _Recorder:
         self.stopping = threading.Event()
         #: Extra wait before every page's HTML (DemoServer.delay_ms), milliseconds.
         self.delay_ms = 0
+        #: Session tokens the sign-in form handed out (the members page's cookies).
+        self.sessions: set[str] = set()
 
     def add_request(self, request: RecordedRequest) -> None:
         with self.lock:
@@ -292,6 +302,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._get(head=True)
 
     def do_POST(self) -> None:
+        if urlsplit(self.path).path == "/login":
+            self._login()
+            return
         if urlsplit(self.path).path != "/beacon":
             # The body was not read, so this connection cannot carry another request.
             self.close_connection = True
@@ -329,6 +342,37 @@ class _Handler(BaseHTTPRequestHandler):
         self._server.recorder.add_beacon(beacon)
         self._send_no_content()
 
+    def _login(self) -> None:
+        """The sign-in form's POST: the right password gets a session cookie and a redirect
+        to the members page; anything else goes back to the form."""
+        length_header = self.headers.get("Content-Length") or ""
+        if not length_header.isdigit() or int(length_header) > _MAX_FORM_BYTES:
+            self.close_connection = True
+            self._send_text(HTTPStatus.BAD_REQUEST, "a sign-in form of at most "
+                            f"{_MAX_FORM_BYTES} bytes, with its Content-Length",
+                            extra={"Connection": "close"})
+            return
+        form = _query_params(self.rfile.read(int(length_header)).decode("utf-8", "replace"))
+        if form.get("password") != _PASSWORD or not form.get("user"):
+            self._redirect("/login?failed=1")
+            return
+        token = secrets.token_urlsafe(16)
+        with self._server.recorder.lock:
+            self._server.recorder.sessions.add(token)
+        self._redirect("/members", cookie=f"{_SESSION_COOKIE}={token}; Path=/; HttpOnly; "
+                       "SameSite=Lax")
+
+    def _redirect(self, location: str, *, cookie: str | None = None) -> None:
+        extra = {"Location": location, **({"Set-Cookie": cookie} if cookie else {})}
+        self._send(HTTPStatus.SEE_OTHER, b"", _TEXT, extra=extra)
+
+    def _signed_in(self) -> bool:
+        cookies = SimpleCookie()
+        with suppress(CookieError):
+            cookies.load(self.headers.get("Cookie") or "")
+        morsel = cookies.get(_SESSION_COOKIE)
+        return morsel is not None and morsel.value in self._server.recorder.sessions
+
     def _get(self, *, head: bool) -> None:
         target = urlsplit(self.path)
         path = target.path
@@ -346,6 +390,19 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(HTTPStatus.OK, _render(path.strip("/") or "index"), _HTML, head=head)
         elif path == "/slow":
             self._slow(target.query, head=head)
+        elif path == "/login":
+            failed = _query_params(target.query).get("failed")
+            message = ('<p id="login-failed" role="alert">Wrong user or password.</p>'
+                       if failed else "")
+            self._send(HTTPStatus.OK, _render("login", message=message), _HTML, head=head)
+        elif path == "/members":
+            if self._signed_in():
+                self._send(HTTPStatus.OK, _render("members"), _HTML, head=head)
+            else:
+                self._redirect("/login")
+        elif path in ("/app", "/app/details"):
+            # One document for every route: the app draws the view from the path.
+            self._send(HTTPStatus.OK, _render("app"), _HTML, head=head)
         elif path == "/static/blocking.js":
             if self._wait(_BLOCKING_SCRIPT_DELAY_S):
                 self._send(HTTPStatus.OK, _asset("blocking.js").encode("utf-8"), _JS, head=head)
@@ -478,6 +535,9 @@ class DemoServer:
     and beacons are kept across restarts until :meth:`clear`.
     """
 
+    #: The password the ``login`` page accepts (with any user name).
+    password: ClassVar[str] = _PASSWORD
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         _check_host(host)
         _check_port(port)
@@ -605,7 +665,9 @@ class DemoServer:
     def page_url(self, name: str) -> str:
         """The URL of a page by name: ``fast``, ``heavy``, ``shift``, ``slow``, ``lean``,
         ``bloated``, ``shop`` (user flows: a fast and a slow add-to-cart button,
-        ``shop?block=<ms>``) or ``index``.
+        ``shop?block=<ms>``), ``login`` and ``members`` (a sign-in form whose session
+        cookie, for the password :attr:`password`, unlocks the members page), ``app``
+        (a client-side route change to ``/app/details``, ``app?render=<ms>``) or ``index``.
 
         A query may follow the name, as in ``page_url("slow?ms=300")``.
         """

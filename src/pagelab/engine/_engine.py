@@ -11,7 +11,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -257,6 +257,16 @@ class _Driver:
         self.process.kill()
 
 
+class _EngineFailed(Exception):
+    """The engine, not the page, failed a run (it could not start, hung or died): the run's
+    result says so with ``code`` and ``message``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 class _Processes:
     """The engine's live processes and its egress proxy (a thread); a separate object so a
     finalizer can close them."""
@@ -447,94 +457,82 @@ class Engine:
         self, flow: Flow, device: Device, config: LighthouseConfig, timeout: float,
     ) -> FlowRunResult:
         """Run ``flow`` under the engine lock (the caller holds it)."""
-        engine = self
-
-        started = datetime.now(UTC)
-        load = machine_load()
-        chrome = engine.chrome_version
-        spec = build_run_spec(device, config, chrome_major=int(chrome.split(".")[0]) if chrome
-                              else None)
+        started, load, chrome, spec = self._prepared(device, config)
         secrets = [*spec.secrets, *flow.secrets]
-        policy = engine.target_policy
-
-        def failed(code: str, message: str, *, engine_failure: bool = True) -> FlowRunResult:
-            return FlowRunResult(TestStatus.FAILED, [], LighthouseError(code=code, message=message),
-                                 None, None, None, started, datetime.now(UTC),
-                                 engine_failure=engine_failure)
-
-        guarded = policy if policy is not None and policy.restricts else None
         try:
             # A guarded flow goes through the egress proxy, as a page run does.
-            egress = engine._egress() if guarded else None
-            browser, driver = engine._ensure_started(
-                (*engine.chromium_flags, *spec.browser_flags,
-                 *(egress.chromium_flags if egress else ())),
-                egress.profile_preferences if egress else None,
-            )
-        except (RuntimeError, OSError) as exc:
-            engine._processes.close()
-            return failed(ENGINE_CRASHED, str(exc))
-        no_refusals: list[Refusal] = []
-        with (egress.guarding(guarded) if egress and guarded
-              else contextlib.nullcontext(no_refusals)), \
-                tempfile.TemporaryDirectory(prefix="pagelab-flow-") as tmp:
-            out = Path(tmp)
-            request_id = next(engine._ids)
-            try:
-                driver.send({
-                    "id": request_id, "browser_url": browser.url, "config": spec.config,
-                    "flow": flow_wire(flow), "secrets": secrets,
+            with self._started(spec, self.target_policy) as (browser, driver, _), \
+                    tempfile.TemporaryDirectory(prefix="pagelab-flow-") as tmp:
+                out = Path(tmp)
+                reply = self._request(browser, driver, {
+                    "config": spec.config, "flow": flow_wire(flow), "secrets": secrets,
                     "flow_path": str(out / "flow.json"), "html_path": str(out / "flow.html"),
                     "network": spec.network, "user_agent": spec.user_agent,
-                })
-            except (OSError, ValueError) as exc:
-                engine._processes.close()
-                return failed(ENGINE_CRASHED, f"driver unreachable: {exc}")
-            reply = engine._await_reply(driver, browser, request_id, timeout)
-            if reply is None:
-                engine._processes.close()
-                return failed(TIMEOUT, f"the flow did not finish within {timeout:.0f} s")
-            if reply is _EOF or not browser.process.alive or not isinstance(reply, dict):
-                engine._processes.close()
-                return failed(ENGINE_CRASHED, "the browser or the driver exited mid-flow")
-            if not reply.get("ok"):
-                error = reply.get("error") or {}
-                engine._processes.close()
-                return failed(ENGINE_CRASHED, f"{error.get('code')}: {error.get('message')}")
-            artifacts: dict[str, bytes] = {}
-            steps: list[FlowStep] = []
-            version = driver.lighthouse_version
-            environment = _with_load(EngineEnvironment(chrome_version=chrome), load)
-            if (out / "flow.json").exists():
-                artifacts["flow-json"] = (out / "flow.json").read_bytes()
-                artifacts["flow-report"] = (out / "flow.html").read_bytes()
-                flow_result = json.loads(artifacts["flow-json"])
-                steps = flow_steps(flow_result, chrome_version=chrome)
-                lhrs = [s.get("lhr") or {} for s in flow_result.get("steps") or []]
-                if lhrs:
-                    environment = _with_load(summarize_lhr(lhrs[0], chrome_version=chrome)
-                                             .environment, load)
-            failure = reply.get("failure")
-            error = failed_step = None
-            if isinstance(failure, dict):
-                message, failed_step = failure_message(failure, flow, secrets)
-                error = LighthouseError(code=str(failure.get("code")), message=message)
-            return FlowRunResult(
-                status=TestStatus.FAILED if error else TestStatus.SUCCESS, steps=steps, error=error,
-                failed_step=failed_step, lighthouse_version=version, environment=environment,
-                started_at=started, finished_at=datetime.now(UTC), artifacts=artifacts,
-            )
+                }, timeout, "flow")
+                if not reply.get("ok"):
+                    error = reply.get("error") or {}
+                    self._processes.close()
+                    raise _EngineFailed(ENGINE_CRASHED,
+                                        f"{error.get('code')}: {error.get('message')}")
+                return self._flow_result(flow, out, reply, secrets, started, chrome, load,
+                                         driver.lighthouse_version)
+        except _EngineFailed as exc:
+            return FlowRunResult(TestStatus.FAILED, [], LighthouseError(code=exc.code,
+                                                                        message=exc.message),
+                                 None, None, None, started, datetime.now(UTC),
+                                 engine_failure=True)
 
-    def _run_locked(
-        self, url: str, device: Device, config: LighthouseConfig, timeout: float,
-        policy: TargetPolicy | None,
-    ) -> RunResult:
+    @staticmethod
+    def _flow_result(
+        flow: Flow, out: Path, reply: dict[str, Any], secrets: list[str], started: datetime,
+        chrome: str | None, load: MachineLoad, version: str | None,
+    ) -> FlowRunResult:
+        """The flow run's result from the files the driver wrote and its reply."""
+        artifacts: dict[str, bytes] = {}
+        steps: list[FlowStep] = []
+        environment = _with_load(EngineEnvironment(chrome_version=chrome), load)
+        if (out / "flow.json").exists():
+            artifacts["flow-json"] = (out / "flow.json").read_bytes()
+            artifacts["flow-report"] = (out / "flow.html").read_bytes()
+            flow_result = json.loads(artifacts["flow-json"])
+            steps = flow_steps(flow_result, chrome_version=chrome)
+            lhrs = [s.get("lhr") or {} for s in flow_result.get("steps") or []]
+            if lhrs:
+                environment = _with_load(summarize_lhr(lhrs[0], chrome_version=chrome)
+                                         .environment, load)
+        failure = reply.get("failure")
+        error = failed_step = None
+        if isinstance(failure, dict):
+            message, failed_step = failure_message(failure, flow, secrets)
+            error = LighthouseError(code=str(failure.get("code")), message=message)
+        return FlowRunResult(
+            status=TestStatus.FAILED if error else TestStatus.SUCCESS, steps=steps, error=error,
+            failed_step=failed_step, lighthouse_version=version, environment=environment,
+            started_at=started, finished_at=datetime.now(UTC), artifacts=artifacts,
+        )
+
+    # -- what a page run and a flow run share ------------------------------------------
+
+    def _prepared(
+        self, device: Device, config: LighthouseConfig
+    ) -> tuple[datetime, MachineLoad, str | None, LighthouseRunSpec]:
+        """When the run started, the machine's load then, Chromium's version and the run's
+        settings (device profile, throttling, headers, block lists...)."""
         started = datetime.now(UTC)
         load = machine_load()
         chrome = self.chrome_version
         spec = build_run_spec(
             device, config, chrome_major=int(chrome.split(".")[0]) if chrome else None
         )
+        return started, load, chrome, spec
+
+    @contextlib.contextmanager
+    def _started(
+        self, spec: LighthouseRunSpec, policy: TargetPolicy | None
+    ) -> Iterator[tuple[_Browser, _Driver, list[Refusal]]]:
+        """The warm browser and driver for a run of ``spec``, every connection through the
+        egress proxy when ``policy`` refuses anything, and the list its refusals go to.
+        Raises :class:`_EngineFailed` (processes closed) when they cannot start."""
         guarded = policy if policy is not None and policy.restricts else None
         try:
             egress = self._egress() if guarded else None
@@ -545,12 +543,47 @@ class Engine:
             )
         except (RuntimeError, OSError) as exc:
             self._processes.close()
-            return self._engine_failure(ENGINE_CRASHED, str(exc), started)
+            raise _EngineFailed(ENGINE_CRASHED, str(exc)) from exc
         no_refusals: list[Refusal] = []
         with (egress.guarding(guarded) if egress and guarded
               else contextlib.nullcontext(no_refusals)) as refusals:
-            return self._drive(browser, driver, url, spec, timeout, started, chrome, load,
-                               refusals)
+            yield browser, driver, refusals
+
+    def _request(
+        self, browser: _Browser, driver: _Driver, message: dict[str, Any], timeout: float,
+        what: str,
+    ) -> dict[str, Any]:
+        """Send one request (a page run or a flow run: ``what``) to the driver and return
+        its reply. Raises :class:`_EngineFailed` (processes closed) when the driver cannot
+        be reached, the reply does not come in time or the browser or driver dies."""
+        request_id = next(self._ids)
+        try:
+            driver.send({"id": request_id, "browser_url": browser.url, **message})
+        except (OSError, ValueError) as exc:
+            self._processes.close()
+            raise _EngineFailed(ENGINE_CRASHED, f"driver unreachable: {exc}") from exc
+        reply = self._await_reply(driver, browser, request_id, timeout)
+        if reply is None:
+            self._processes.close()
+            raise _EngineFailed(TIMEOUT, f"the {what} did not finish within {timeout:.0f} s")
+        if reply is _EOF or not browser.process.alive or not isinstance(reply, dict):
+            detail = " | ".join(list(driver.process.stderr_tail)[-3:])
+            self._processes.close()
+            raise _EngineFailed(ENGINE_CRASHED,
+                                f"the browser or the driver exited mid-{what}. {detail}".strip())
+        return reply
+
+    def _run_locked(
+        self, url: str, device: Device, config: LighthouseConfig, timeout: float,
+        policy: TargetPolicy | None,
+    ) -> RunResult:
+        started, load, chrome, spec = self._prepared(device, config)
+        try:
+            with self._started(spec, policy) as (browser, driver, refusals):
+                return self._drive(browser, driver, url, spec, timeout, started, chrome, load,
+                                   refusals)
+        except _EngineFailed as exc:
+            return self._engine_failure(exc.code, exc.message, started)
 
     def _egress(self) -> EgressProxy:
         if self._processes.egress is None:
@@ -565,38 +598,17 @@ class Engine:
         """The run itself, on a started browser and driver."""
         with tempfile.TemporaryDirectory(prefix="pagelab-run-") as tmp:
             out = Path(tmp)
-            request_id = next(self._ids)
-            try:
-                driver.send({
-                    "id": request_id,
-                    "url": url,
-                    "browser_url": browser.url,
-                    "config": spec.config,
-                    "secrets": spec.secrets,
-                    "lhr_path": str(out / "lhr.json"),
-                    "html_path": str(out / "report.html"),
-                    "har_path": str(out / "run.har"),
-                    "network": spec.network,
-                    "user_agent": spec.user_agent,
-                    "frames_dir": str(out) if spec.video else None,
-                })
-            except (OSError, ValueError) as exc:
-                self._processes.close()
-                return self._engine_failure(ENGINE_CRASHED, f"driver unreachable: {exc}", started)
-            reply = self._await_reply(driver, browser, request_id, timeout)
-            if reply is None:
-                self._processes.close()
-                return self._engine_failure(
-                    TIMEOUT, f"the run did not finish within {timeout:.0f} s", started
-                )
-            if reply is _EOF or not browser.process.alive:
-                detail = " | ".join(list(driver.process.stderr_tail)[-3:])
-                self._processes.close()
-                return self._engine_failure(
-                    ENGINE_CRASHED, f"the browser or the driver exited mid-run. {detail}".strip(),
-                    started,
-                )
-            assert isinstance(reply, dict)
+            reply = self._request(browser, driver, {
+                "url": url,
+                "config": spec.config,
+                "secrets": spec.secrets,
+                "lhr_path": str(out / "lhr.json"),
+                "html_path": str(out / "report.html"),
+                "har_path": str(out / "run.har"),
+                "network": spec.network,
+                "user_agent": spec.user_agent,
+                "frames_dir": str(out) if spec.video else None,
+            }, timeout, "run")
             if not reply.get("ok"):
                 error = reply.get("error") or {}
                 code, message = str(error.get("code")), str(error.get("message"))

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from pagelab.models import (
+    TIMESPAN_METRICS,
     EngineEnvironment,
     Flow,
     FlowStep,
@@ -20,12 +21,8 @@ from pagelab.models import (
 
 from ._mapping import summarize_lhr
 
-__all__ = ["TIMESPAN_METRICS", "FlowRunResult", "failure_message", "flow_steps", "flow_wire"]
+__all__ = ["FlowRunResult", "failure_message", "flow_steps", "flow_wire"]
 
-#: What a timespan measures (Lighthouse computes no load metric without a navigation).
-TIMESPAN_METRICS: tuple[str, ...] = (
-    "interaction_to_next_paint", "total_blocking_time", "cumulative_layout_shift",
-)
 _MODES = {"navigation": "navigation", "timespan": "timespan", "snapshot": "snapshot"}
 
 

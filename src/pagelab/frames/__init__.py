@@ -55,4 +55,8 @@ from ._breakdown import RESOURCE_TYPES as RESOURCE_TYPES
 from ._breakdown import RUN_COLUMNS as RUN_COLUMNS
 from ._breakdown import resource_type as resource_type
 
+# For pagelab.Results (not public API, not in __all__): rows per report.
+from ._wide import FLOW_COLUMNS as FLOW_COLUMNS
+from ._wide import row_count as row_count
+
 publish(__name__, globals(), __all__)

@@ -32,7 +32,7 @@ from pagelab.models import (
     invalid_input,
 )
 
-from ._wide import COLUMNS
+from ._wide import COLUMNS, FLOW_COLUMNS, add_flow_columns
 
 __all__ = ["from_records", "read_runs", "to_records", "to_reports"]
 
@@ -84,7 +84,18 @@ def from_records(records: list[dict[str, Any]] | pd.DataFrame) -> pd.DataFrame:
     for name in raw.columns:
         if str(name).startswith(USER_TIMING_PREFIX):
             data[str(name)] = pd.to_numeric(raw[name], errors="coerce").astype("float64")
-    return pd.DataFrame(data, columns=list(data))
+    frame = pd.DataFrame(data, columns=list(data))
+    if "flow" in raw.columns:
+        # Runs of user flows: their step columns, after url as to_frame puts them.
+        def present(v: Any) -> Any:
+            return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+        flows = [[present(v) for v in raw[name]] if name in raw.columns
+                 else [None] * len(raw) for name in FLOW_COLUMNS]
+        flows[2] = [None if v is None else int(v) for v in flows[2]]
+        add_flow_columns(frame, [row if row[0] is not None else None
+                                 for row in zip(*flows, strict=True)])
+    return frame
 
 
 def read_runs(path: str | PathLike[str]) -> pd.DataFrame:
@@ -115,8 +126,9 @@ _ENVIRONMENT_COLUMNS = ("chrome_version", "benchmark_index", "load_average", "cp
 
 
 def to_reports(frame: pd.DataFrame) -> list[TestReport]:
-    """Reports rebuilt from a wide frame's rows (what the frame holds, nothing more: an
-    error's message is its code)."""
+    """Reports rebuilt from a wide frame's page-run rows (what the frame holds, nothing
+    more: an error's message is its code). Rows of flow steps are not page tests and are
+    left out."""
     def value(row: dict[Any, Any], name: str) -> Any:
         item = row.get(name)
         if item is None:
@@ -128,6 +140,8 @@ def to_reports(frame: pd.DataFrame) -> list[TestReport]:
 
     timing_columns = [str(c) for c in frame.columns if str(c).startswith(USER_TIMING_PREFIX)]
     reports: list[TestReport] = []
+    if "flow" in frame.columns:
+        frame = frame[frame["flow"].isna()]
     for row in frame.to_dict("records"):
         metrics = {name: value(row, name) for name in METRIC_NAMES}
         timings = {name: float(v) for name in timing_columns

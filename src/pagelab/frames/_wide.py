@@ -30,6 +30,15 @@ user_timing:<name>  float64               the page's User Timing marks (start) a
                                           measures (duration), ms; one column per name
                                           any run recorded, only where present
 ==================  ====================  ==========================================
+
+A frame holding runs of user flows (:class:`~pagelab.FlowReport`, one row per step) has
+four more columns after ``url`` (:data:`FLOW_COLUMNS`; missing in a page run's row):
+``flow`` (string, the flow's name), ``step`` (string, the step's name), ``step_index``
+(Int64, 1-based) and ``mode`` (category: navigation / timespan / snapshot). A flow step's
+``url`` is the page's URL when the step ended. A failed flow run keeps a row per step it
+measured and adds one ``failed`` row for the step it failed at (its ``url`` the page it was
+on, its ``mode`` missing). ``flow`` and ``step`` are part of the cell
+(:data:`~pagelab.frames.CELL`).
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ from pagelab.models import (
     BatchReport,
     Connection,
     Device,
+    FlowReport,
     Location,
     TestReport,
     TestStatus,
@@ -89,7 +99,15 @@ COLUMNS: dict[str, Any] = {
     **dict.fromkeys(METRIC_NAMES, "float64"),
 }
 
-Reportish = TestReport | BatchReport | BatchItem
+#: The columns a frame of flow runs adds after ``url``, with their dtypes.
+FLOW_COLUMNS: dict[str, Any] = {
+    "flow": "string",
+    "step": "string",
+    "step_index": "Int64",
+    "mode": pd.CategoricalDtype(["navigation", "timespan", "snapshot"]),
+}
+
+Reportish = TestReport | BatchReport | BatchItem | FlowReport
 
 _NAN = float("nan")
 # Epoch microseconds below this in magnitude are exact floats (2 ** 53, about 285 years).
@@ -123,13 +141,56 @@ _CODES: dict[str, _Codes] = {
 }
 
 
+class _FlowConfig:
+    """What a flow step's row reads from a config: the connection (None: the device's)."""
+
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+        self.throttling_method = None
+
+
+#: (flow, step, step_index, mode) of a flow step's row.
+_FlowRow = tuple[str, str, int, str | None]
+
+
+def flow_rows(report: FlowReport) -> list[tuple[tuple[Any, ...], _FlowRow]]:
+    """A flow run's rows: one per measured step, and a ``failed`` one for the step it
+    failed at; each as (``_ROW_FIELDS`` tuple, flow values)."""
+    config = _FlowConfig(report.connection)
+    common = (report.device, report.location)
+    rows: list[tuple[tuple[Any, ...], _FlowRow]] = []
+    for step in report.steps:
+        fields: tuple[Any, ...] = (
+                  None, step.url, *common, TestStatus.SUCCESS, None, report.started_at,
+                  report.lighthouse_version, None, report.environment, None, step.metrics,
+                  None, config)
+        rows.append((fields, (report.flow, step.name, step.index, step.mode)))
+    if report.status is TestStatus.FAILED:
+        url = report.steps[-1].url if report.steps else None
+        fields = (None, url, *common, report.status, report.error, report.started_at,
+                  report.lighthouse_version, None, report.environment, None, None, None,
+                  config)
+        rows.append((fields, (report.flow, report.failed_step or "?", len(report.steps) + 1,
+                              None)))
+    return rows
+
+
+def row_count(report: Reportish) -> int:
+    """How many rows ``report`` gives in the wide frame."""
+    if isinstance(report, FlowReport):
+        return len(report.steps) + (report.status is TestStatus.FAILED)
+    return len(report.reports) if isinstance(report, BatchReport) else 1
+
+
 def _rows(
     reports: Iterable[Reportish],
-) -> tuple[list[tuple[Any, ...]], list[tuple[int, BatchReport]]]:
+) -> tuple[list[tuple[Any, ...]], list[tuple[int, BatchReport]], dict[int, _FlowRow]]:
     """One tuple of ``_ROW_FIELDS`` per test or batch item (batches flattened in order, an
-    item's batch_id and config are its batch's), and (row, batch) for each batch's item."""
+    item's batch_id and config are its batch's) or flow step, (row, batch) for each batch's
+    item, and each flow step row's flow values by row."""
     rows: list[tuple[Any, ...]] = []
     batch_rows: list[tuple[int, BatchReport]] = []
+    flow_values: dict[int, _FlowRow] = {}
     for report in reports:
         if isinstance(report, TestReport):
             rows.append(_test_fields(report.__dict__))
@@ -139,9 +200,14 @@ def _rows(
             rows += [_item_fields(item.__dict__) + batch for item in report.reports]
         elif isinstance(report, BatchItem):
             rows.append((*_item_fields(report.__dict__), None, None))
+        elif isinstance(report, FlowReport):
+            for fields, values in flow_rows(report):
+                flow_values[len(rows)] = values
+                rows.append(fields)
         else:
-            raise TypeError(f"expected TestReport, BatchReport or BatchItem, got {report!r}")
-    return rows, batch_rows
+            raise TypeError(
+                f"expected TestReport, BatchReport, BatchItem or FlowReport, got {report!r}")
+    return rows, batch_rows, flow_values
 
 
 def _nested_rows(models: Sequence[Any], names: Sequence[str]) -> Iterator[Any]:
@@ -197,8 +263,9 @@ def _epoch_ms(times: Sequence[datetime | None]) -> np.ndarray[Any, np.dtype[np.f
 
 
 def to_frame(reports: Iterable[Reportish] | Reportish) -> pd.DataFrame:
-    """The wide frame of tests (a batch contributes one row per item)."""
-    if isinstance(reports, TestReport | BatchReport | BatchItem):
+    """The wide frame of tests (a batch contributes one row per item, a flow run one row
+    per step, with :data:`FLOW_COLUMNS`)."""
+    if isinstance(reports, TestReport | BatchReport | BatchItem | FlowReport):
         reports = [reports]
     # The collector is paused while the frame is built: what is built here is a few
     # hundred thousand short-lived tuples, freed by reference counting, and with the
@@ -215,7 +282,7 @@ def to_frame(reports: Iterable[Reportish] | Reportish) -> pd.DataFrame:
 
 
 def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
-    rows, batch_rows = _rows(reports)
+    rows, batch_rows, flow_values = _rows(reports)
     n = len(rows)
     columns: dict[str, Sequence[Any]] = dict(
         zip(_ROW_FIELDS, list(zip(*rows, strict=True)) or [() for _ in _ROW_FIELDS],
@@ -277,7 +344,25 @@ def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
     for index, name in enumerate(METRIC_NAMES):
         data[name] = metric_values[:, index]
     data.update(_user_timing_columns(columns["metrics"]))
-    return pd.DataFrame(data)
+    frame = pd.DataFrame(data)
+    if flow_values:
+        add_flow_columns(frame, [flow_values.get(row) for row in range(n)])
+    return frame
+
+
+def add_flow_columns(frame: pd.DataFrame, values: Sequence[Sequence[Any] | None]) -> None:
+    """Insert :data:`FLOW_COLUMNS` after ``url`` (in place) from each row's (flow, step,
+    step_index, mode), None for a page run's row."""
+    position = list(frame.columns).index("url") + 1
+    empty = (None,) * len(FLOW_COLUMNS)
+    columns = list(zip(*(v or empty for v in values), strict=True)) or [
+        () for _ in FLOW_COLUMNS]
+    for offset, ((name, dtype), column) in enumerate(
+            zip(FLOW_COLUMNS.items(), columns, strict=True)):
+        array: Any = (pd.Categorical(list(column), dtype=dtype)
+                      if isinstance(dtype, pd.CategoricalDtype)
+                      else pd.array(list(column), dtype=dtype))
+        frame.insert(position + offset, name, array)
 
 
 def _user_timing_columns(metrics: Sequence[Any]) -> dict[str, np.ndarray[Any, Any]]:

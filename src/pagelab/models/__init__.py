@@ -44,6 +44,8 @@ from ._display import status_pill as status_pill
 from ._enums import DEVICE_ALIASES as DEVICE_ALIASES
 from ._enums import DeviceId as DeviceId
 from ._flow_reports import FLOW_ACTION_FAILED as FLOW_ACTION_FAILED
+from ._flow_reports import TIMESPAN_METRICS as TIMESPAN_METRICS
+from ._flow_reports import mode_measures as mode_measures
 from ._flows import FLOW_ACTIONS as FLOW_ACTIONS
 from ._flows import Navigate as Navigate
 from ._flows import Snapshot as Snapshot

@@ -22,6 +22,7 @@ from ._metrics import HEADLINE_METRICS, METRICS, RATING_COLOURS, Metric, Rating
 __all__ = [
     "batch_html",
     "batch_text",
+    "flow_html",
     "metric_value",
     "report_html",
     "report_text",
@@ -89,6 +90,38 @@ class _Run(Protocol):
     def error(self) -> _Failure | None: ...
     @property
     def metrics(self) -> object | None: ...
+
+
+class _Step(Protocol):
+    @property
+    def index(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def metrics(self) -> object | None: ...
+
+
+class _FlowRun(Protocol):
+    @property
+    def flow(self) -> str: ...
+    @property
+    def status(self) -> TestStatus: ...
+    @property
+    def device(self) -> DeviceId: ...
+    @property
+    def location(self) -> Location | None: ...
+    @property
+    def error(self) -> _Failure | None: ...
+    @property
+    def failed_step(self) -> str | None: ...
+    @property
+    def lighthouse_version(self) -> str | None: ...
+    @property
+    def steps(self) -> Sequence[_Step]: ...
 
 
 class _Batch(Protocol):
@@ -184,6 +217,36 @@ def report_html(report: _Run) -> str:
                       link(report.report_url, "Lighthouse report")))
     if footer:
         parts.append(Markup('<div style="{}">{}</div>').format(_GREY, footer))
+    return str(Markup('<div class="pagelab-report" style="{}">{}</div>').format(
+        _BOX, Markup("").join(parts)))
+
+
+def flow_html(report: _FlowRun) -> str:
+    """One flow run as an HTML fragment: the flow, device, location and status, the error
+    naming the step it failed at, and a row per step with the metrics it measured (INP
+    first: what only a flow measures)."""
+    error = report.error
+    where = _joined((report.device.value, report.location.value if report.location else None))
+    parts = [Markup('<div><strong>{}</strong> <span style="{}">{}</span> {}</div>').format(
+        report.flow, _GREY, where, _status(report.status.value, error, tip=False))]
+    if error is not None:
+        parts.append(Markup('<div style="{}"><code>{}</code>: {}</div>').format(
+            _POOR_TEXT, error.code, error.message))
+    steps = list(report.steps)
+    shown = [m for m in (METRICS["interaction_to_next_paint"],
+                         *_shown_metrics(s.metrics for s in steps))
+             if any(_value(s.metrics, m) is not None for s in steps)]
+    rows = [[str(s.index), s.name, s.mode,
+             *[metric_value(m, v) if (v := _value(s.metrics, m)) is not None else MISSING
+               for m in shown], s.url or MISSING] for s in steps]
+    if rows:
+        parts.append(table(["#", "step", "mode", *[m.label for m in shown], "URL"], rows,
+                           align=["right", "left", "left", *["right"] * len(shown), "left"],
+                           titles=["", "", "", *[m.title for m in shown], ""],
+                           wrap=[False, True, False, *[False] * len(shown), True]))
+    if report.lighthouse_version:
+        parts.append(Markup('<div style="{}">{}</div>').format(
+            _GREY, f"Lighthouse {report.lighthouse_version} user flow"))
     return str(Markup('<div class="pagelab-report" style="{}">{}</div>').format(
         _BOX, Markup("").join(parts)))
 

@@ -6,16 +6,34 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._display import flow_html
 from ._enums import DeviceId, Location, TestStatus
 from ._reports import EngineEnvironment, LighthouseError, Metrics
 from ._types import Timestamp
 
-__all__ = ["FLOW_ACTION_FAILED", "FlowReport", "FlowStep", "StepMode"]
+__all__ = ["FLOW_ACTION_FAILED", "TIMESPAN_METRICS", "FlowReport", "FlowStep", "StepMode",
+           "mode_measures"]
 
 #: A flow's action failed (a selector never appeared, a click on nothing...).
 FLOW_ACTION_FAILED = "FLOW_ACTION_FAILED"
 
 StepMode = Literal["navigation", "timespan", "snapshot"]
+
+#: What a timespan measures (Lighthouse computes no load metric without a navigation).
+TIMESPAN_METRICS: tuple[str, ...] = (
+    "interaction_to_next_paint", "total_blocking_time", "cumulative_layout_shift",
+)
+
+
+def mode_measures(mode: str | None, metric: str) -> bool:
+    """Whether a step of ``mode`` measures ``metric`` (None: a page run, which measures
+    every metric but INP; a navigation step likewise; a snapshot nothing). Budgets that name
+    no step apply to the steps that measure their metric."""
+    if mode == "snapshot":
+        return False
+    if mode == "timespan":
+        return metric in TIMESPAN_METRICS
+    return metric != "interaction_to_next_paint"
 
 
 class FlowStep(BaseModel):
@@ -54,6 +72,10 @@ class FlowReport(BaseModel):
     #: Resource name -> content: ``flow-report`` (Lighthouse's flow report, HTML) and
     #: ``flow-json`` (its FlowResult); secrets scrubbed. Not part of the JSON form.
     resources: dict[str, bytes] = Field(default_factory=dict, exclude=True, repr=False)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the flow's status and a row per step with its metrics."""
+        return flow_html(self)
 
     def step(self, name: str) -> FlowStep:
         """The step named ``name`` (KeyError naming the steps otherwise)."""

@@ -16,7 +16,7 @@ import pandas as pd
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
 from pagelab.frames import CELL
-from pagelab.models import METRICS, RATING_FILL, Metric, metric
+from pagelab.models import METRICS, RATING_FILL, Metric, metric, mode_measures
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -27,6 +27,7 @@ __all__ = [
     "frame_of",
     "group_columns",
     "group_labels",
+    "measuring",
     "new_axes",
     "plain",
     "successful",
@@ -93,6 +94,17 @@ def failed(frame: pd.DataFrame) -> np.ndarray:
     if "status" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
     return (frame["status"].astype("string") == "failed").fillna(False).to_numpy(bool)
+
+
+def measuring(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``frame`` without the user-flow steps whose mode does not measure metric ``name``
+    (a snapshot, INP on a navigation): they are not runs without a value, they are not
+    runs of that metric. Page runs and failed steps stay."""
+    if "mode" not in frame.columns:
+        return frame
+    modes = frame["mode"].astype(object)
+    keep = [not isinstance(mode, str) or mode_measures(mode, name) for mode in modes]
+    return frame[keep]
 
 
 def group_columns(frame: pd.DataFrame, by: str | Sequence[str] | None) -> list[str]:

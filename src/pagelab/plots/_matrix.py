@@ -30,6 +30,7 @@ from ._common import (
     frame_of,
     group_columns,
     group_labels,
+    measuring,
     new_axes,
     ordered_groups,
     plain,
@@ -93,6 +94,7 @@ def metric_by_group(
     """
     frame = frame_of(data)
     m = check_metric(metric, frame)
+    frame = measuring(frame, m.name).reset_index(drop=True)
     keys, labels, order, origin = _groups(frame, by)
     ok = successful(frame, m)
     bad = failed(frame)
@@ -148,6 +150,7 @@ def distribution(
     """
     frame = frame_of(data)
     m = check_metric(metric, frame)
+    frame = measuring(frame, m.name).reset_index(drop=True)
     keys, labels, order, origin = _groups(frame, by)
     ok = successful(frame, m)
     bad = failed(frame)

@@ -334,14 +334,16 @@ function mainDocumentError(artifacts) {
   return null;
 }
 
-async function runOne(request) {
-  const started = performance.now();
+// What a page run and a flow run share: a fresh browser context in the warm browser (no
+// cookie, cache or storage of another run), a page with the run's user agent, and the
+// network control (block lists, adblock, headers for ``origin``); ``run(page, control)``
+// does the rest, and the context is closed whatever happens.
+async function inFreshPage(request, origin, run) {
   const browser = await browserAt(request.browser_url);
   const context = await browser.createBrowserContext();
   try {
     const page = await context.newPage();
-    const config = request.config;
-    const settings = config.settings;
+    const settings = request.config.settings;
     if (settings.emulatedUserAgent === null) {
       settings.emulatedUserAgent = constants.userAgents[settings.formFactor];
     }
@@ -350,12 +352,22 @@ async function runOne(request) {
       const session = await page.createCDPSession();
       await session.send('Network.setUserAgentOverride', {userAgent: request.user_agent});
     }
-    // The tested page's origin is the requested URL's (a redirect elsewhere gets nothing).
     // The server's target policy is not here: Python's egress proxy enforces it on every
     // connection of the browser (pagelab/engine/_egress.py).
     const control = request.network
-      ? await controlNetwork(page, {...request.network, origin: new URL(request.url).origin})
+      ? await controlNetwork(page, {...request.network, origin})
       : null;
+    return await run(page, control);
+  } finally {
+    await context.close().catch(() => {});
+  }
+}
+
+async function runOne(request) {
+  const started = performance.now();
+  // The tested page's origin is the requested URL's (a redirect elsewhere gets nothing).
+  return inFreshPage(request, new URL(request.url).origin, async (page, control) => {
+    const config = request.config;
     const lighthouseStarted = performance.now();
     const result = await lighthouse(request.url, {logLevel: 'error'}, await slimConfig(config),
       page);
@@ -387,9 +399,7 @@ async function runOne(request) {
     const networkError = lhr.runtimeError ? mainDocumentError(result.artifacts) : null;
     return {blocked: control ? control.blocked : [], frames, timings,
       main_document_error: networkError};
-  } finally {
-    await context.close().catch(() => {});
-  }
+  });
 }
 
 // -- user flows ---------------------------------------------------------------------------
@@ -421,23 +431,10 @@ function describeAction(action) {
 }
 
 async function runFlow(request) {
-  const browser = await browserAt(request.browser_url);
-  const context = await browser.createBrowserContext();
-  try {
-    const page = await context.newPage();
+  // Headers and cookies go to the first navigation's origin.
+  const firstUrl = request.flow.steps.find((step) => step.kind === 'navigate').url;
+  return inFreshPage(request, new URL(firstUrl).origin, async (page, control) => {
     const config = request.config;
-    const settings = config.settings;
-    if (settings.emulatedUserAgent === null) {
-      settings.emulatedUserAgent = constants.userAgents[settings.formFactor];
-    }
-    if (request.user_agent) {
-      const session = await page.createCDPSession();
-      await session.send('Network.setUserAgentOverride', {userAgent: request.user_agent});
-    }
-    const firstUrl = request.flow.steps.find((step) => step.kind === 'navigate').url;
-    const control = request.network
-      ? await controlNetwork(page, {...request.network, origin: new URL(firstUrl).origin})
-      : null;
     const flow = await startFlow(page, {name: request.flow.name, config,
       flags: {logLevel: 'error'}});
     let failure = null;
@@ -492,9 +489,7 @@ async function runFlow(request) {
       await writeFile(request.html_path, ReportGenerator.generateFlowReportHtml(flowResult));
     }
     return {blocked: control ? control.blocked : [], steps, failure};
-  } finally {
-    await context.close().catch(() => {});
-  }
+  });
 }
 
 send({
