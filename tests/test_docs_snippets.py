@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import doctest
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -72,6 +73,10 @@ class DocsEnvironment:
         return (source.replace(DEMO_ADDRESS, self.demo_url)
                 .replace(API_ADDRESS, self.api_url)
                 .replace(OUTSIDE_PAGE, f"{self.demo_url}/fast"))
+
+    def documented(self, output: str) -> str:
+        """The servers of this session shown at their documented addresses."""
+        return output.replace(self.demo_url, DEMO_ADDRESS).replace(self.api_url, API_ADDRESS)
 
 
 def _commands(bin_dir: Path) -> None:
@@ -127,17 +132,50 @@ def docs_env() -> Iterator[DocsEnvironment]:
             yield DocsEnvironment(demo.url, api.base_url, key, root / "work", environ)
 
 
+def _bash(env: DocsEnvironment, source: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", source], cwd=env.workdir, env=env.environ,
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+
+
+def _failure(source: str, completed: subprocess.CompletedProcess[str]) -> str:
+    return (f"exit status {completed.returncode}\n{source}\n--- stdout\n"
+            f"{completed.stdout[-2000:]}\n--- stderr\n{completed.stderr[-2000:]}")
+
+
 def run_shell(example: Example) -> str | None:
     """Run one ``sh`` block; a non-zero exit fails the snippet with its output."""
     env: DocsEnvironment = example.namespace["docs_env"]
     source = env.localize(example.parsed)
-    completed = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", source], cwd=env.workdir, env=env.environ,
-        capture_output=True, text=True, timeout=600, check=False,
-    )
-    if completed.returncode != 0:
-        return (f"exit status {completed.returncode}\n{source}\n--- stdout\n"
-                f"{completed.stdout[-2000:]}\n--- stderr\n{completed.stderr[-2000:]}")
+    completed = _bash(env, source)
+    return _failure(source, completed) if completed.returncode != 0 else None
+
+
+def console_session(block: str) -> list[tuple[str, str]]:
+    """A ``console`` block's ``$`` commands, each with the output shown below it."""
+    session: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            session.append((line[2:], []))
+        elif session:
+            session[-1][1].append(line)
+    return [(command, "\n".join(output) + "\n") for command, output in session]
+
+
+def run_console(example: Example) -> str | None:
+    """Run a ``console`` block's commands; each must exit 0 and print what the page shows."""
+    env: DocsEnvironment = example.namespace["docs_env"]
+    checker = doctest.OutputChecker()
+    flags = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+    for command, expected in console_session(example.parsed):
+        source = env.localize(command)
+        completed = _bash(env, source)
+        if completed.returncode != 0:
+            return _failure(source, completed)
+        printed = env.documented(completed.stdout)
+        if not checker.check_output(expected, printed, flags):
+            return f"$ {command}\n--- the page shows\n{expected}--- printed\n{printed}"
     return None
 
 
@@ -145,6 +183,7 @@ SYBIL = Sybil(
     parsers=[
         PythonCodeBlockParser(doctest_optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS),
         CodeBlockParser(language="sh", evaluator=run_shell),
+        CodeBlockParser(language="console", evaluator=run_console),
         SkipParser(),
         ClearNamespaceParser(),
     ],
@@ -223,3 +262,57 @@ def test_the_count_follows_skip_directives() -> None:
     text = (REPO / "docs/install.md").read_text(encoding="utf-8")
     blocks = text.count("```sh") + text.count("```python")
     assert 0 < skipped < blocks
+
+
+#: A fence at the start of a line (blocks indented in lists hold commands, not outputs).
+FENCE = re.compile(r"```(\S*)")
+ILLUSTRATIVE = re.compile(r"_Illustrative: \S.*\._")
+
+
+def unmarked_outputs(text: str) -> list[str]:
+    """The blocks of a page that break the output convention (module docstring), as
+    ``line: problem``."""
+    lines = text.splitlines()
+    problems: list[str] = []
+    opening: int | None = None
+    for number, line in enumerate(lines, start=1):
+        fence = FENCE.match(line)
+        if fence is None:
+            continue
+        if opening is not None:  # the closing fence
+            opening = None
+            continue
+        opening = number
+        language = fence.group(1)
+        above = next((x.strip() for x in reversed(lines[:number - 1]) if x.strip()), "")
+        body = lines[number] if number < len(lines) else ""
+        if not language:
+            problems.append(f"{number}: no language (console: checked output, output: "
+                            "illustrative output, text: not an output)")
+        elif language == "output" and not ILLUSTRATIVE.fullmatch(above):
+            problems.append(f"{number}: an output block without its caption "
+                            "'_Illustrative: why._' just above it")
+        elif language == "console" and (above.startswith("<!-- skip")
+                                        or not body.startswith("$ ")):
+            problems.append(f"{number}: a console block that is not run "
+                            "(it starts with '$ command' and is not skipped)")
+    return problems
+
+
+def test_every_printed_output_is_checked_or_marked() -> None:
+    problems = {page: found for page in PAGES
+                if (found := unmarked_outputs((REPO / page).read_text(encoding="utf-8")))}
+    assert not problems, problems
+
+
+def test_an_unmarked_output_is_found() -> None:
+    page = ("Run it:\n\n```\n$ pagelab demo\n```\n\n```output\n42\n```\n\n"
+            "_Illustrative: the engine._\n\n```output\n42\n```\n\n"
+            "<!-- skip: next \"no\" -->\n```console\n$ true\n```\n\n```text\na -> b\n```\n")
+    assert [problem.split(":")[0] for problem in unmarked_outputs(page)] == ["3", "7", "18"]
+
+
+def test_a_console_block_is_split_into_commands_and_outputs() -> None:
+    block = "$ echo a\na\n$ true\n$ printf 'b\\nc'\nb\nc\n"
+    assert console_session(block) == [("echo a", "a\n"), ("true", "\n"),
+                                       ("printf 'b\\nc'", "b\nc\n")]
