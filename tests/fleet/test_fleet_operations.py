@@ -183,7 +183,10 @@ def _written_once(fleet: Fleet, ids: list[str], client: Any) -> None:
     for test_id in ids:
         report = _final(client, test_id)
         assert (report["status"], report["vantage"]) == ("success", "fra-1"), report
-        assert fleet.log().count(f"test {test_id} success on fra-1") == 1
+        # The server logs the write after committing it: the line may follow the status.
+        line = f"test {test_id} success on fra-1"
+        wait_for(lambda: line in fleet.log(), 60, f"the server to log {line!r}")
+        assert fleet.log().count(line) == 1
 
 
 @pytest.mark.engine

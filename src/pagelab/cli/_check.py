@@ -73,7 +73,7 @@ def _measure_auto(runner: Any, budget_file: Any, base_url: str | None, url: str,
     def measure(cells: Any, count: int) -> pd.DataFrame:
         frames = [pagelab.measure([u], devices=[d], locations=[loc], runs=count, config=config,
                                   runner=runner, progress=progress).frame
-                  for u, d, loc, _ in cells]
+                  for u, d, loc, *_ in cells]
         return pd.concat(frames, ignore_index=True)
 
     # The page's config names the connection (None: each device's default), as the frame.
