@@ -185,7 +185,7 @@ def _written_once(fleet: Fleet, ids: list[str], client: Any) -> None:
         assert (report["status"], report["vantage"]) == ("success", "fra-1"), report
         # The server logs the write after committing it: the line may follow the status.
         line = f"test {test_id} success on fra-1"
-        wait_for(lambda: line in fleet.log(), 60, f"the server to log {line!r}")
+        wait_for(lambda line=line: line in fleet.log(), 60, f"the server to log {line!r}")
         assert fleet.log().count(line) == 1
 
 
