@@ -221,10 +221,10 @@ def test_one_statement_checks_the_key_takes_its_token_and_reads_the_test(postgre
                                (caller,)).fetchone()
         return row[0] if row is not None else None
 
-    async def check(key: str, test: str | None = None) -> Any:
+    async def check(key: str, test: str | None = None, take: int = 1) -> Any:
         async with pool.loop_connection() as conn:
             return await check_key(conn, key, bucket="requests:", limit_per_minute=3,
-                                   test_id=test, report_url=lambda i: f"/r/{i}")
+                                   take=take, test_id=test, report_url=lambda i: f"/r/{i}")
 
     async def scenario() -> None:
         await pool.open_loop_pool(2)
@@ -232,7 +232,7 @@ def test_one_statement_checks_the_key_takes_its_token_and_reads_the_test(postgre
             read = await check(key, test_id)
             assert read.account is not None
             assert read.account.id == account.id
-            assert read.allowed
+            assert read.granted == 1
             assert read.tokens == 2
             assert read.test is not None
             assert read.test.id == test_id
@@ -246,10 +246,18 @@ def test_one_statement_checks_the_key_takes_its_token_and_reads_the_test(postgre
             # the account's token (knowing a prefix must not spend its budget).
             wrong = await check(key[:-4] + ("AAAA" if not key.endswith("AAAA") else "BBBB"))
             assert wrong.account is None
-            assert not wrong.allowed
+            assert wrong.granted == 0
             assert tokens(f"requests:{account.id}") == 2
-            # The budget (3 a minute, one taken) runs out in the same statement...
-            assert [(await check(key)).allowed for _ in range(3)] == [True, True, False]
+            # take=0 reads the key (and the test) without touching the bucket.
+            unread = await check(key, test_id, take=0)
+            assert unread.account is not None
+            assert unread.test is not None
+            assert (unread.granted, unread.tokens) == (0, 0.0)
+            assert tokens(f"requests:{account.id}") == 2
+            # A take grants what the bucket has, up to what it asks for...
+            assert (await check(key, take=5)).granted == 2
+            # ... and none once the budget (3 a minute) has run out.
+            assert (await check(key)).granted == 0
             # ... and a revocation is seen by the very next check (nothing cached).
             with store.connection() as conn, transaction(conn):
                 revoke_account(conn, account.key_prefix)

@@ -11,7 +11,13 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pagelab.store import KeyCheck, PgConnection, check_key, take_rate_token
+from pagelab.store import (
+    KEY_PREFIX_LENGTH,
+    KeyCheck,
+    PgConnection,
+    check_key,
+    take_rate_token,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -91,20 +97,56 @@ class RateLimiter:
         }
 
 
+#: How long a server keeps the tokens it took for a key. Unspent ones lapse (returning them
+#: would be a write), which can only make the limit stricter, never looser.
+LEASE_SECONDS = 1.0
+#: The most tokens a server takes for one key at once.
+MAX_LEASE = 100
+
+
+@dataclass(slots=True)
+class _Lease:
+    """Tokens a server took from a key's shared bucket, spent here without a write."""
+
+    #: Left to spend (reserved before the read that checks the key, given back if it fails).
+    tokens: int
+    #: The bucket's tokens after the last take (for ``X-RateLimit-Remaining``).
+    shared: float
+    expires: float
+    #: What the last take asked for, and how many have been spent since.
+    size: int
+    spent: int = 0
+    #: Whether a take for this key is in flight (then others ask for one token only).
+    taking: bool = False
+
+
 class SharedRateLimiter(RateLimiter):
     """:class:`RateLimiter`'s buckets kept in the PostgreSQL store, so the limit holds per
     key across every server. ``connection`` gives the calling thread's connection (one
     short upsert, on the database's clock); ``loop_connection`` one of the event loop's,
-    for :meth:`check_key`."""
+    for :meth:`check_key`.
+
+    A key's requests take tokens in leases: a busy key's server takes several at once (up
+    to a second's worth, at most :data:`MAX_LEASE`, sized by what it spent last time) and
+    spends them without writing, so its requests only read. Every request still has its
+    key checked by the database (a revocation is seen at once); the shared bucket is
+    charged before a token is spent, so servers together never admit more than the limit.
+    """
 
     def __init__(
         self, limit_per_minute: int, *, name: str, connection: Callable[[], PgConnection],
         loop_connection: Callable[[], AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(limit_per_minute)
+        super().__init__(limit_per_minute, clock=clock)
         self._name = name
         self._connection = connection
         self._loop_connection = loop_connection
+        # By key prefix: the database checks the whole key on every request. Only the
+        # event loop's coroutines use it, so it needs no lock.
+        self._leases: dict[str, _Lease] = {}
+        self._most_per_lease = max(1, min(MAX_LEASE,
+                                          math.floor(limit_per_minute * LEASE_SECONDS / 60)))
 
     def check(self, caller: str) -> RateDecision:
         allowed, tokens = take_rate_token(self._connection(), f"{self._name}:{caller}",
@@ -114,15 +156,74 @@ class SharedRateLimiter(RateLimiter):
     async def check_key(self, key: str, *, test_id: str | None = None,
                         report_url: Any = None) -> tuple[KeyCheck, RateDecision | None]:
         """The key's account and the decision for its bucket (None: no such active key,
-        nothing taken) and, with ``test_id``, the account's test: one round trip,
+        nothing spent) and, with ``test_id``, the account's test: one round trip,
         awaited."""
+        prefix, now = key[:KEY_PREFIX_LENGTH], self._clock()
+        lease = self._leases.get(prefix)
+        if lease is not None and lease.tokens >= 1 and now < lease.expires:
+            return await self._spend(lease, key, test_id, report_url)
+        return await self._take(prefix, lease, now, key, test_id, report_url)
+
+    async def _check(self, key: str, take: int, test_id: str | None,
+                     report_url: Any) -> KeyCheck:
         async with self._loop_connection() as conn:
-            check = await check_key(conn, key, bucket=f"{self._name}:",
-                                    limit_per_minute=self.limit, test_id=test_id,
-                                    report_url=report_url)
+            return await check_key(conn, key, bucket=f"{self._name}:",
+                                   limit_per_minute=self.limit, take=take, test_id=test_id,
+                                   report_url=report_url)
+
+    async def _spend(self, lease: _Lease, key: str, test_id: str | None,
+                     report_url: Any) -> tuple[KeyCheck, RateDecision | None]:
+        """Spend a leased token: the check only reads."""
+        lease.tokens -= 1  # reserved now: other requests may spend the rest meanwhile
+        try:
+            check = await self._check(key, 0, test_id, report_url)
+        except BaseException:
+            lease.tokens += 1
+            raise
+        if check.account is None:  # a wrong key with a right prefix spends nothing
+            lease.tokens += 1
+            return check, None
+        lease.spent += 1
+        return check, self.decision(True, lease.shared + lease.tokens)
+
+    async def _take(self, prefix: str, lease: _Lease | None, now: float, key: str,
+                    test_id: str | None, report_url: Any) -> tuple[KeyCheck, RateDecision | None]:
+        """Take tokens from the shared bucket, as many as the key is likely to spend here."""
+        size = self._next_take(lease, now)
+        if lease is not None:
+            lease.taking = True
+        try:
+            check = await self._check(key, size, test_id, report_url)
+        finally:
+            if lease is not None:
+                lease.taking = False
         if check.account is None:
             return check, None
-        return check, self.decision(check.allowed, check.tokens)
+        if check.granted == 0:
+            return check, self.decision(False, check.tokens)
+        now = self._clock()
+        lease = self._leases.get(prefix)
+        if lease is None:
+            if len(self._leases) >= 10_000:
+                self._forget_lapsed(now)
+            lease = self._leases[prefix] = _Lease(tokens=0, shared=0.0, expires=now, size=1)
+        if lease.expires <= now:
+            lease.tokens = 0  # what was left has lapsed
+        lease.tokens += check.granted - 1
+        lease.shared, lease.size, lease.spent = check.tokens, size, 1
+        lease.expires = now + LEASE_SECONDS
+        return check, self.decision(True, lease.shared + lease.tokens)
+
+    def _next_take(self, lease: _Lease | None, now: float) -> int:
+        if lease is None or lease.taking:
+            return 1
+        if now < lease.expires:  # spent before it lapsed: busy here, ask for twice as much
+            return min(self._most_per_lease, 2 * lease.size)
+        return min(self._most_per_lease, max(1, lease.spent))
+
+    def _forget_lapsed(self, now: float) -> None:
+        self._leases = {prefix: lease for prefix, lease in self._leases.items()
+                        if lease.expires > now or lease.taking}
 
 
 class ConcurrencyGate:

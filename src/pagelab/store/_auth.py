@@ -1,4 +1,4 @@
-"""A request's key, its rate-limit token and (for a poll) the test read, in one round trip
+"""A request's key, its rate-limit tokens and (for a poll) the test read, in one round trip
 to a PostgreSQL store.
 
 On SQLite each of these is an in-process read of microseconds (and the bucket is in
@@ -7,8 +7,11 @@ which waits for it; one statement instead of three is most of a poll's cost
 (docs/api.md#speed). The statement reads the account under the key's prefix and hash,
 takes a token from its shared bucket only when the key is valid (a caller who knows only
 a prefix cannot spend another account's budget), and reads the test of that account.
+A server still holding tokens it took for the key (``take=0``) skips the bucket: the
+statement then only reads.
 
-Nothing is cached: a key revoked on any server is refused by the next request everywhere.
+Nothing about keys is cached: a key revoked on any server is refused by the next request
+everywhere.
 """
 
 from __future__ import annotations
@@ -40,33 +43,41 @@ class KeyCheck:
 
     #: The key's active account; None: unknown, wrong or revoked key (nothing was taken).
     account: Account | None
-    #: Whether the account's bucket had a token (False without an account).
-    allowed: bool
-    #: Tokens left in the bucket.
+    #: Tokens taken from the account's bucket (0: none left, no account, or none asked).
+    granted: int
+    #: Tokens left in the bucket (0 when it was not touched).
     tokens: float
     #: The test asked for, when it exists, is live and is the account's.
     test: TestReport | None
 
 
-def _statement(with_test: bool) -> str:
-    account = ", ".join(f"account.{c} AS {_PREFIX}{c}" for c in _ACCOUNT_COLUMNS)
-    columns = account + ", bucket.allowed AS bucket_allowed, bucket.tokens AS bucket_tokens"
-    join = ""
+def _statement(*, with_test: bool, with_bucket: bool) -> str:
+    columns = ", ".join(f"account.{c} AS {_PREFIX}{c}" for c in _ACCOUNT_COLUMNS)
+    bucket = join = ""
+    if with_bucket:
+        columns += ", bucket.granted AS bucket_granted, bucket.tokens AS bucket_tokens"
+        bucket = (
+            ", bucket AS ("
+            + bucket_upsert("FROM (SELECT %(bucket)s || id AS caller FROM account) AS named")
+            + ")"
+        )
+        join = " CROSS JOIN bucket"
     if with_test:
         columns += ", " + ", ".join(f"t.{c.strip()}" for c in TEST_COLUMNS.split(","))
-        join = (" LEFT JOIN tests AS t ON t.id = %(test_id)s AND t.account_id = account.id"
-                " AND t.expires_at > %(now)s")
+        join += (" LEFT JOIN tests AS t ON t.id = %(test_id)s AND t.account_id = account.id"
+                 " AND t.expires_at > %(now)s")
     return (
         "WITH account AS (SELECT * FROM accounts WHERE key_prefix = %(prefix)s"
-        " AND key_hash = %(hash)s AND revoked_at IS NULL),"
-        " bucket AS ("
-        + bucket_upsert("FROM (SELECT %(bucket)s || id AS caller FROM account) AS named")
-        + f") SELECT {columns} FROM account CROSS JOIN bucket{join}"
+        " AND key_hash = %(hash)s AND revoked_at IS NULL)"
+        f"{bucket} SELECT {columns} FROM account{join}"
     )
 
 
-_CHECK = _statement(with_test=False)
-_CHECK_AND_READ = _statement(with_test=True)
+#: By (reads a test, takes tokens).
+_STATEMENTS = {
+    (with_test, with_bucket): _statement(with_test=with_test, with_bucket=with_bucket)
+    for with_test in (False, True) for with_bucket in (False, True)
+}
 
 
 async def check_key(
@@ -75,14 +86,15 @@ async def check_key(
     *,
     bucket: str,
     limit_per_minute: int,
+    take: int = 1,
     test_id: str | None = None,
     report_url: Any = None,
 ) -> KeyCheck:
-    """The key's account, a token from its bucket (named ``bucket`` + account id, as
-    :func:`~._ratelimit.take_rate_token` names it) and, with ``test_id``, that test as
-    :func:`~._records.get_test` reads it: one statement, awaited (the event loop serves
-    other requests meanwhile), on a connection of :meth:`~._pg.PgPool.loop_connection`.
-    PostgreSQL only.
+    """The key's account, up to ``take`` tokens from its bucket (named ``bucket`` +
+    account id, as :func:`~._ratelimit.take_rate_token` names it; ``take=0``: the bucket
+    is not touched) and, with ``test_id``, that test as :func:`~._records.get_test` reads
+    it: one statement, awaited (the event loop serves other requests meanwhile), on a
+    connection of :meth:`~._pg.PgPool.loop_connection`. PostgreSQL only.
 
     The hash is compared by the database, not in constant time: it is the SHA-256 of a
     240-bit random key, so how much of it matched tells nothing about the key.
@@ -92,19 +104,20 @@ async def check_key(
         "hash": hash_key(key),
         "bucket": bucket,
         "limit": float(limit_per_minute),
+        "take": float(take),
     }
     if test_id is not None:
         parameters.update(test_id=test_id, now=now_ms())
-    cursor = await conn.execute(_CHECK_AND_READ if test_id is not None else _CHECK, parameters)
+    cursor = await conn.execute(_STATEMENTS[test_id is not None, take > 0], parameters)
     row = await cursor.fetchone()
     if row is None:
-        return KeyCheck(account=None, allowed=False, tokens=0.0, test=None)
+        return KeyCheck(account=None, granted=0, tokens=0.0, test=None)
     test = None
     if test_id is not None and row["id"] is not None:
         test = test_from_row(row, report_url(row["id"]) if report_url else None)
     return KeyCheck(
         account=account_from_row(row, _PREFIX),
-        allowed=bool(row["bucket_allowed"]),
-        tokens=float(row["bucket_tokens"]),
+        granted=int(row["bucket_granted"]) if take > 0 else 0,
+        tokens=float(row["bucket_tokens"]) if take > 0 else 0.0,
         test=test,
     )

@@ -169,6 +169,11 @@ PG_MIGRATIONS: tuple[str, ...] = (
         revoked_at BIGINT
     );
     """,
+    # 3: how many tokens the last take granted: a server takes several at once for a busy
+    # key and spends them without a write (service/_ratelimit.py).
+    """
+    ALTER TABLE rate_buckets ADD COLUMN granted DOUBLE PRECISION NOT NULL DEFAULT 0;
+    """,
 )
 
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)

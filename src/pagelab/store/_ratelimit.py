@@ -11,21 +11,28 @@ __all__ = ["bucket_upsert", "take_rate_token"]
 
 
 def bucket_upsert(source: str) -> str:
-    """The statement taking one token from a bucket, on the database's clock.
+    """The statement taking up to ``%(take)s`` tokens from a bucket, on the database's clock.
 
     ``source`` is the rest of an ``INSERT ... SELECT`` whose select list is this
     statement's: it names the bucket as ``caller`` and may read other tables (a key's
     account: no row, no token taken). The bucket holds ``%(limit)s`` tokens, refilled at
-    that rate per minute. Returns ``allowed`` and the ``tokens`` left.
+    that rate per minute. It grants what it has, up to ``%(take)s`` (none below one token)
+    and returns ``granted`` and the ``tokens`` left.
     """
     refilled = "LEAST(%(limit)s, b.tokens + (excluded.at - b.at) * %(limit)s / 60.0)"
+
+    def grant(tokens: str) -> str:
+        return f"CASE WHEN {tokens} >= 1 THEN LEAST(%(take)s, floor({tokens})) ELSE 0 END"
+
     return (
-        "INSERT INTO rate_buckets AS b (caller, tokens, at, allowed) "
-        f"SELECT caller, %(limit)s - 1, extract(epoch FROM clock_timestamp()), TRUE {source} "
+        "INSERT INTO rate_buckets AS b (caller, tokens, at, allowed, granted) "
+        f"SELECT caller, %(limit)s - {grant('%(limit)s')}, "
+        f"extract(epoch FROM clock_timestamp()), %(limit)s >= 1, {grant('%(limit)s')} "
+        f"{source} "
         "ON CONFLICT (caller) DO UPDATE SET "
-        f"tokens = {refilled} - CASE WHEN {refilled} >= 1 THEN 1 ELSE 0 END, "
-        f"allowed = {refilled} >= 1, at = excluded.at "
-        "RETURNING allowed, tokens"
+        f"tokens = {refilled} - {grant(refilled)}, allowed = {refilled} >= 1, "
+        f"granted = {grant(refilled)}, at = excluded.at "
+        "RETURNING granted, tokens"
     )
 
 
@@ -37,7 +44,7 @@ def take_rate_token(conn: PgConnection, caller: str, limit_per_minute: int) -> t
     that rate), in one statement on the database's clock, so servers on several machines
     count one budget: ``(allowed, tokens left)``. PostgreSQL only."""
     row = conn.raw.execute(
-        _TAKE, {"caller": caller, "limit": float(limit_per_minute)}
+        _TAKE, {"caller": caller, "limit": float(limit_per_minute), "take": 1.0}
     ).fetchone()
     assert row is not None  # an upsert returns its row
-    return bool(row["allowed"]), float(row["tokens"])
+    return row["granted"] >= 1, float(row["tokens"])
