@@ -108,15 +108,17 @@ MAX_LEASE = 100
 class _Lease:
     """Tokens a server took from a key's shared bucket, spent here without a write."""
 
-    #: Left to spend (reserved before the read that checks the key, given back if it fails).
-    tokens: int
+    #: Left to spend (one is reserved before the read that checks the key, and given back
+    #: if the key is wrong).
+    tokens: int = 0
     #: The bucket's tokens after the last take (for ``X-RateLimit-Remaining``).
-    shared: float
-    expires: float
-    #: What the last take asked for, and how many have been spent since.
-    size: int
+    shared: float = 0.0
+    #: When the tokens left lapse (the clock's seconds).
+    expires: float = 0.0
+    #: What the next top-up asks for; how many were spent since the last take.
+    size: int = 1
     spent: int = 0
-    #: Whether a take for this key is in flight (then others ask for one token only).
+    #: Whether a take asking for ``size`` is in flight (then no other request starts one).
     taking: bool = False
 
 
@@ -126,11 +128,13 @@ class SharedRateLimiter(RateLimiter):
     short upsert, on the database's clock); ``loop_connection`` one of the event loop's,
     for :meth:`check_key`.
 
-    A key's requests take tokens in leases: a busy key's server takes several at once (up
-    to a second's worth, at most :data:`MAX_LEASE`, sized by what it spent last time) and
-    spends them without writing, so its requests only read. Every request still has its
-    key checked by the database (a revocation is seen at once); the shared bucket is
-    charged before a token is spent, so servers together never admit more than the limit.
+    A busy key's tokens are taken in leases, so that most of its requests only read. A
+    request that finds the lease half spent takes the next one in its own round trip,
+    asking for twice as much as last time (up to a second's refill, at most
+    :data:`MAX_LEASE`); after a lease lapsed unspent the next asks for what it served.
+    Every request still has its key checked by the database (a revocation is seen at
+    once), and the shared bucket is charged before a token is spent, so the servers
+    together never admit more than the limit.
     """
 
     def __init__(
@@ -158,72 +162,60 @@ class SharedRateLimiter(RateLimiter):
         """The key's account and the decision for its bucket (None: no such active key,
         nothing spent) and, with ``test_id``, the account's test: one round trip,
         awaited."""
-        prefix, now = key[:KEY_PREFIX_LENGTH], self._clock()
-        lease = self._leases.get(prefix)
-        if lease is not None and lease.tokens >= 1 and now < lease.expires:
-            return await self._spend(lease, key, test_id, report_url)
-        return await self._take(prefix, lease, now, key, test_id, report_url)
-
-    async def _check(self, key: str, take: int, test_id: str | None,
-                     report_url: Any) -> KeyCheck:
-        async with self._loop_connection() as conn:
-            return await check_key(conn, key, bucket=f"{self._name}:",
-                                   limit_per_minute=self.limit, take=take, test_id=test_id,
-                                   report_url=report_url)
-
-    async def _spend(self, lease: _Lease, key: str, test_id: str | None,
-                     report_url: Any) -> tuple[KeyCheck, RateDecision | None]:
-        """Spend a leased token: the check only reads."""
-        lease.tokens -= 1  # reserved now: other requests may spend the rest meanwhile
+        now = self._clock()
+        lease = self._lease(key[:KEY_PREFIX_LENGTH], now)
+        reserved = lease.tokens >= 1
+        if reserved:
+            lease.tokens -= 1  # other requests may spend the rest during the round trip
+        # Without a token this request must take one; with one, it takes the next lease
+        # once this one is half spent, unless another request already does.
+        leading = not lease.taking and (not reserved or 2 * lease.tokens < lease.size)
+        take = lease.size if leading else 0 if reserved else 1
+        lease.taking |= leading
         try:
-            check = await self._check(key, 0, test_id, report_url)
+            async with self._loop_connection() as conn:
+                check = await check_key(conn, key, bucket=f"{self._name}:",
+                                        limit_per_minute=self.limit, take=take,
+                                        test_id=test_id, report_url=report_url)
         except BaseException:
-            lease.tokens += 1
+            self._settle(lease, reserved=reserved, leading=leading, granted=0)
             raise
         if check.account is None:  # a wrong key with a right prefix spends nothing
-            lease.tokens += 1
+            self._settle(lease, reserved=reserved, leading=leading, granted=0)
             return check, None
-        lease.spent += 1
+        self._settle(lease, reserved=reserved, leading=leading, granted=check.granted,
+                     shared=check.tokens, spent=reserved or check.granted > 0)
+        if not reserved and check.granted == 0:
+            return check, self.decision(False, check.tokens)
         return check, self.decision(True, lease.shared + lease.tokens)
 
-    async def _take(self, prefix: str, lease: _Lease | None, now: float, key: str,
-                    test_id: str | None, report_url: Any) -> tuple[KeyCheck, RateDecision | None]:
-        """Take tokens from the shared bucket, as many as the key is likely to spend here."""
-        size = self._next_take(lease, now)
-        if lease is not None:
-            lease.taking = True
-        try:
-            check = await self._check(key, size, test_id, report_url)
-        finally:
-            if lease is not None:
-                lease.taking = False
-        if check.account is None:
-            return check, None
-        if check.granted == 0:
-            return check, self.decision(False, check.tokens)
-        now = self._clock()
+    def _lease(self, prefix: str, now: float) -> _Lease:
         lease = self._leases.get(prefix)
         if lease is None:
             if len(self._leases) >= 10_000:
-                self._forget_lapsed(now)
-            lease = self._leases[prefix] = _Lease(tokens=0, shared=0.0, expires=now, size=1)
-        if lease.expires <= now:
-            lease.tokens = 0  # what was left has lapsed
-        lease.tokens += check.granted - 1
-        lease.shared, lease.size, lease.spent = check.tokens, size, 1
-        lease.expires = now + LEASE_SECONDS
-        return check, self.decision(True, lease.shared + lease.tokens)
+                self._leases = {p: kept for p, kept in self._leases.items()
+                                if kept.expires > now or kept.taking}
+            lease = self._leases[prefix] = _Lease(expires=now)
+        elif now >= lease.expires and lease.tokens and not lease.taking:
+            # Lapsed unspent: the key is quieter here; ask for what the last one served.
+            lease.tokens, lease.size = 0, max(1, min(lease.size, lease.spent))
+        return lease
 
-    def _next_take(self, lease: _Lease | None, now: float) -> int:
-        if lease is None or lease.taking:
-            return 1
-        if now < lease.expires:  # spent before it lapsed: busy here, ask for twice as much
-            return min(self._most_per_lease, 2 * lease.size)
-        return min(self._most_per_lease, max(1, lease.spent))
-
-    def _forget_lapsed(self, now: float) -> None:
-        self._leases = {prefix: lease for prefix, lease in self._leases.items()
-                        if lease.expires > now or lease.taking}
+    def _settle(self, lease: _Lease, *, reserved: bool, leading: bool, granted: int,
+                shared: float = 0.0, spent: bool = False) -> None:
+        """Record a request's outcome: its reserved token spent or given back, what its
+        take granted added to the lease (one of them for itself when it had none)."""
+        if reserved and not spent:
+            lease.tokens += 1
+        lease.spent += spent
+        if leading:
+            lease.taking = False
+            if granted == lease.size:  # all it asked for: twice as much next time
+                lease.size = min(self._most_per_lease, 2 * lease.size)
+        if granted:
+            lease.tokens += granted - (0 if reserved else 1)
+            lease.shared, lease.spent = shared, 0
+            lease.expires = self._clock() + LEASE_SECONDS
 
 
 class ConcurrencyGate:
