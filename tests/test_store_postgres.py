@@ -313,3 +313,63 @@ def test_the_event_loops_connections_are_bounded_reused_and_closed(postgres: Any
         pool.close()
 
     asyncio.run(scenario())
+
+
+def test_one_statement_checks_several_requests_keys_and_reads_their_tests(
+    postgres: Any,
+) -> None:
+    import asyncio
+    from datetime import timedelta
+
+    from pagelab.models import Device, LighthouseConfig, Location
+    from pagelab.store import (
+        KeyRead,
+        PgPool,
+        Store,
+        create_account,
+        create_test,
+        read_keys,
+        revoke_account,
+        transaction,
+    )
+
+    store = Store(database=postgres.new_database())
+    with store.connection() as conn, transaction(conn):
+        account, key = create_account(conn, lighthouse_credits=1, ttfb_credits=0)
+        other, other_key = create_account(conn, lighthouse_credits=1, ttfb_credits=0)
+        revoked, revoked_key = create_account(conn, lighthouse_credits=1, ttfb_credits=0)
+        revoke_account(conn, revoked.key_prefix)
+        test_id = create_test(conn, url="https://example.com/", device=Device.DESKTOP,
+                              location=Location.DE, config=LighthouseConfig(),
+                              retention=timedelta(days=1), account_id=account.id)
+    pool = store.pool(size=2)
+    assert isinstance(pool, PgPool)
+    wrong = key[:-4] + ("AAAA" if not key.endswith("AAAA") else "BBBB")
+    reads = [
+        KeyRead(key, test_id, lambda i: f"/r/{i}"),
+        KeyRead(other_key, test_id),  # another account's test: not read
+        KeyRead(wrong, test_id),  # a right prefix, a wrong rest
+        KeyRead(revoked_key),
+        KeyRead(key),  # the same key twice, without a test
+        KeyRead(key, "lt_nosuchtest"),
+    ]
+
+    async def scenario() -> Any:
+        await pool.open_loop_pool(1)
+        try:
+            async with pool.loop_connection() as conn:
+                return await read_keys(conn, reads)
+        finally:
+            await pool.close_loop_pool()
+            pool.close()
+
+    checks = asyncio.run(scenario())
+    assert [c.account.id if c.account else None for c in checks] == [
+        account.id, other.id, None, None, account.id, account.id]
+    assert checks[0].test is not None
+    assert checks[0].test.id == test_id
+    assert [c.test for c in checks[1:]] == [None] * 5
+    # Reads take nothing from any bucket.
+    assert all((c.granted, c.tokens) == (0, 0.0) for c in checks)
+    with store.connection() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM rate_buckets").fetchone()[0] == 0

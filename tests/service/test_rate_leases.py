@@ -1,6 +1,7 @@
 """A busy key's rate-limit tokens are taken in leases on a PostgreSQL store: its requests
-mostly only read, servers together never admit more than the limit, and every request
-still has its key checked by the database. Real PostgreSQL; each limiter stands for one
+mostly only read (and the reads of requests that arrive together share a statement),
+servers together never admit more than the limit, and every request still has its key
+checked by the database. Real PostgreSQL; each limiter stands for one
 server (its own event loop connections, its own leases)."""
 
 from __future__ import annotations
@@ -115,6 +116,8 @@ def test_concurrent_requests_of_a_busy_key_mostly_only_read(store: Store) -> Non
     # Leases grow by doubling at each take; once grown, the next is taken while half of
     # this one is left, so a wave of 32 rarely finds it empty.
     assert sum(takes[10:]) <= 10, takes
+    # The reads of a wave share their round trips.
+    assert counts["reads"] < 640 - counts["takes"], counts
 
 
 def test_two_servers_never_admit_more_than_the_limit(store: Store) -> None:
@@ -207,3 +210,52 @@ def test_a_lease_lapses_after_its_time(store: Store) -> None:
         return counts["takes"] - takes
 
     assert _run(pool, scenario) == 1  # the tokens left had lapsed: a new take
+
+
+def test_a_request_that_leaves_while_its_read_waits_does_not_disturb_the_others(
+    store: Store,
+) -> None:
+    from pagelab.service._key_reads import KeyReads
+    from pagelab.store import KeyRead
+
+    key, test_id = _account(store)
+    pool = store.pool(size=2)
+    assert isinstance(pool, PgPool)
+    counts = {"takes": 0, "reads": 0}
+
+    @asynccontextmanager
+    async def spied() -> AsyncIterator[Any]:
+        async with pool.loop_connection() as conn:
+            yield _Spy(conn, counts)
+
+    reads = KeyReads(spied)
+
+    async def scenario() -> list[Any]:
+        tasks = [asyncio.create_task(reads.read(KeyRead(key, test_id))) for _ in range(5)]
+        await asyncio.sleep(0)  # the reads are asked for; their statement is not sent yet
+        tasks[2].cancel()  # a client gone
+        return await asyncio.gather(*tasks, return_exceptions=True)
+
+    results = _run(pool, scenario)
+    assert isinstance(results[2], asyncio.CancelledError)
+    assert all(r.test.id == test_id for n, r in enumerate(results) if n != 2)
+    assert counts["reads"] == 1  # the four left shared one statement
+
+
+def test_a_failed_read_fails_every_request_that_shared_it(store: Store) -> None:
+    from pagelab._exceptions import StoreError
+    from pagelab.service._key_reads import KeyReads
+    from pagelab.store import KeyRead
+
+    key, _ = _account(store)
+    pool = store.pool(size=2)
+    assert isinstance(pool, PgPool)
+    reads = KeyReads(pool.loop_connection)
+
+    async def scenario() -> list[Any]:
+        await pool.close_loop_pool()  # the store goes away
+        return await asyncio.gather(*(reads.read(KeyRead(key)) for _ in range(3)),
+                                    return_exceptions=True)
+
+    results = _run(pool, scenario)
+    assert all(isinstance(r, StoreError) for r in results), results

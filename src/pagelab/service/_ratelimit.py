@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pagelab.store import (
     KEY_PREFIX_LENGTH,
     KeyCheck,
+    KeyRead,
     PgConnection,
     check_key,
     take_rate_token,
 )
+
+from ._key_reads import KeyReads
 
 if TYPE_CHECKING:
     import psycopg
@@ -134,7 +137,8 @@ class SharedRateLimiter(RateLimiter):
     :data:`MAX_LEASE`); after a lease lapsed unspent the next asks for what it served.
     Every request still has its key checked by the database (a revocation is seen at
     once), and the shared bucket is charged before a token is spent, so the servers
-    together never admit more than the limit.
+    together never admit more than the limit. The checks that only read are batched
+    (:class:`~._key_reads.KeyReads`).
     """
 
     def __init__(
@@ -146,6 +150,7 @@ class SharedRateLimiter(RateLimiter):
         self._name = name
         self._connection = connection
         self._loop_connection = loop_connection
+        self._reads = KeyReads(loop_connection)
         # By key prefix: the database checks the whole key on every request. Only the
         # event loop's coroutines use it, so it needs no lock.
         self._leases: dict[str, _Lease] = {}
@@ -173,10 +178,13 @@ class SharedRateLimiter(RateLimiter):
         take = lease.size if leading else 0 if reserved else 1
         lease.taking |= leading
         try:
-            async with self._loop_connection() as conn:
-                check = await check_key(conn, key, bucket=f"{self._name}:",
-                                        limit_per_minute=self.limit, take=take,
-                                        test_id=test_id, report_url=report_url)
+            if take:
+                async with self._loop_connection() as conn:
+                    check = await check_key(conn, key, bucket=f"{self._name}:",
+                                            limit_per_minute=self.limit, take=take,
+                                            test_id=test_id, report_url=report_url)
+            else:  # only reads: shares its round trip with the requests beside it
+                check = await self._reads.read(KeyRead(key, test_id, report_url))
         except BaseException:
             self._settle(lease, reserved=reserved, leading=leading, granted=0)
             raise

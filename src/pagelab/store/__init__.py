@@ -30,7 +30,9 @@ from ._artifacts import ARTIFACT_NAMES as ARTIFACT_NAMES
 from ._artifacts import ArtifactFiles as ArtifactFiles
 from ._artifacts import resource_string as resource_string
 from ._auth import KeyCheck as KeyCheck
+from ._auth import KeyRead as KeyRead
 from ._auth import check_key as check_key
+from ._auth import read_keys as read_keys
 from ._copy import CopyCount as CopyCount
 from ._copy import copy_store as copy_store
 from ._db import MIGRATIONS as MIGRATIONS

@@ -16,6 +16,7 @@ everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from ._records import TEST_COLUMNS, now_ms, test_from_row
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["KeyCheck", "check_key"]
+__all__ = ["KeyCheck", "KeyRead", "check_key", "read_keys"]
 
 _ACCOUNT_COLUMNS = (
     "id", "key_prefix", "lighthouse_credits", "lighthouse_paid_credits", "ttfb_credits",
@@ -71,6 +72,17 @@ def _statement(*, with_test: bool, with_bucket: bool) -> str:
         " AND key_hash = %(hash)s AND revoked_at IS NULL)"
         f"{bucket} SELECT {columns} FROM account{join}"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRead:
+    """One request's read-only key check, for :func:`read_keys`."""
+
+    key: str
+    #: The test to read with it (None: none).
+    test_id: str | None = None
+    #: The report URL of a test id (None: no URL).
+    report_url: Callable[[str], str | None] | None = None
 
 
 #: By (reads a test, takes tokens).
@@ -121,3 +133,41 @@ async def check_key(
         tokens=float(row["bucket_tokens"]) if take > 0 else 0.0,
         test=test,
     )
+
+
+#: Several requests' keys (and tests), checked and read in one statement.
+_READ_MANY = (
+    "SELECT request.n AS request, "
+    + ", ".join(f"account.{c} AS {_PREFIX}{c}" for c in _ACCOUNT_COLUMNS) + ", "
+    + ", ".join(f"t.{c.strip()}" for c in TEST_COLUMNS.split(","))
+    + " FROM unnest(%(prefixes)s::text[], %(hashes)s::text[], %(test_ids)s::text[])"
+    " WITH ORDINALITY AS request(prefix, hash, test_id, n)"
+    " JOIN accounts AS account ON account.key_prefix = request.prefix"
+    " AND account.key_hash = request.hash AND account.revoked_at IS NULL"
+    " LEFT JOIN tests AS t ON t.id = request.test_id AND t.account_id = account.id"
+    " AND t.expires_at > %(now)s"
+)
+
+
+async def read_keys(
+    conn: psycopg.AsyncConnection[Any], reads: Sequence[KeyRead]
+) -> list[KeyCheck]:
+    """:func:`check_key` with ``take=0`` for each of ``reads``, in one statement: the
+    requests that arrive together share a round trip. In the order of ``reads``."""
+    parameters = {
+        "prefixes": [read.key[:KEY_PREFIX_LENGTH] for read in reads],
+        "hashes": [hash_key(read.key) for read in reads],
+        "test_ids": [read.test_id for read in reads],
+        "now": now_ms(),
+    }
+    cursor = await conn.execute(_READ_MANY, parameters)
+    checks = [KeyCheck(account=None, granted=0, tokens=0.0, test=None)] * len(reads)
+    for row in await cursor.fetchall():
+        read = reads[row["request"] - 1]
+        test = None
+        if read.test_id is not None and row["id"] is not None:
+            test = test_from_row(row, read.report_url(row["id"]) if read.report_url else None)
+        checks[row["request"] - 1] = KeyCheck(
+            account=account_from_row(row, _PREFIX), granted=0, tokens=0.0, test=test
+        )
+    return checks
