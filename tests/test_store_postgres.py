@@ -358,6 +358,11 @@ def test_one_statement_checks_several_requests_keys_and_reads_their_tests(
         await pool.open_loop_pool(1)
         try:
             async with pool.loop_connection() as conn:
+                # A lone request reads with the one-request statement: the same answers.
+                for read in reads:
+                    (alone,) = await read_keys(conn, [read])
+                    assert (alone.account is None) == (read.key in (wrong, revoked_key))
+                    assert (alone.test is not None) == (read is reads[0])
                 return await read_keys(conn, reads)
         finally:
             await pool.close_loop_pool()

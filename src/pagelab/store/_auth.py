@@ -154,6 +154,10 @@ async def read_keys(
 ) -> list[KeyCheck]:
     """:func:`check_key` with ``take=0`` for each of ``reads``, in one statement: the
     requests that arrive together share a round trip. In the order of ``reads``."""
+    if len(reads) == 1:  # no arrays to build and unnest (a lone request, the usual case)
+        (read,) = reads
+        return [await check_key(conn, read.key, bucket="", limit_per_minute=0, take=0,
+                                test_id=read.test_id, report_url=read.report_url)]
     parameters = {
         "prefixes": [read.key[:KEY_PREFIX_LENGTH] for read in reads],
         "hashes": [hash_key(read.key) for read in reads],
