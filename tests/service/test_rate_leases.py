@@ -55,6 +55,20 @@ def store(postgres: Any) -> Store:
     return Store(database=postgres.new_database())
 
 
+@pytest.fixture
+def pool(store: Store) -> PgPool:
+    """The store's pool (closed by :func:`_run`)."""
+    pool = store.pool(size=4)
+    assert isinstance(pool, PgPool)
+    return pool
+
+
+@pytest.fixture
+def counts() -> dict[str, int]:
+    """Statements sent by the spied connections: bucket takes and reads."""
+    return {"takes": 0, "reads": 0}
+
+
 def _account(store: Store) -> tuple[str, str]:
     with store.connection() as conn, transaction(conn):
         account, key = create_account(conn, lighthouse_credits=1, ttfb_credits=0)
@@ -76,11 +90,10 @@ def _run(pool: PgPool, scenario: Any) -> Any:
     return asyncio.run(main())
 
 
-def test_a_busy_key_takes_leases_and_its_requests_only_read(store: Store) -> None:
+def test_a_busy_key_takes_leases_and_its_requests_only_read(
+    store: Store, pool: PgPool, counts: dict[str, int]
+) -> None:
     key, test_id = _account(store)
-    pool = store.pool(size=2)
-    assert isinstance(pool, PgPool)
-    counts = {"takes": 0, "reads": 0}
     limiter = _limiter(pool, 600_000, counts)  # leases up to MAX_LEASE
 
     async def scenario() -> list[Any]:
@@ -94,11 +107,10 @@ def test_a_busy_key_takes_leases_and_its_requests_only_read(store: Store) -> Non
     assert counts["takes"] <= 2 + math.ceil(math.log2(MAX_LEASE)) + 300 // MAX_LEASE
 
 
-def test_concurrent_requests_of_a_busy_key_mostly_only_read(store: Store) -> None:
+def test_concurrent_requests_of_a_busy_key_mostly_only_read(
+    store: Store, pool: PgPool, counts: dict[str, int]
+) -> None:
     key, test_id = _account(store)
-    pool = store.pool(size=2)
-    assert isinstance(pool, PgPool)
-    counts = {"takes": 0, "reads": 0}
     limiter = _limiter(pool, 600_000, counts)
 
     async def scenario() -> tuple[list[Any], list[int]]:
@@ -120,12 +132,11 @@ def test_concurrent_requests_of_a_busy_key_mostly_only_read(store: Store) -> Non
     assert counts["reads"] < 640 - counts["takes"], counts
 
 
-def test_two_servers_never_admit_more_than_the_limit(store: Store) -> None:
+def test_two_servers_never_admit_more_than_the_limit(
+    store: Store, pool: PgPool, counts: dict[str, int]
+) -> None:
     key, _ = _account(store)
-    pool = store.pool(size=4)
-    assert isinstance(pool, PgPool)
     limit = 600  # 10 a second: leases of up to 10 tokens
-    counts = {"takes": 0, "reads": 0}
     servers = [_limiter(pool, limit, counts) for _ in range(2)]
 
     async def scenario() -> tuple[int, float]:
@@ -146,11 +157,10 @@ def test_two_servers_never_admit_more_than_the_limit(store: Store) -> None:
     assert counts["takes"] < (limit + 200) / 2
 
 
-def test_a_key_revoked_is_refused_at_once_though_tokens_are_leased(store: Store) -> None:
+def test_a_key_revoked_is_refused_at_once_though_tokens_are_leased(
+    store: Store, pool: PgPool, counts: dict[str, int]
+) -> None:
     key, test_id = _account(store)
-    pool = store.pool(size=2)
-    assert isinstance(pool, PgPool)
-    counts = {"takes": 0, "reads": 0}
     limiter = _limiter(pool, 600_000, counts)
 
     async def scenario() -> tuple[Any, Any]:
@@ -165,11 +175,10 @@ def test_a_key_revoked_is_refused_at_once_though_tokens_are_leased(store: Store)
     assert decision is None
 
 
-def test_a_wrong_key_with_a_right_prefix_spends_no_leased_token(store: Store) -> None:
+def test_a_wrong_key_with_a_right_prefix_spends_no_leased_token(
+    store: Store, pool: PgPool, counts: dict[str, int]
+) -> None:
     key, _ = _account(store)
-    pool = store.pool(size=2)
-    assert isinstance(pool, PgPool)
-    counts = {"takes": 0, "reads": 0}
     # A frozen clock: the lease never lapses, so remaining counts only what is spent.
     limiter = _limiter(pool, 600_000, counts, clock=lambda: 0.0)
     wrong = key[:-4] + ("AAAA" if not key.endswith("AAAA") else "BBBB")
@@ -193,11 +202,8 @@ def test_a_wrong_key_with_a_right_prefix_spends_no_leased_token(store: Store) ->
     assert before - after == 1
 
 
-def test_a_lease_lapses_after_its_time(store: Store) -> None:
+def test_a_lease_lapses_after_its_time(store: Store, pool: PgPool, counts: dict[str, int]) -> None:
     key, _ = _account(store)
-    pool = store.pool(size=2)
-    assert isinstance(pool, PgPool)
-    counts = {"takes": 0, "reads": 0}
     now = [0.0]
     limiter = _limiter(pool, 600_000, counts, clock=lambda: now[0])
 
@@ -213,15 +219,12 @@ def test_a_lease_lapses_after_its_time(store: Store) -> None:
 
 
 def test_a_request_that_leaves_while_its_read_waits_does_not_disturb_the_others(
-    store: Store,
+    store: Store, pool: PgPool, counts: dict[str, int]
 ) -> None:
     from pagelab.service._key_reads import KeyReads
     from pagelab.store import KeyRead
 
     key, test_id = _account(store)
-    pool = store.pool(size=2)
-    assert isinstance(pool, PgPool)
-    counts = {"takes": 0, "reads": 0}
 
     @asynccontextmanager
     async def spied() -> AsyncIterator[Any]:
@@ -242,14 +245,12 @@ def test_a_request_that_leaves_while_its_read_waits_does_not_disturb_the_others(
     assert counts["reads"] == 1  # the four left shared one statement
 
 
-def test_a_failed_read_fails_every_request_that_shared_it(store: Store) -> None:
+def test_a_failed_read_fails_every_request_that_shared_it(store: Store, pool: PgPool) -> None:
     from pagelab._exceptions import StoreError
     from pagelab.service._key_reads import KeyReads
     from pagelab.store import KeyRead
 
     key, _ = _account(store)
-    pool = store.pool(size=2)
-    assert isinstance(pool, PgPool)
     reads = KeyReads(pool.loop_connection)
 
     async def scenario() -> list[Any]:
