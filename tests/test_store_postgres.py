@@ -10,6 +10,18 @@ import pytest
 from pagelab.store import find_postgres_bin, install_postgresql
 
 
+def _test_of(conn: Any, account_id: str) -> str:
+    """A new idle test of ``account_id``, kept for a day."""
+    from datetime import timedelta
+
+    from pagelab.models import Device, LighthouseConfig, Location
+    from pagelab.store import create_test
+
+    return create_test(conn, url="https://example.com/", device=Device.DESKTOP,
+                       location=Location.DE, config=LighthouseConfig(),
+                       retention=timedelta(days=1), account_id=account_id)
+
+
 def test_an_installed_postgresql_is_found_without_apt() -> None:
     # `make test` ran `pagelab setup --database`, so Debian's postgresql is installed here.
     found = find_postgres_bin()
@@ -192,15 +204,13 @@ def test_a_version_1_team_store_gains_the_fleet_tables(postgres: Any) -> None:
 
 def test_one_statement_checks_the_key_takes_its_token_and_reads_the_test(postgres: Any) -> None:
     import asyncio
-    from datetime import timedelta
 
-    from pagelab.models import Device, LighthouseConfig, Location, TestStatus
+    from pagelab.models import TestStatus
     from pagelab.store import (
         PgPool,
         Store,
         check_key,
         create_account,
-        create_test,
         revoke_account,
         transaction,
     )
@@ -209,9 +219,7 @@ def test_one_statement_checks_the_key_takes_its_token_and_reads_the_test(postgre
     with store.connection() as conn, transaction(conn):
         account, key = create_account(conn, lighthouse_credits=1, ttfb_credits=0)
         _other, other_key = create_account(conn, lighthouse_credits=1, ttfb_credits=0)
-        test_id = create_test(conn, url="https://example.com/", device=Device.DESKTOP,
-                              location=Location.DE, config=LighthouseConfig(),
-                              retention=timedelta(days=1), account_id=account.id)
+        test_id = _test_of(conn, account.id)
     pool = store.pool(size=2)
     assert isinstance(pool, PgPool)
 
@@ -319,15 +327,12 @@ def test_one_statement_checks_several_requests_keys_and_reads_their_tests(
     postgres: Any,
 ) -> None:
     import asyncio
-    from datetime import timedelta
 
-    from pagelab.models import Device, LighthouseConfig, Location
     from pagelab.store import (
         KeyRead,
         PgPool,
         Store,
         create_account,
-        create_test,
         read_keys,
         revoke_account,
         transaction,
@@ -339,9 +344,7 @@ def test_one_statement_checks_several_requests_keys_and_reads_their_tests(
         other, other_key = create_account(conn, lighthouse_credits=1, ttfb_credits=0)
         revoked, revoked_key = create_account(conn, lighthouse_credits=1, ttfb_credits=0)
         revoke_account(conn, revoked.key_prefix)
-        test_id = create_test(conn, url="https://example.com/", device=Device.DESKTOP,
-                              location=Location.DE, config=LighthouseConfig(),
-                              retention=timedelta(days=1), account_id=account.id)
+        test_id = _test_of(conn, account.id)
     pool = store.pool(size=2)
     assert isinstance(pool, PgPool)
     wrong = key[:-4] + ("AAAA" if not key.endswith("AAAA") else "BBBB")

@@ -36,6 +36,10 @@ _ACCOUNT_COLUMNS = (
     "ttfb_paid_credits", "lighthouse_plan", "ttfb_plan", "created_at", "revoked_at",
 )
 _PREFIX = "account_"
+#: The select lists of a key's account (names prefixed) and of a test, as the rows of
+#: :func:`~._accounts.account_from_row` and :func:`~._records.test_from_row` want them.
+_ACCOUNT_SELECT = ", ".join(f"account.{c} AS {_PREFIX}{c}" for c in _ACCOUNT_COLUMNS)
+_TEST_SELECT = ", ".join(f"t.{c.strip()}" for c in TEST_COLUMNS.split(","))
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +56,12 @@ class KeyCheck:
     test: TestReport | None
 
 
+#: An unknown, wrong or revoked key: nothing taken, nothing read.
+_NO_KEY = KeyCheck(account=None, granted=0, tokens=0.0, test=None)
+
+
 def _statement(*, with_test: bool, with_bucket: bool) -> str:
-    columns = ", ".join(f"account.{c} AS {_PREFIX}{c}" for c in _ACCOUNT_COLUMNS)
+    columns = _ACCOUNT_SELECT
     bucket = join = ""
     if with_bucket:
         columns += ", bucket.granted AS bucket_granted, bucket.tokens AS bucket_tokens"
@@ -64,7 +72,7 @@ def _statement(*, with_test: bool, with_bucket: bool) -> str:
         )
         join = " CROSS JOIN bucket"
     if with_test:
-        columns += ", " + ", ".join(f"t.{c.strip()}" for c in TEST_COLUMNS.split(","))
+        columns += ", " + _TEST_SELECT
         join += (" LEFT JOIN tests AS t ON t.id = %(test_id)s AND t.account_id = account.id"
                  " AND t.expires_at > %(now)s")
     return (
@@ -111,36 +119,48 @@ async def check_key(
     The hash is compared by the database, not in constant time: it is the SHA-256 of a
     240-bit random key, so how much of it matched tells nothing about the key.
     """
-    parameters: dict[str, Any] = {
-        "prefix": key[:KEY_PREFIX_LENGTH],
-        "hash": hash_key(key),
-        "bucket": bucket,
-        "limit": float(limit_per_minute),
-        "take": float(take),
-    }
+    bucket_parameters = {"bucket": bucket, "limit": float(limit_per_minute), "take": float(take)}
+    return await _check_one(conn, key, bucket_parameters, take > 0, test_id, report_url)
+
+
+async def _check_one(
+    conn: psycopg.AsyncConnection[Any],
+    key: str,
+    bucket_parameters: dict[str, Any],
+    takes: bool,
+    test_id: str | None,
+    report_url: Callable[[str], str | None] | None,
+) -> KeyCheck:
+    """One request's statement: the key, tokens when ``takes``, the test when asked."""
+    parameters = {"prefix": key[:KEY_PREFIX_LENGTH], "hash": hash_key(key),
+                  **bucket_parameters}
     if test_id is not None:
         parameters.update(test_id=test_id, now=now_ms())
-    cursor = await conn.execute(_STATEMENTS[test_id is not None, take > 0], parameters)
+    cursor = await conn.execute(_STATEMENTS[test_id is not None, takes], parameters)
     row = await cursor.fetchone()
     if row is None:
-        return KeyCheck(account=None, granted=0, tokens=0.0, test=None)
+        return _NO_KEY
+    return _check_from_row(
+        row, test_id, report_url,
+        granted=int(row["bucket_granted"]) if takes else 0,
+        tokens=float(row["bucket_tokens"]) if takes else 0.0,
+    )
+
+
+def _check_from_row(row: Any, test_id: str | None,
+                    report_url: Callable[[str], str | None] | None, *, granted: int = 0,
+                    tokens: float = 0.0) -> KeyCheck:
     test = None
     if test_id is not None and row["id"] is not None:
         test = test_from_row(row, report_url(row["id"]) if report_url else None)
-    return KeyCheck(
-        account=account_from_row(row, _PREFIX),
-        granted=int(row["bucket_granted"]) if take > 0 else 0,
-        tokens=float(row["bucket_tokens"]) if take > 0 else 0.0,
-        test=test,
-    )
+    return KeyCheck(account=account_from_row(row, _PREFIX), granted=granted, tokens=tokens,
+                    test=test)
 
 
 #: Several requests' keys (and tests), checked and read in one statement.
 _READ_MANY = (
-    "SELECT request.n AS request, "
-    + ", ".join(f"account.{c} AS {_PREFIX}{c}" for c in _ACCOUNT_COLUMNS) + ", "
-    + ", ".join(f"t.{c.strip()}" for c in TEST_COLUMNS.split(","))
-    + " FROM unnest(%(prefixes)s::text[], %(hashes)s::text[], %(test_ids)s::text[])"
+    f"SELECT request.n AS request, {_ACCOUNT_SELECT}, {_TEST_SELECT}"
+    " FROM unnest(%(prefixes)s::text[], %(hashes)s::text[], %(test_ids)s::text[])"
     " WITH ORDINALITY AS request(prefix, hash, test_id, n)"
     " JOIN accounts AS account ON account.key_prefix = request.prefix"
     " AND account.key_hash = request.hash AND account.revoked_at IS NULL"
@@ -156,8 +176,7 @@ async def read_keys(
     requests that arrive together share a round trip. In the order of ``reads``."""
     if len(reads) == 1:  # no arrays to build and unnest (a lone request, the usual case)
         (read,) = reads
-        return [await check_key(conn, read.key, bucket="", limit_per_minute=0, take=0,
-                                test_id=read.test_id, report_url=read.report_url)]
+        return [await _check_one(conn, read.key, {}, False, read.test_id, read.report_url)]
     parameters = {
         "prefixes": [read.key[:KEY_PREFIX_LENGTH] for read in reads],
         "hashes": [hash_key(read.key) for read in reads],
@@ -165,13 +184,8 @@ async def read_keys(
         "now": now_ms(),
     }
     cursor = await conn.execute(_READ_MANY, parameters)
-    checks = [KeyCheck(account=None, granted=0, tokens=0.0, test=None)] * len(reads)
+    checks = [_NO_KEY] * len(reads)
     for row in await cursor.fetchall():
         read = reads[row["request"] - 1]
-        test = None
-        if read.test_id is not None and row["id"] is not None:
-            test = test_from_row(row, read.report_url(row["id"]) if read.report_url else None)
-        checks[row["request"] - 1] = KeyCheck(
-            account=account_from_row(row, _PREFIX), granted=0, tokens=0.0, test=test
-        )
+        checks[row["request"] - 1] = _check_from_row(row, read.test_id, read.report_url)
     return checks
