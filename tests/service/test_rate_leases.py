@@ -235,14 +235,42 @@ def test_a_request_that_leaves_while_its_read_waits_does_not_disturb_the_others(
 
     async def scenario() -> list[Any]:
         tasks = [asyncio.create_task(reads.read(KeyRead(key, test_id))) for _ in range(5)]
-        await asyncio.sleep(0)  # the reads are asked for; their statement is not sent yet
+        await asyncio.sleep(0)  # the reads are asked for; the first is sent, the rest wait
+        assert counts["reads"] == 1
         tasks[2].cancel()  # a client gone
         return await asyncio.gather(*tasks, return_exceptions=True)
 
     results = _run(pool, scenario)
     assert isinstance(results[2], asyncio.CancelledError)
     assert all(r.test.id == test_id for n, r in enumerate(results) if n != 2)
-    assert counts["reads"] == 1  # the four left shared one statement
+    assert counts["reads"] == 2  # the three left behind the first shared one statement
+
+
+def test_a_read_that_finds_none_under_way_is_sent_at_once(
+    store: Store, pool: PgPool, counts: dict[str, int]
+) -> None:
+    from pagelab.service._key_reads import KeyReads
+    from pagelab.store import KeyRead
+
+    key, test_id = _account(store)
+
+    @asynccontextmanager
+    async def spied() -> AsyncIterator[Any]:
+        async with pool.loop_connection() as conn:
+            yield _Spy(conn, counts)
+
+    reads = KeyReads(spied)
+
+    async def scenario() -> list[int]:
+        sent = []
+        for _ in range(3):  # one after another: none finds another under way
+            task = asyncio.create_task(reads.read(KeyRead(key, test_id)))
+            await asyncio.sleep(0)  # the task's first step only
+            sent.append(counts["reads"])
+            assert (await task).test.id == test_id
+        return sent
+
+    assert _run(pool, scenario) == [1, 2, 3]  # each sent in its first step, not a turn later
 
 
 def test_a_failed_read_fails_every_request_that_shared_it(store: Store, pool: PgPool) -> None:
