@@ -27,6 +27,8 @@ from ._pg_schema import PG_MIGRATIONS, PG_SCHEMA_VERSION
 if TYPE_CHECKING:
     import psycopg
 
+    from ._pg_poll import Polling
+
 __all__ = ["PgConnection", "PgPool", "connect_postgres", "migrate_postgres", "redact_url"]
 
 #: Any number: the key of the advisory lock the servers of one database migrate under.
@@ -127,9 +129,10 @@ class _LoopConnections:
     the statement (~170 us against a few here), and this pool needs none of its upkeep
     (the sync pool beside it holds the long-lived connections)."""
 
-    def __init__(self, url: str, size: int) -> None:
+    def __init__(self, url: str, size: int, polling: Polling) -> None:
         self._url = url
         self._size = max(1, size)
+        self._polling = polling
         self._idle: list[psycopg.AsyncConnection[Any]] = []
         self._opened = 0
         self._closed = False
@@ -147,7 +150,7 @@ class _LoopConnections:
             return self._idle.pop()
         self._opened += 1
         try:
-            return await _open_async(self._url)
+            return await _open_async(self._url, self._polling)
         except BaseException:
             self._opened -= 1
             raise
@@ -181,17 +184,20 @@ class _LoopConnections:
             await conn.close()
 
 
-async def _open_async(url: str) -> psycopg.AsyncConnection[Any]:
+async def _open_async(url: str, polling: Polling) -> psycopg.AsyncConnection[Any]:
     import psycopg
 
+    from ._pg_poll import PollingConnection
+
     try:
-        raw = await psycopg.AsyncConnection.connect(
+        raw = await PollingConnection.connect(
             url, autocommit=True, connect_timeout=30, application_name="pagelab",
             options="-c synchronous_commit=off",
         )
     except psycopg.Error as exc:
         raise StoreError(f"cannot open the store at {redact_url(url)}: {exc}") from exc
     raw.row_factory = _row_factory
+    raw.polling = polling
     return raw
 
 
@@ -349,8 +355,12 @@ class PgPool:
         yield None
 
     async def open_loop_pool(self, size: int) -> None:
-        """Open the event loop's connections (call in the loop that will use them)."""
-        self._loop_pool = _LoopConnections(self._url, size)
+        """Open the event loop's connections (call in the loop that will use them). Their
+        statements poll for the answer briefly while the loop has nothing else to do
+        (:mod:`._pg_poll`)."""
+        from ._pg_poll import Polling
+
+        self._loop_pool = _LoopConnections(self._url, size, Polling())
         async with self._loop_pool.connection():  # one opened now: a bad URL fails at start
             pass
 
