@@ -151,8 +151,9 @@ def test_list_pages_equal_the_plain_query_with_ties_and_unswept_expired_rows(
     tmp_path: Path, expired_share: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ids-first paging (window corrected for expired rows the sweep has not deleted, or
-    the row-by-row fallback past its limit) answers exactly what the plain OFFSET query
-    over unexpired rows does, ties in created_at included."""
+    the row-by-row fallback past its limit) and the first pages' one statement answer
+    exactly what the plain OFFSET query over unexpired rows does, ties in created_at
+    included."""
     import random
 
     from pagelab.store import _records
@@ -166,8 +167,11 @@ def test_list_pages_equal_the_plain_query_with_ties_and_unswept_expired_rows(
                 expires = now - 1 if rng.random() < expired_share else now + 1
                 conn.execute("UPDATE tests SET expires_at = ? WHERE id = ?", (expires, test_id))
             _create(conn, account_id="acct_other", created_at=5_000)
-        for limit in (1000, 3):  # 3: more expired rows than the correction takes
+        # 0: every page ids first; 3: more expired rows than the correction takes; the
+        # defaults: the first pages in one statement.
+        for limit, one_statement_below in ((1000, 0), (3, 0), (1000, 200)):
             monkeypatch.setattr(_records, "_EXPIRED_CORRECTION_LIMIT", limit)
+            monkeypatch.setattr(_records, "_ONE_STATEMENT_BELOW", one_statement_below)
             for per_page in (1, 7, 10):
                 for page in range(1, 122 // per_page + 2):
                     for bounds in ({}, {"created_at_gte": 10_000, "created_at_lt": 30_000}):
@@ -181,7 +185,8 @@ def test_list_pages_equal_the_plain_query_with_ties_and_unswept_expired_rows(
                              (page - 1) * per_page),
                         )]
                         got = [r.id for r in list_tests(conn, query, now=now)]
-                        assert got == expected, (limit, per_page, page, bounds)
+                        assert got == expected, (limit, one_statement_below, per_page,
+                                                 page, bounds)
 
 
 def test_accounts_are_isolated(tmp_path: Path) -> None:
@@ -401,9 +406,10 @@ def test_deep_pages_found_from_the_counts_equal_the_plain_query(
     deletions by the sweep and by a batch's cascade, and a test moved in time."""
     import random
 
-    from pagelab.store import _page_index
+    from pagelab.store import _page_index, _records
 
     monkeypatch.setattr(_page_index, "_SEEK_FROM", 0)  # seek even on page 1
+    monkeypatch.setattr(_records, "_ONE_STATEMENT_BELOW", 0)
     rng = random.Random(11)
     minute, day = 60_000, 86_400_000
     now = 10 * day

@@ -106,6 +106,29 @@ def test_the_deep_page_index_counts_on_postgresql(postgres: Any) -> None:
     assert [test.id for test in page] == list(reversed(ids))[2400:2410]
 
 
+def test_the_first_pages_in_one_statement_equal_the_ids_first_pages_on_postgresql(
+    postgres: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pagelab.store import TestQuery, _records, list_tests, transaction
+
+    store, ids = _queued_store(postgres, 60)
+    with store.connection() as conn:
+        with transaction(conn):  # every third one expired, not yet swept
+            conn.execute("UPDATE tests SET expires_at = 0 WHERE id = ANY(?)", (ids[::3],))
+
+        def pages() -> list[list[str]]:
+            return [[test.id for test in list_tests(conn, TestQuery(page=page, per_page=7),
+                                                    account_id="acct_team")]
+                    for page in range(1, 9)]
+
+        one_statement = pages()
+        monkeypatch.setattr(_records, "_ONE_STATEMENT_BELOW", 0)
+        ids_first = pages()
+    live = [test_id for n, test_id in enumerate(ids) if n % 3]
+    expected = [list(reversed(live))[start:start + 7] for start in range(0, 56, 7)]
+    assert one_statement == ids_first == expected
+
+
 def test_link_secrets_are_shared_through_the_database_and_rotate_there(
     postgres: Any, tmp_path: Any
 ) -> None:
