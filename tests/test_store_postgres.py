@@ -116,7 +116,7 @@ def test_the_first_pages_in_one_statement_equal_the_ids_first_pages_on_postgresq
         with transaction(conn):  # every third one expired, not yet swept
             conn.execute("UPDATE tests SET expires_at = 0 WHERE id = ANY(?)", (ids[::3],))
 
-        def pages() -> list[list[str]]:
+        def pages() -> list[list[str | None]]:
             return [[test.id for test in list_tests(conn, TestQuery(page=page, per_page=7),
                                                     account_id="acct_team")]
                     for page in range(1, 9)]
