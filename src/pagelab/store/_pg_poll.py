@@ -11,9 +11,10 @@ and then waits in the loop as usual. A poll that runs out of time (a database fa
 than that) turns polling off for a while, longer each time one runs out again (up to
 :data:`POLL_PAUSE` answers), so a remote database costs next to nothing.
 
-It needs the loop's selector (asyncio's own event loop has one; on another loop, such as
-uvloop, statements never poll) and psycopg (the ``postgres`` extra): imported only by the
-PostgreSQL backend. Measured in docs/benchmarks.md#the-http-api.
+What the loop has to do is read from asyncio's own event loop: its selector and its ready
+callbacks (private attributes, unchanged since Python 3.4); on a loop without them (uvloop)
+statements never poll. Needs psycopg (the ``postgres`` extra): imported only by the
+PostgreSQL backend. Measured in docs/benchmarks.md#the-http-api; why in docs/decisions.md.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ import os
 import select
 import time
 from collections.abc import Collection, Generator
-from typing import Any, TypeVar
+from enum import Enum
+from typing import Any, TypeVar, cast
 
 import psycopg
 from psycopg.waiting import Ready, Wait
@@ -73,21 +75,33 @@ class PollingConnection(psycopg.AsyncConnection[Any]):
     polling: Polling | None = None
 
     async def wait(self, gen: PQGen[RV], *args: Any, **kwargs: Any) -> RV:
-        if self.polling is not None and self.polling.wanted():
-            loop = asyncio.get_running_loop()
-            selector = getattr(loop, "_selector", None)
-            ready: Collection[asyncio.Handle] | None = getattr(loop, "_ready", None)
-            if selector is not None and ready is not None and not _has_work(ready):
-                outcome, gen = _poll(gen, self.pgconn.socket, selector.fileno(), ready)
-                if outcome is _ANSWERED:
-                    self.polling.answered()
-                    return gen  # type: ignore[return-value]
-                if outcome is _RAN_OUT:
-                    self.polling.ran_out()
-        return await super().wait(gen, *args, **kwargs)
+        polling = self.polling
+        if polling is None or not polling.wanted() or (loop := _idle_loop()) is None:
+            return await super().wait(gen, *args, **kwargs)
+        outcome, value = _poll(gen, self.pgconn.socket, *loop)
+        if outcome is _Outcome.ANSWERED:
+            polling.answered()
+            return cast(RV, value)
+        if outcome is _Outcome.RAN_OUT:
+            polling.ran_out()
+        return await super().wait(value, *args, **kwargs)
 
 
-_ANSWERED, _RAN_OUT, _LOOP_BUSY = object(), object(), object()
+class _Outcome(Enum):
+    ANSWERED = "answered"
+    RAN_OUT = "ran out"
+    LOOP_BUSY = "loop busy"
+
+
+def _idle_loop() -> tuple[int, Collection[asyncio.Handle]] | None:
+    """The running loop's selector and ready callbacks, when it has nothing to do (None
+    also on a loop that has no such attributes)."""
+    loop = asyncio.get_running_loop()
+    fileno = getattr(getattr(loop, "_selector", None), "fileno", None)
+    ready: Collection[asyncio.Handle] | None = getattr(loop, "_ready", None)
+    if fileno is None or ready is None or _has_work(ready):
+        return None
+    return fileno(), ready
 
 
 def _has_work(ready: Collection[asyncio.Handle]) -> bool:
@@ -97,10 +111,10 @@ def _has_work(ready: Collection[asyncio.Handle]) -> bool:
 
 
 def _poll(gen: PQGen[RV], fileno: int, loop_fileno: int,
-          loop_ready: Collection[asyncio.Handle]) -> tuple[object, Any]:
+          loop_ready: Collection[asyncio.Handle]) -> tuple[_Outcome, Any]:
     """Drive ``gen`` while its socket becomes ready within :data:`POLL_SECONDS` and the
-    loop has nothing else to do: (``_ANSWERED``, its result), or (``_RAN_OUT`` or
-    ``_LOOP_BUSY``, ``gen`` resumed where it waits)."""
+    loop has nothing else to do: (``ANSWERED``, its result), or (``RAN_OUT`` or
+    ``LOOP_BUSY``, ``gen`` resumed where it waits)."""
     poller = select.poll()
     poller.register(loop_fileno, select.POLLIN)
     try:
@@ -111,7 +125,7 @@ def _poll(gen: PQGen[RV], fileno: int, loop_fileno: int,
             mask = 0
             for ready_fd, events in poller.poll(0):
                 if ready_fd == loop_fileno:
-                    return _LOOP_BUSY, _resumed(gen, wait)
+                    return _Outcome.LOOP_BUSY, _resumed(gen, wait)
                 mask = events
             if mask:
                 ready = (Ready.R if mask & _READABLE else Ready.NONE) | (
@@ -120,13 +134,13 @@ def _poll(gen: PQGen[RV], fileno: int, loop_fileno: int,
                 if wait != asked:
                     poller.modify(fileno, _EVENTS[wait])
             elif loop_ready and _has_work(loop_ready):
-                return _LOOP_BUSY, _resumed(gen, wait)
+                return _Outcome.LOOP_BUSY, _resumed(gen, wait)
             elif time.perf_counter() >= deadline:
-                return _RAN_OUT, _resumed(gen, wait)
+                return _Outcome.RAN_OUT, _resumed(gen, wait)
             else:  # PostgreSQL may be waiting for this very CPU
                 os.sched_yield()
     except StopIteration as stop:
-        return _ANSWERED, stop.value
+        return _Outcome.ANSWERED, stop.value
 
 
 def _resumed(gen: PQGen[RV], wait: Wait) -> PQGen[RV]:
