@@ -39,15 +39,21 @@ class _Spy:
         return await self._conn.execute(sql, *args)
 
 
-def _limiter(pool: PgPool, limit: int, counts: dict[str, int],
-             clock: Callable[[], float] = time.monotonic) -> SharedRateLimiter:
+def _spied(pool: PgPool, counts: dict[str, int]) -> Callable[[], Any]:
+    """``pool.loop_connection``, its connections counting into ``counts``."""
+
     @asynccontextmanager
     async def spied() -> AsyncIterator[Any]:
         async with pool.loop_connection() as conn:
             yield _Spy(conn, counts)
 
+    return spied
+
+
+def _limiter(pool: PgPool, limit: int, counts: dict[str, int],
+             clock: Callable[[], float] = time.monotonic) -> SharedRateLimiter:
     return SharedRateLimiter(limit, name="requests", connection=lambda: None,  # type: ignore[arg-type,return-value]
-                             loop_connection=spied, clock=clock)
+                             loop_connection=_spied(pool, counts), clock=clock)
 
 
 @pytest.fixture
@@ -225,13 +231,7 @@ def test_a_request_that_leaves_while_its_read_waits_does_not_disturb_the_others(
     from pagelab.store import KeyRead
 
     key, test_id = _account(store)
-
-    @asynccontextmanager
-    async def spied() -> AsyncIterator[Any]:
-        async with pool.loop_connection() as conn:
-            yield _Spy(conn, counts)
-
-    reads = KeyReads(spied)
+    reads = KeyReads(_spied(pool, counts))
 
     async def scenario() -> list[Any]:
         tasks = [asyncio.create_task(reads.read(KeyRead(key, test_id))) for _ in range(5)]
@@ -253,13 +253,7 @@ def test_a_read_that_finds_none_under_way_is_sent_at_once(
     from pagelab.store import KeyRead
 
     key, test_id = _account(store)
-
-    @asynccontextmanager
-    async def spied() -> AsyncIterator[Any]:
-        async with pool.loop_connection() as conn:
-            yield _Spy(conn, counts)
-
-    reads = KeyReads(spied)
+    reads = KeyReads(_spied(pool, counts))
 
     async def scenario() -> list[int]:
         sent = []
@@ -267,7 +261,9 @@ def test_a_read_that_finds_none_under_way_is_sent_at_once(
             task = asyncio.create_task(reads.read(KeyRead(key, test_id)))
             await asyncio.sleep(0)  # the task's first step only
             sent.append(counts["reads"])
-            assert (await task).test.id == test_id
+            test = (await task).test
+            assert test is not None
+            assert test.id == test_id
         return sent
 
     assert _run(pool, scenario) == [1, 2, 3]  # each sent in its first step, not a turn later
