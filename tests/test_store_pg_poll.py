@@ -136,3 +136,26 @@ def test_an_error_polled_for_is_raised_as_psycopg_raises_it(postgres: Any, faili
         return await _value(conn, "SELECT 'still usable'")
 
     assert _run(postgres, scenario) == "still usable"
+
+
+def test_the_pools_loop_connections_poll_and_share_one_polling(postgres: Any) -> None:
+    from pagelab.store import PgPool, Store
+
+    pool = Store(database=postgres.new_database()).pool(size=2)
+    assert isinstance(pool, PgPool)
+
+    async def scenario() -> list[Any]:
+        await pool.open_loop_pool(2)
+        try:
+            async with pool.loop_connection() as one, pool.loop_connection() as two:
+                return [one, two]
+        finally:
+            await pool.close_loop_pool()
+            pool.close()
+
+    one, two = asyncio.run(scenario())
+    assert isinstance(one, PollingConnection)
+    assert isinstance(two, PollingConnection)
+    assert one is not two
+    assert one.polling is not None
+    assert one.polling is two.polling
