@@ -373,10 +373,11 @@ def list_tests(
     alone (rowid is its last column, so it is covering and already in the list's order),
     then only the page's rows are read. A deep page still steps over ``(page - 1) *
     per_page`` index entries, but never over table rows, so page 10 000 of a 1M-test
-    account costs a few milliseconds. Expired rows the sweep has not deleted yet are not in that
-    index's order of things: they are looked up by expiry (few), and the window read
-    from the index is widened by their number and corrected for the ones that rank
-    before each row.
+    account costs a few milliseconds. Expired rows the sweep has not deleted yet are not
+    in that index's order of things: they are looked up by expiry (few), and the window
+    read from the index is widened by their number and corrected for the ones that rank
+    before each row; past ``_EXPIRED_CORRECTION_LIMIT`` of them the page is read row by
+    row, as the first pages are.
     """
     cutoff = now if now is not None else now_ms()
     clauses = ["account_id = ?"]
@@ -393,15 +394,27 @@ def list_tests(
     where = " AND ".join(clauses)
     offset = (query.page - 1) * query.per_page
     if offset < _ONE_STATEMENT_BELOW:
-        return [
-            test_from_row(row, report_url(row["id"]) if report_url else None)
-            for row in conn.execute(
-                f"SELECT {TEST_COLUMNS} FROM tests INDEXED BY tests_account_created "
-                f"WHERE {where} AND expires_at > ? "
-                "ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
-                [*params, cutoff, query.per_page, offset],
-            )
-        ]
+        rows = _row_by_row(conn, where, params, cutoff, query.per_page, offset)
+    else:
+        rows = _ids_first(conn, query, account_id, where, params, cutoff, offset)
+    return [test_from_row(row, report_url(row["id"]) if report_url else None) for row in rows]
+
+
+def _row_by_row(conn: Connection, where: str, params: list[Any], cutoff: int, per_page: int,
+                offset: int) -> list[Any]:
+    """The page's rows, read in one statement that steps over the unexpired rows before
+    it on the table."""
+    return list(conn.execute(
+        f"SELECT rowid, {TEST_COLUMNS} FROM tests INDEXED BY tests_account_created "
+        f"WHERE {where} AND expires_at > ? "
+        "ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+        [*params, cutoff, per_page, offset],
+    ))
+
+
+def _ids_first(conn: Connection, query: TestQuery, account_id: str, where: str,
+               params: list[Any], cutoff: int, offset: int) -> list[Any]:
+    """The page's rows, their ids read off the index first (see :func:`list_tests`)."""
     # One read snapshot for the statements below (WAL: it blocks no writer).
     own_transaction = not conn.in_transaction
     if own_transaction:
@@ -413,36 +426,26 @@ def list_tests(
             [cutoff, *params, _EXPIRED_CORRECTION_LIMIT + 1],
         ).fetchall()
         if len(expired) > _EXPIRED_CORRECTION_LIMIT:
-            page_ids = [
-                row[0] for row in conn.execute(
-                    f"SELECT rowid FROM tests WHERE {where} AND expires_at > ? "
-                    "ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
-                    [*params, cutoff, query.per_page, offset],
-                )
-            ]
-        else:
-            bounds = created_range(query.created_at_gt, query.created_at_gte,
-                                   query.created_at_lt, query.created_at_lte)
-            page_ids = live_window(
-                conn, where, params, offset, query.per_page, expired,
-                seek(conn, account_id, bounds, offset),
+            return _row_by_row(conn, where, params, cutoff, query.per_page, offset)
+        bounds = created_range(query.created_at_gt, query.created_at_gte,
+                               query.created_at_lt, query.created_at_lte)
+        page_ids = live_window(
+            conn, where, params, offset, query.per_page, expired,
+            seek(conn, account_id, bounds, offset),
+        )
+        if not page_ids:
+            return []
+        marks = ", ".join("?" * len(page_ids))
+        rows = {
+            row["rowid"]: row for row in conn.execute(
+                f"SELECT rowid, {TEST_COLUMNS} FROM tests WHERE rowid IN ({marks})",
+                page_ids,
             )
-        rows: dict[int, Any] = {}
-        if page_ids:
-            marks = ", ".join("?" * len(page_ids))
-            rows = {
-                row["rowid"]: row for row in conn.execute(
-                    f"SELECT rowid, {TEST_COLUMNS} FROM tests WHERE rowid IN ({marks})",
-                    page_ids,
-                )
-            }
+        }
+        return [rows[rowid] for rowid in page_ids]
     finally:
         if own_transaction:
             conn.execute("COMMIT")
-    return [
-        test_from_row(row, report_url(row["id"]) if report_url else None)
-        for row in (rows[rowid] for rowid in page_ids)
-    ]
 
 
 def batch_status(item_statuses: Sequence[TestStatus]) -> BatchStatus:
