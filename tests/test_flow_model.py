@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,25 @@ def test_every_action_in_yaml_form() -> None:
     assert "ann" in stored
     assert Flow.from_data(flow.to_data()).steps[3].to_data() == {
         "type": {"selector": "#pass", "text": "***", "secret": True}}
+
+
+def test_secret_text_shows_in_no_printed_form(caplog: pytest.LogCaptureFixture) -> None:
+    # Issue 33, point 6 and issue 34, point 2: repr and to_data masked it, print(flow),
+    # f-strings and logging (str) showed it.
+    flow = (Flow("sign in").navigate(SHOP).type("#pass", "hunter2", secret=True)
+            .start_timespan("t").type("#pin", "s3cr3t-pin", secret=True).type("#user", "ann")
+            .end_timespan())
+    typed = flow.steps[1]
+    with caplog.at_level(logging.INFO):
+        logging.getLogger("test").info("running %s (%r)", flow, typed)
+    shown = [str(flow), f"{flow}", repr(flow), str(typed), f"{typed}", repr(typed),
+             repr(flow.steps), str(flow.steps[2]), caplog.text]
+    for text in shown:
+        assert "hunter2" not in text, text
+        assert "s3cr3t-pin" not in text, text
+    assert "text='***'" in str(typed)
+    assert "text='ann'" in str(flow)  # only secret text is hidden
+    assert flow.secrets == ["hunter2", "s3cr3t-pin"]  # the engine still types and scrubs it
 
 
 @pytest.mark.parametrize(("steps", "expected"), [

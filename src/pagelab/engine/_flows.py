@@ -20,6 +20,7 @@ from pagelab.models import (
 )
 
 from ._mapping import summarize_lhr
+from ._scrub import SecretScrubber
 
 __all__ = ["FlowRunResult", "failure_message", "flow_steps", "flow_wire"]
 
@@ -77,7 +78,9 @@ def flow_wire(flow: Flow) -> dict[str, Any]:
     return {"name": flow.name, "steps": [_wire(item) for item in flow.steps]}
 
 
-def failure_message(failure: dict[str, Any], flow: Flow, secrets: list[str]) -> tuple[str, str]:
+def failure_message(
+    failure: dict[str, Any], flow: Flow, secrets: SecretScrubber
+) -> tuple[str, str]:
     """(message, failed step name) from the driver's failure record."""
     item_index = int(failure.get("item_index") or 0)
     item = flow.steps[item_index - 1] if 0 < item_index <= len(flow.steps) else None
@@ -90,7 +93,5 @@ def failure_message(failure: dict[str, Any], flow: Flow, secrets: list[str]) -> 
         where += f", action {failure['action_index']}"
     if failure.get("action") and failure.get("action_index"):
         where += f" ({failure['action']})"
-    message = f"{where}: {failure.get('message', 'failed')}"
-    for secret in secrets:
-        message = message.replace(secret, "***")
+    message = secrets.scrub(f"{where}: {failure.get('message', 'failed')}")
     return message, str(step_name)

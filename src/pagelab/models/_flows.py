@@ -11,7 +11,7 @@ an :class:`~pagelab.InvalidFlowError` naming the flow and the step.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -99,6 +99,12 @@ class Type(_Item):
         if self.secret:
             data["type"]["text"] = "***"
         return data
+
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        # pydantic builds repr(), str() (print, f-strings, logging) and rich's repr from
+        # these: secret text never shows in any of them.
+        for name, value in super().__repr_args__():
+            yield name, "***" if name == "text" and self.secret else value
 
     def describe(self) -> str:
         return f"type into {self.selector!r}"
