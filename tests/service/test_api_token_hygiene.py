@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from live_server import ServerProcess, run_cli
+from live_server import ServerProcess
 
 from pagelab.service._server import RedactTokens
 from pagelab.service._state import ReportLinks
@@ -54,7 +54,7 @@ def test_report_links_stay_out_of_the_log_expire_and_die_with_their_key(
         assert stale.status_code == 404
         assert "expired" in stale.text
         # Revoking the key kills its links at once.
-        revoked = run_cli("keys", "revoke", key[:11], *server.store_args)
+        revoked = server.store_cli("keys", "revoke", key[:11])
         assert revoked.returncode == 0, revoked.stderr
         assert httpx.get(link, timeout=10).status_code == 404
     finally:
