@@ -170,6 +170,14 @@ def test_budget_file_errors_name_the_problem(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*budgets.yaml: pages[[]0[]]: unknown key 'budget': did you mean"
                                  " 'budgets'? (valid: *"])
+    # The issue-33 file: the plugin says what the exception and `pagelab check` say.
+    pytester.makefile(".yaml", budgets="pages:\n  - url: /fast\n    device: desktop\n"
+                      "    budgets: {largest_contentful_paint: 2.5s}\n")
+    result = pytester.runpytest(REPLAY)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([
+        "*budgets.yaml: pages[[]0[]].budgets.largest_contentful_paint: write milliseconds as a"
+        " number (2500); pages[[]0[]]: unknown key 'device': did you mean 'devices'? (valid: *"])
 
 
 def test_lighthouse_ci_and_budget_json_files(pytester: pytest.Pytester) -> None:
