@@ -406,7 +406,8 @@ def test_settings_from_ini_and_command_line_wins(pytester: pytest.Pytester) -> N
     result.stdout.fnmatch_lines(["1 budget check: 1 passed, 0 failed, 0 warned"])
     result = pytester.runpytest("--pagelab-aggregation=p99")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--pagelab-aggregation: unknown 'p99': did you mean 'p90'? (valid: median, *"])
+    result.stderr.fnmatch_lines(
+        ["*--pagelab-aggregation: unknown 'p99': did you mean 'p90'? (valid: median, *"])
 
 
 def test_engine_failure_is_an_error_and_failed_page_a_failure(

@@ -284,7 +284,8 @@ def test_grouping_defaults_and_bad_input(runs: pd.DataFrame) -> None:
     assert len(whole) == 1
     assert whole.loc[0, "runs"] == 15
     assert len(summarize(runs.iloc[0:0])) == 0
-    with pytest.raises(InvalidInputError, match=r"aggregation: unknown 'p99': did you mean 'p90'\? \(valid: median"):
+    with pytest.raises(InvalidInputError,
+                       match=r"aggregation: unknown 'p99': did you mean 'p90'\? \(valid: median"):
         summarize(runs, aggregation="p99")
     with pytest.raises(InvalidInputError, match="by: the frame has no column 'page'"):
         summarize(runs, by="page")
