@@ -53,8 +53,8 @@ _KNOWN_KEYS = "known_keys"
 def did_you_mean(word: object, choices: Iterable[str]) -> str | None:
     """The choice ``word`` most likely meant: the same letters in another case, else the
     closest by :func:`difflib.get_close_matches` (None when nothing is close)."""
-    if not isinstance(word, str):
-        return None
+    if not isinstance(word, str) or len(word) > _SHOWN_VALUE:
+        return None  # nothing valid is that long; and difflib's cost grows with the length
     by_folded: dict[str, str] = {}
     for choice in choices:
         by_folded.setdefault(choice.lower(), choice)
