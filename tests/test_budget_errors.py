@@ -127,3 +127,13 @@ def test_the_cli_says_it_in_one_line_as_the_exception(
         "(2500); pages[0]: unknown key 'device': did you mean 'devices'?")
     assert main(["check", str(file), "--replay", str(tmp_path / "none.csv")]) == 2
     assert capsys.readouterr().err == f"pagelab: error: {info.value}\n"
+
+
+def test_limits_given_in_python_use_the_same_words() -> None:
+    # The pytest marker's limits (checks_from_mapping), as a budget file's.
+    for limit, words in (("2.5s", "write milliseconds as a number (2500)"),
+                         ([2500], "write a number, or a mapping with limit (and level, "
+                                  "aggregation)")):
+        with pytest.raises(InvalidInputError) as info:
+            budgets.checks_from_mapping({"lcp": limit}, where="@budget")
+        assert str(info.value) == f"@budget: largest_contentful_paint: {words}"

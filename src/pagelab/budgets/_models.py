@@ -286,6 +286,11 @@ def _metric_limit(raw: Any) -> LimitInput:
     return _LIMIT_NUMBER.validate_python(raw)
 
 
+#: :func:`_metric_limit` as a validator: every refusal is a ValidationError.
+_METRIC_LIMIT: TypeAdapter[LimitInput] = TypeAdapter(
+    Annotated[LimitInput, PlainValidator(_metric_limit)])
+
+
 def _check_limits(value: Any) -> dict[str, Any]:
     """Metric names known (an error at the name), each limit a number or a
     :class:`MetricLimit` (an error at the limit); resource keys (``resource_size: {script:
@@ -309,11 +314,9 @@ def _check_limits(value: Any) -> dict[str, Any]:
                                            loc=(name, KEY_PART), input=name))
             continue
         try:
-            checked[name] = _metric_limit(raw)
+            checked[name] = _METRIC_LIMIT.validate_python(raw)
         except ValidationError as exc:
             errors.extend(nested_error(error, name) for error in exc.errors())
-        except PydanticCustomError as exc:
-            errors.append(InitErrorDetails(type=exc, loc=(name,), input=raw))
     if errors:
         raise ValidationError.from_exception_data("budgets", errors)
     return checked
@@ -558,12 +561,10 @@ def checks_from_mapping(
     for name, raw in limits.items():
         m = budget_metric(name, where)
         try:
-            spec = raw if isinstance(raw, MetricLimit) else (
-                MetricLimit.model_validate(raw) if isinstance(raw, Mapping)
-                else MetricLimit(limit=raw)
-            )
+            limit = _METRIC_LIMIT.validate_python(raw)
         except ValidationError as exc:
-            raise InvalidInputError(f"{where}: {m.name}: {invalid_input(exc)}") from exc
+            raise InvalidInputError(f"{where}: {invalid_input(exc, m.name)}") from exc
+        spec = limit if isinstance(limit, MetricLimit) else MetricLimit(limit=limit)
         found.append(
             Check(
                 metric=m.name,
