@@ -100,8 +100,8 @@ def test_old_spellings_still_work_with_a_note() -> None:
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "pagelab: --agg is deprecated; use --aggregation",
-        "pagelab: error: --aggregation: unknown 'mode'; use one of median, mean, p75, p90, "
-        "min, max, representative",
+        "pagelab: error: --aggregation: unknown 'mode' (valid: median, mean, p75, p90, "
+        "min, max, representative)",
     ]
     result = _pagelab("run", "http://127.0.0.1:9/", "--device", "nokia3310")
     assert result.stderr.splitlines()[0] == "pagelab: --device is deprecated; use --devices"

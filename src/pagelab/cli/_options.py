@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import Connection, Device, Location
+from pagelab.models import Connection, Device, Location, unknown_value
 
 __all__ = [
     "OUT_FORMATS",
@@ -116,8 +116,8 @@ def check_measuring(args: argparse.Namespace) -> None:
     from pagelab.stats import AGGREGATIONS
 
     if args.aggregation not in AGGREGATIONS:
-        raise InvalidInputError(f"--aggregation: unknown {args.aggregation!r}; use one of "
-                                f"{', '.join(AGGREGATIONS)}")
+        raise InvalidInputError(
+            f"--aggregation: {unknown_value(args.aggregation, AGGREGATIONS)}")
     if args.runs < 1:
         raise InvalidInputError(f"--runs: must be at least 1, got {args.runs}")
     check_outputs(args.out)
