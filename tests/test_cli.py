@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -153,4 +154,5 @@ def test_run_exits_1_when_the_page_fails_to_load() -> None:
     result = _pagelab("run", _refused_url(), "--devices", "desktop", "--no-progress")
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stdout.startswith("failed "), result.stdout
-    assert "error CHROME_INTERSTITIAL_ERROR" in result.stdout
+    assert re.search(r"error (CHROME_INTERSTITIAL_ERROR|FAILED_DOCUMENT_REQUEST): ",
+                     result.stdout), result.stdout
