@@ -196,7 +196,7 @@ def test_cli_flow_refuses_bad_input_in_one_line(
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\nsteps:\n  - click: '#a'\n")
     for argv, message in (
-        ([str(bad)], "flow 'bad', step 1 (click '#a'): an action outside a page"),
+        ([str(bad)], "flow 'bad', before step 1, action 1 (click '#a'): an action outside a page"),
         ([str(tmp_path / "none.yaml")], "cannot read the flow file"),
         ([str(bad), "--runs", "0"], "--runs: must be at least 1, got 0"),
         ([str(bad), "--out", "x.pdf"], "--out x.pdf: unknown suffix '.pdf'"),
@@ -310,7 +310,7 @@ def test_a_budget_file_with_a_bad_flow_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "broken.yaml").write_text("name: broken\nsteps:\n  - click: '#a'\n")
     (tmp_path / "budgets.yaml").write_text("flows:\n  - file: broken.yaml\n")
     with pytest.raises(InvalidInputError, match=r"budgets.yaml: flows\[0\]: .*flow 'broken', "
-                       r"step 1 \(click '#a'\): an action outside a page"):
+                       r"before step 1, action 1 \(click '#a'\): an action outside a page"):
         budgets.load_budgets(tmp_path / "budgets.yaml")
     (tmp_path / "budgets.yaml").write_text(
         "flows:\n  - file: slow.yaml\n  - file: slow.yaml\n")

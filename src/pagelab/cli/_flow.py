@@ -21,6 +21,7 @@ from ._options import (
     add_out,
     add_progress,
     check_measuring,
+    exit_status,
     ids,
 )
 from ._run import parse_config
@@ -36,7 +37,8 @@ def register(subparsers: Any) -> None:
         "flow", help="run a user flow file (YAML/JSON) and print a table per step",
         description="Run the user flow in FILE (docs/flows.md) --runs times on every device "
         "x location x connection, on the local engine, and print one table per step with "
-        "the metrics its mode measures, aggregated over the runs.",
+        "the metrics its mode measures, aggregated over the runs. Exit status 1 when any "
+        "run failed (its message on stderr).",
     )
     flow.add_argument("file", type=Path, metavar="FILE", help="flow file (.yaml, .yml, .json)")
     add_matrix(flow)
@@ -109,7 +111,4 @@ def _flow(args: argparse.Namespace) -> int:
     for path in args.out:
         results.export(path)
         print(f"pagelab: wrote {path}", file=sys.stderr)
-    if results.interrupted:
-        return 130
-    # Exit 1 when a run failed (an action, a page): a flow is a script that must finish.
-    return 1 if failed else 0
+    return exit_status(failed=bool(failed), interrupted=results.interrupted)
