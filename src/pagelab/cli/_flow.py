@@ -62,8 +62,9 @@ def step_tables(results: Results, agg: str = "median") -> str:
     summary = results.summary(None, agg).frame  # the aggregation, positionally
     keys = [c for c in CELL if c in summary.columns and c not in ("flow", "step", "url")]
     blocks: list[str] = []
-    steps = frame[["flow", "step", "step_index", "mode", "url"]].drop_duplicates(
-        ["flow", "step"])
+    # A step's mode and URL from any run that reached it: a run that failed there has none.
+    steps = frame.groupby(["flow", "step"], sort=False, observed=True)[
+        ["step_index", "mode", "url"]].first().reset_index()
     for flow, step, index, mode, url in steps.itertuples(index=False):
         mode = None if pd.isna(mode) else str(mode)
         rows = summary[(summary["flow"] == flow) & (summary["step"] == step)]
