@@ -55,12 +55,14 @@ FLOORS: dict[str, int] = {
     "pagelab._report": 8,
     "pagelab.export": 9,
     "pagelab._measure": 10,
-    "pagelab": 11,
+    # Whole-site scans measure through `measure`, so they sit above it.
+    "pagelab._scan": 11,
+    "pagelab": 12,
     # The faces: nothing imports them.
-    "pagelab.widgets": 12,
-    "pagelab.cli": 12,
-    "pytest_pagelab": 12,
-    "pagelab.__main__": 13,
+    "pagelab.widgets": 13,
+    "pagelab.cli": 13,
+    "pytest_pagelab": 13,
+    "pagelab.__main__": 14,
 }
 FACES = frozenset({"pagelab.widgets", "pagelab.cli", "pytest_pagelab"})
 #: The rooms a request passes through before any frame exists: they never load pandas,

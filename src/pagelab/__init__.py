@@ -24,6 +24,7 @@ from ._exceptions import (
     APINotFoundError,
     AuthenticationError,
     BadRequestError,
+    DiscoveryError,
     EngineError,
     EngineNotInstalledError,
     InsufficientCreditsError,
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
     from . import budgets, export, frames, plots, stats
     from ._measure import Results, measure
     from ._readable import Comparison, Summary
+    from ._scan import ScanResults, scan
 
 __version__ = "0.1.0"
 
@@ -88,6 +90,7 @@ __all__ = [
     "Comparison",
     "Connection",
     "Device",
+    "DiscoveryError",
     "EngineError",
     "EngineNotInstalledError",
     "Flow",
@@ -109,6 +112,7 @@ __all__ = [
     "Results",
     "RetryPolicy",
     "Runner",
+    "ScanResults",
     "ServerError",
     "StoreError",
     "Summary",
@@ -125,6 +129,7 @@ __all__ = [
     "measure",
     "metric",
     "plots",
+    "scan",
     "stats",
     "widgets",
 ]
@@ -133,7 +138,8 @@ __all__ = [
 # are paid for only by code that uses them.
 _LAZY_MODULES = frozenset({"budgets", "export", "frames", "plots", "stats", "widgets"})
 _LAZY_NAMES: dict[str, str] = {"Comparison": "._readable", "Results": "._measure",
-                               "Summary": "._readable", "measure": "._measure"}
+                               "ScanResults": "._scan", "Summary": "._readable",
+                               "measure": "._measure", "scan": "._scan"}
 #: Old names that still work, with a DeprecationWarning: old name -> (new name, why).
 _DEPRECATED: dict[str, tuple[str, str]] = {
     "TimeoutError": ("RequestTimeoutError", "it shadowed the builtin TimeoutError"),

@@ -7,6 +7,7 @@
     ├── EngineError                           the local engine cannot run at all
     │   └── EngineNotInstalledError           Chromium, Node or Lighthouse missing
     ├── StoreError                            the local store cannot be read or written
+    ├── DiscoveryError                        a scan cannot find the site's pages
     ├── MissingDependencyError (also ImportError)  an optional extra is not installed
     ├── TransportError                        the API server could not be reached
     │   └── RequestTimeoutError               a request, or waiting for a test, took too long
@@ -29,6 +30,7 @@ __all__ = [
     "APINotFoundError",
     "AuthenticationError",
     "BadRequestError",
+    "DiscoveryError",
     "EngineError",
     "EngineNotInstalledError",
     "InsufficientCreditsError",
@@ -76,6 +78,12 @@ class EngineNotInstalledError(EngineError):
 
 class StoreError(PagelabError):
     """The local store could not be read or written."""
+
+
+class DiscoveryError(PagelabError):
+    """:func:`pagelab.scan` cannot find the site's pages: the start URL cannot be reached,
+    or a sitemap is not XML, is over the protocol's 50 000 URLs or 50 MB, or its indexes
+    loop; the message names the URL."""
 
 
 class MissingDependencyError(PagelabError, ImportError):
