@@ -45,6 +45,13 @@ def test_a_slug_below_merged_paths_varies_a_repeated_name_does_not() -> None:
         "/blog/*/*/*", "/blog/*/*/*", "/u/*/settings", "/u/*/settings"]
 
 
+def test_a_section_beside_pages_is_not_merged_with_them() -> None:
+    products = [f"/store/product/p{c}" for c in "abcd"]
+    categories = [f"/store/category/{c}" for c in ("shoes", "hats", "bags")]
+    assert templates_of("/store/about", *products, *categories) == [
+        "/store/about", *["/store/product/*"] * 4, *["/store/category/*"] * 3]
+
+
 def test_the_rule_does_not_depend_on_the_order() -> None:
     paths = ["/product/a", "/product/b", "/product/c", "/blog/1/x", "/blog/2/y", "/about"]
     assert templates_of(*paths) == templates_of(*reversed(paths))[::-1]

@@ -7,7 +7,9 @@ paths form a tree of segments, read from the root down. At each node:
   (digits, a date, a hex hash, a UUID);
 - below one real parent path, children become ``*`` all together when there are
   :data:`MIN_SIBLINGS` or more distinct ones (slugs vary among siblings), else only those
-  that look like an id;
+  that look like an id; a child that has :data:`MIN_SIBLINGS` or more children of its own
+  is a section (``/store/product`` beside ``/store/about``): it is neither counted nor
+  merged;
 - below a node that merged several real paths (``/product/*``), a child that appears under
   one of them only is that page's own slug and becomes ``*``; one that repeats under
   several (``reviews`` under every product) is a fixed name and stays.
@@ -75,10 +77,16 @@ def _default_templates(urls: Iterable[str]) -> dict[str, str]:
         for value, group in children.items():
             parents[value].update(segments[:depth] for _, segments in group)
         merged_node = len(set().union(*parents.values())) > 1 if parents else False
-        every = depth > 0 and not merged_node and len(children) >= MIN_SIBLINGS
+        # A child with MIN_SIBLINGS or more children of its own is a section (``/category``
+        # beside ``/about``), never merged by the sibling count.
+        pages = [v for v, group in children.items()
+                 if len({seg[depth + 1] for _, seg in group if len(seg) > depth + 1})
+                 < MIN_SIBLINGS]
+        every = depth > 0 and not merged_node and len(pages) >= MIN_SIBLINGS
         merged: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
         for value in sorted(children):
-            varies = every or _looks_like_id(value) or (merged_node and len(parents[value]) == 1)
+            varies = ((every and value in pages) or _looks_like_id(value)
+                      or (merged_node and len(parents[value]) == 1))
             merged[_WILD if varies else value].extend(children[value])
         stack.extend(((*prefix, key), group) for key, group in merged.items())
     return out

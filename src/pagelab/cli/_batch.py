@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagelab.models import HEADLINE_METRICS, METRICS
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
     from pagelab import Results
 
-__all__ = ["register", "summary_table"]
+__all__ = ["format_table", "register", "summary_table"]
 
 #: The metrics the table shows (all nine are in --out files): the registry's headline ones.
 _SHOWN = HEADLINE_METRICS
@@ -81,15 +82,17 @@ def _key(values: Any, keys: list[str]) -> tuple[str, ...]:
     return tuple("" if pd.isna(v) else str(v) for v in values)
 
 
-def summary_table(results: Results, aggregation: str = "median") -> pd.DataFrame:
-    """The printed table: the cell columns, ``runs``, ``failed``, the shown metrics under
-    their registry headers (``LCP (ms)``), and ``note`` naming failed runs' error codes.
+def summary_table(results: Results, aggregation: str = "median",
+                  by: Sequence[str] | None = None) -> pd.DataFrame:
+    """The printed table: the cell columns (or the ``by`` columns), ``runs``, ``failed``, the
+    shown metrics under their registry headers (``LCP (ms)``), and ``note`` naming failed
+    runs' error codes, in the order of ``results.summary`` (a scan's: worst first).
 
     A cell whose runs all failed stays in the table with its codes in ``note``."""
     from pagelab.frames import CELL
 
-    summary = results.summary(aggregation=aggregation, metrics=list(_SHOWN))
-    keys = [c for c in CELL if c in summary.columns]
+    summary = results.summary(by=by, aggregation=aggregation, metrics=list(_SHOWN))
+    keys = list(by) if by else [c for c in CELL if c in summary.columns]
     notes = _notes(results, keys)
     table = summary[[*keys, "runs", "failed", *_SHOWN]].copy()
     for key in keys:
@@ -101,7 +104,7 @@ def summary_table(results: Results, aggregation: str = "median") -> pd.DataFrame
     return table.rename(columns={name: METRICS[name].header for name in _SHOWN})
 
 
-def _format(table: pd.DataFrame) -> str:
+def format_table(table: pd.DataFrame) -> str:
     import pandas as pd
 
     def formatter(name: str) -> Any:
@@ -130,7 +133,7 @@ def _batch(args: argparse.Namespace) -> int:
     if total == 0:
         print("pagelab: interrupted before any run finished", file=sys.stderr)
         return 130
-    print(_format(summary_table(results, args.aggregation)))
+    print(format_table(summary_table(results, args.aggregation)))
     for path in args.out:
         results.export(path)
         print(f"pagelab: wrote {path}", file=sys.stderr)

@@ -25,6 +25,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._check",
     "pagelab.cli._gate_check",
     "pagelab.cli._batch",
+    "pagelab.cli._scan",
     "pagelab.cli._flow",
     "pagelab.cli._ttfb",
     "pagelab.cli._demo",

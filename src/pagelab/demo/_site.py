@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Self, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from .._exceptions import InvalidInputError
+from ._store import PRODUCT_DELAY_S, robots_txt, sitemap, store_page
 
 __all__ = [
     "PAGES",
@@ -390,6 +391,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(HTTPStatus.OK, _render(path.strip("/") or "index"), _HTML, head=head)
         elif path == "/slow":
             self._slow(target.query, head=head)
+        elif path == "/robots.txt":
+            self._send(HTTPStatus.OK, robots_txt(self._base()), _TEXT, head=head)
+        elif path.startswith("/store"):
+            self._store(path, head=head)
         elif path == "/login":
             failed = _query_params(target.query).get("failed")
             message = ('<p id="login-failed" role="alert">Wrong user or password.</p>'
@@ -419,6 +424,27 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_no_content()
         else:
             self._send_text(HTTPStatus.NOT_FOUND, f"no page at {path}", head=head)
+
+    def _base(self) -> str:
+        """This server's own origin (never the request's Host header)."""
+        host, port = self._server.server_address[:2]
+        return f"http://{self._server.name or str(host)}:{port}"
+
+    def _store(self, path: str, *, head: bool) -> None:
+        """The demo store (``pagelab.demo._store``): its sitemaps and pages."""
+        found = sitemap(path, self._base())
+        if found is not None:
+            self._send(HTTPStatus.OK, found[0], found[1], head=head)
+            return
+        page = store_page(path)
+        if page is None:
+            self._send_text(HTTPStatus.NOT_FOUND, f"no page at {path}", head=head)
+            return
+        title, text, links = page
+        delay = PRODUCT_DELAY_S if path.startswith("/store/product/") else 0.0
+        if self._wait(delay + self._server.recorder.delay_ms / 1000):
+            body = _render("store", title=title, text=text, links=links)
+            self._send(HTTPStatus.OK, body, _HTML, head=head)
 
     def _slow(self, query: str, *, head: bool) -> None:
         raw = _query_params(query).get("ms")
