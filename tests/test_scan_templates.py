@@ -52,6 +52,16 @@ def test_a_section_beside_pages_is_not_merged_with_them() -> None:
         "/store/about", *["/store/product/*"] * 4, *["/store/category/*"] * 3]
 
 
+def test_many_sections_whose_children_repeat_are_one_template() -> None:
+    listings = [f"/category/{name}/{page}" for name in ("red", "blue", "wool")
+                for page in ("1", "2", "3")]
+    guides = [f"/docs/{name}/{page}" for name, pages in
+              (("guide", "abc"), ("api", "def"), ("cli", "ghi")) for page in pages]
+    assert set(templates_of(*listings)) == {"/category/*/*"}
+    # Three sections, each with children of its own: three templates.
+    assert set(templates_of(*guides)) == {"/docs/guide/*", "/docs/api/*", "/docs/cli/*"}
+
+
 def test_the_rule_does_not_depend_on_the_order() -> None:
     paths = ["/product/a", "/product/b", "/product/c", "/blog/1/x", "/blog/2/y", "/about"]
     assert templates_of(*paths) == templates_of(*reversed(paths))[::-1]

@@ -8,8 +8,9 @@ paths form a tree of segments, read from the root down. At each node:
 - below one real parent path, children become ``*`` all together when there are
   :data:`MIN_SIBLINGS` or more distinct ones (slugs vary among siblings), else only those
   that look like an id; a child that has :data:`MIN_SIBLINGS` or more children of its own
-  is a section (``/store/product`` beside ``/store/about``): it is neither counted nor
-  merged;
+  is a section (``/store/product`` beside ``/store/about``), not counted among them:
+  sections become ``*`` together only when there are :data:`MIN_SIBLINGS` or more and
+  their children repeat from one to another (``/category/<name>/<page>``);
 - below a node that merged several real paths (``/product/*``), a child that appears under
   one of them only is that page's own slug and becomes ``*``; one that repeats under
   several (``reviews`` under every product) is a fixed name and stays.
@@ -25,7 +26,7 @@ from __future__ import annotations
 import itertools
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
@@ -77,15 +78,23 @@ def _default_templates(urls: Iterable[str]) -> dict[str, str]:
         for value, group in children.items():
             parents[value].update(segments[:depth] for _, segments in group)
         merged_node = len(set().union(*parents.values())) > 1 if parents else False
-        # A child with MIN_SIBLINGS or more children of its own is a section (``/category``
-        # beside ``/about``), never merged by the sibling count.
-        pages = [v for v, group in children.items()
-                 if len({seg[depth + 1] for _, seg in group if len(seg) > depth + 1})
-                 < MIN_SIBLINGS]
-        every = depth > 0 and not merged_node and len(pages) >= MIN_SIBLINGS
+        # A child with MIN_SIBLINGS or more children of its own is a section.
+        below = {value: {seg[depth + 1] for _, seg in group if len(seg) > depth + 1}
+                 for value, group in children.items()}
+        pages = {value for value, kids in below.items() if len(kids) < MIN_SIBLINGS}
+        sections = [value for value in children if value not in pages]
+        siblings = depth > 0 and not merged_node
+        pages_vary = siblings and len(pages) >= MIN_SIBLINGS
+        # Sections are one template when they are many and their children repeat from one
+        # to another (``/category/<name>/<page>``), not when each has its own
+        # (``/store/category/...`` beside ``/store/product/...``).
+        repeated = Counter(kid for value in sections for kid in below[value])
+        sections_vary = (siblings and len(sections) >= MIN_SIBLINGS
+                         and any(count > 1 for count in repeated.values()))
         merged: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
         for value in sorted(children):
-            varies = ((every and value in pages) or _looks_like_id(value)
+            varies = ((pages_vary if value in pages else sections_vary)
+                      or _looks_like_id(value)
                       or (merged_node and len(parents[value]) == 1))
             merged[_WILD if varies else value].extend(children[value])
         stack.extend(((*prefix, key), group) for key, group in merged.items())
