@@ -83,7 +83,9 @@ def test_a_scan_of_the_store_ranks_the_slow_product_template_first(
                    "--out", str(report), "--out", str(runs), "--no-progress"])
     out, err = capsys.readouterr()
     assert status == 0, err
-    table = [line.split()[0] for line in out.splitlines()[1:]]
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert [row[1] for row in rows if row[0] == "/store/product/*"] == ["12"]  # pages
+    table = [row[0] for row in rows]
     assert table[0] == "/store/product/*"
     assert sorted(table) == ["/store", "/store/about", "/store/category/*", "/store/product/*"]
     assert "17 pages from the sitemap, 4 templates, 4 runs" in err

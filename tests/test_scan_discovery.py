@@ -236,3 +236,20 @@ def test_bad_arguments(site: RecordingSite, options: dict[str, object], message:
     with pytest.raises(pagelab.InvalidInputError, match=message):
         discover(site.url("/"), **options)  # type: ignore[arg-type]
     assert not site.requests  # refused before any request
+
+
+def test_a_scan_that_finds_no_page_stops_before_any_run(site: RecordingSite) -> None:
+    site.add("/sitemap.xml", urlset(site.url("/a")), content_type=XML)
+    with pytest.raises(pagelab.DiscoveryError, match=r"no page found in scope .*filtered"):
+        pagelab.scan(site.url("/"), include="/nothing/*", progress=False)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"runs": 0}, "runs"), ({"per_template": 0}, "per_template"),
+    ({"runner": "local"}, "runner"), ({"template": 42}, "template"),
+])
+def test_a_scan_refuses_bad_arguments_before_running(
+        site: RecordingSite, options: dict[str, object], message: str) -> None:
+    site.add("/sitemap.xml", urlset(site.url("/a")), content_type=XML)
+    with pytest.raises(pagelab.InvalidInputError, match=message):
+        pagelab.scan(site.url("/"), progress=False, **options)  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from typing import Any
 
 from pagelab._exceptions import InvalidInputError
@@ -91,7 +92,10 @@ def _scan(args: argparse.Namespace) -> int:
         return 130
     frame = results.frame
     by = ["template", *(c for c in ("device", "location") if frame[c].nunique() > 1)]
-    print(format_table(summary_table(results, by=by)))
+    table = summary_table(results, by=by)
+    pages = Counter(results.templates.values())
+    table.insert(1, "pages", [pages[str(name)] for name in table["template"]])
+    print(format_table(table))
     for path in args.out:
         results.export(path)
         print(f"pagelab: wrote {path}", file=sys.stderr)
