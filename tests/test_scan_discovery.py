@@ -129,6 +129,13 @@ def test_link_crawl_when_there_is_no_sitemap(site: RecordingSite, other: Recordi
     assert discover(u("/"), exclude="/a**").pages == list(map(u, ["/", "/b", "/b/1"]))
 
 
+def test_only_the_first_5_mb_of_a_crawled_page_are_read(site: RecordingSite) -> None:
+    site.add("/", html("/early") + " " * (6 * 2**20) + html("/late"))
+    site.add("/early", html())
+    site.add("/late", html())
+    assert discover(site.url("/")).pages == [site.url("/"), site.url("/early")]
+
+
 def test_a_guessed_sitemap_that_is_an_html_page_means_crawl(site: RecordingSite) -> None:
     site.add("/", html("/a"))
     site.add("/a", html())

@@ -30,6 +30,8 @@ DEFAULT_DEPTH = 3
 _FETCHES_PER_PAGE = 4
 _TIMEOUT = httpx.Timeout(15.0)
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
+#: The part of a crawled HTML page whose links are read.
+_MAX_PAGE_BYTES = 5 * 2**20
 #: Called with each page kept, as it is found.
 PageCallback = Callable[[str], None]
 
@@ -136,14 +138,40 @@ def discover(
     return found
 
 
-def _get_start(client: httpx.Client, url: str) -> httpx.Response:
+@dataclass(frozen=True, slots=True)
+class _Page:
+    """A fetched page: its status, its final URL (after redirects) and, for an HTML page
+    answered 200, its first :data:`_MAX_PAGE_BYTES` as text (else None: never read)."""
+
+    status: int
+    url: str
+    html: str | None
+
+
+def _fetch(client: httpx.Client, url: str) -> _Page:
+    """GET ``url``, reading the body only of an HTML page, and only up to the cap (its links
+    are in its first megabytes; a PDF or a video is not downloaded at all)."""
+    with client.stream("GET", url) as response:
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if response.status_code != 200 or kind not in _HTML_TYPES:
+            return _Page(response.status_code, str(response.url), None)
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) >= _MAX_PAGE_BYTES:
+                break
+        text = bytes(body[:_MAX_PAGE_BYTES]).decode(response.encoding or "utf-8", "replace")
+        return _Page(response.status_code, str(response.url), text)
+
+
+def _get_start(client: httpx.Client, url: str) -> _Page:
     try:
-        response = client.get(url)
+        page = _fetch(client, url)
     except httpx.HTTPError as exc:
         raise DiscoveryError(f"start URL {url} cannot be reached: {exc}") from exc
-    if response.status_code >= 400:
-        raise DiscoveryError(f"start URL {url}: the server answered {response.status_code}")
-    return response
+    if page.status >= 400:
+        raise DiscoveryError(f"start URL {url}: the server answered {page.status}")
+    return page
 
 
 class _Links(HTMLParser):
@@ -164,44 +192,39 @@ class _Links(HTMLParser):
             self.links.append(href)
 
 
-def _is_html(response: httpx.Response) -> bool:
-    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    return response.status_code == 200 and kind in _HTML_TYPES
-
-
-def _links(response: httpx.Response) -> list[str]:
+def _links(page: _Page) -> list[str]:
     parser = _Links()
-    parser.feed(response.text)
+    parser.feed(page.html or "")
     parser.close()
-    base = urljoin(str(response.url), parser.base) if parser.base else str(response.url)
+    base = urljoin(page.url, parser.base) if parser.base else page.url
     return [urljoin(base, href.strip()) for href in parser.links]
 
 
-def _crawl(client: httpx.Client, start_url: str, start: httpx.Response, keeper: _Keeper,
+def _crawl(client: httpx.Client, start_url: str, start: _Page, keeper: _Keeper,
            depth: int) -> None:
     """Breadth first from the start page: each level's pages in the order they were linked,
     until ``max_pages`` are kept, ``depth`` is reached or the fetch budget is spent."""
     first = keeper.offer(start_url)
-    if first is None or not _is_html(start):
+    if first is None or start.html is None:
         return
     keeper.keep(first)
     budget = _FETCHES_PER_PAGE * keeper.max_pages
-    queue: collections.deque[tuple[str, int, httpx.Response | None]] = collections.deque(
+    queue: collections.deque[tuple[str, int, _Page | None]] = collections.deque(
         [(first, 0, start)])
     while queue and not keeper.full and budget > 0:
-        url, level, response = queue.popleft()
-        if response is None:
+        url, level, page = queue.popleft()
+        if page is None:
             budget -= 1
             try:
-                response = client.get(url)
+                page = _fetch(client, url)
             except httpx.HTTPError:
                 continue  # a broken link is not the scan's failure: the page is skipped
-            if not _is_html(response):
+            if page.html is None:
                 continue
             keeper.keep(url)
         if level >= depth:
             continue
-        for link in _links(response):
+        for link in _links(page):
             found = keeper.offer(link)
             if found is not None:
                 queue.append((found, level + 1, None))
