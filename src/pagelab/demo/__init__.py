@@ -7,10 +7,14 @@ N ms. Every request and every beacon the pages send is recorded::
     with DemoServer() as site:
         run_test(site.page_url("heavy"))
         print(site.beacons)
+
+:class:`CruxStandIn` replays recorded answers of the Chrome UX Report API on loopback, for
+the field-data notebook and tests (``PAGELAB_CRUX_ENDPOINT``).
 """
 
 from pagelab._public import publish
 
+from ._crux import CruxRequest, CruxStandIn
 from ._site import PAGES, WIDGET_BYTES, DemoServer, RecordedRequest, serve
 
 # isort: split
@@ -20,6 +24,8 @@ from ._site import serve_forever as serve_forever
 __all__ = [
     "PAGES",
     "WIDGET_BYTES",
+    "CruxRequest",
+    "CruxStandIn",
     "DemoServer",
     "RecordedRequest",
     "serve",
