@@ -53,6 +53,7 @@ FLOORS: dict[str, int] = {
     "pagelab.budgets": 7,
     "pagelab._readable": 7,
     "pagelab._report": 8,
+    "pagelab.field": 8,
     "pagelab.export": 9,
     "pagelab._measure": 10,
     "pagelab": 11,

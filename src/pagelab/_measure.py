@@ -591,6 +591,18 @@ class Results:
 
         return explain(self, by, a, b, within=within)
 
+    def versus_field(self, fallback: str | None = "origin", *, api_key: str | None = None,
+                     refresh: bool = False) -> pd.DataFrame:
+        """Lab beside field: per cell and metric the lab median and the Chrome UX Report's
+        p75 of the page on the device's form factor (phones and ``mobile``: phone; laptops
+        and ``desktop``: desktop; tablets: tablet), both ratings and ``ratio`` = lab / field.
+        A page without its own record falls back to its origin (``field_level="origin"``;
+        ``fallback=None``: no fallback). A DataFrame displayed readably in a notebook; key,
+        cache and errors as :func:`pagelab.field.record`'s (docs/field.md)."""
+        from pagelab.field import versus_field
+
+        return versus_field(self.frame, fallback=fallback, api_key=api_key, refresh=refresh)
+
     def export(self, path: str | os.PathLike[str], **options: Any) -> Path:
         """Write the runs to ``path`` by its suffix (:func:`pagelab.export.export`; the
         ``options`` ``by``, ``a``, ``b``, ``title``, ``explain`` shape the HTML report);

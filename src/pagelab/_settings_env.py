@@ -70,6 +70,19 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "engine, `pagelab doctor`",
     ),
     EnvironmentVariable(
+        "PAGELAB_CRUX_API_KEY", "(unset)",
+        "The Google Cloud API key `pagelab.field`, `Results.versus_field` and `pagelab field` "
+        "send to the Chrome UX Report API (in the `X-Goog-Api-Key` header; never printed, "
+        "logged or stored); `api_key=` takes precedence.",
+        "Python, `pagelab field`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_CRUX_ENDPOINT", "`https://chromeuxreport.googleapis.com/v1`",
+        "The Chrome UX Report API's base URL (the tests and the field notebook point it at "
+        "a loopback stand-in, `pagelab.demo.CruxStandIn`).",
+        "Python, `pagelab field`",
+    ),
+    EnvironmentVariable(
         "PAGELAB_DATABASE_URL", "(unset: SQLite in the data dir)",
         "The store of `pagelab serve`, `pagelab keys`, `pagelab worker-key` and `pagelab "
         "workers`: `sqlite:///DIR` or `postgresql://...` (the default of `--database`, and "

@@ -14,17 +14,17 @@ the field-data notebook and tests (``PAGELAB_CRUX_ENDPOINT``).
 
 from pagelab._public import publish
 
-from ._crux import CruxRequest, CruxStandIn
+from ._crux import CruxStandIn
 from ._site import PAGES, WIDGET_BYTES, DemoServer, RecordedRequest, serve
 
 # isort: split
-# For ``pagelab demo`` only (not public API, not in __all__).
+# For ``pagelab demo`` and the tests (not public API, not in __all__).
+from ._crux import CruxRequest as CruxRequest
 from ._site import serve_forever as serve_forever
 
 __all__ = [
     "PAGES",
     "WIDGET_BYTES",
-    "CruxRequest",
     "CruxStandIn",
     "DemoServer",
     "RecordedRequest",

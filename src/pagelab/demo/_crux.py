@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from pagelab._exceptions import InvalidInputError
 
-__all__ = ["CruxStandIn", "CruxRequest"]
+__all__ = ["CruxRequest", "CruxStandIn"]
 
 _PREFIX = "/v1/"
 
@@ -105,10 +105,10 @@ class CruxStandIn:
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 stand_in._handle(self)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self._httpd = ThreadingHTTPServer((self._host, self._port), Handler)
@@ -130,7 +130,7 @@ class CruxStandIn:
                  tb: TracebackType | None) -> None:
         self.stop()
 
-    def _pick(self, method: str, query: dict[str, Any], key: str | None) -> _Answer:
+    def _pick(self, method: str, query: dict[str, Any], key: str) -> _Answer:
         if key not in self._keys:
             return self._bad_key
         name = _query_key(method, query)
@@ -151,8 +151,8 @@ class CruxStandIn:
             query = {}
         if not isinstance(query, dict):
             query = {}
-        key = handler.headers.get("X-Goog-Api-Key") or (
-            parse_qs(parts.query).get("key") or [None])[0]
+        keys = parse_qs(parts.query).get("key") or [""]
+        key = handler.headers.get("X-Goog-Api-Key") or keys[0]
         method = parts.path.removeprefix(_PREFIX)
         answer = self._pick(method, query, key)
         with self._lock:

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 import httpx
+from pydantic import SecretStr
 
 from pagelab.client import RetryPolicy, parse_retry_after
 
@@ -59,7 +60,9 @@ class CruxClient:
         retry: RetryPolicy | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.__key = api_key if api_key is not None else os.environ.get(KEY_ENV) or None
+        key = api_key if api_key is not None else os.environ.get(KEY_ENV)
+        # A SecretStr shows as '**********' in any repr, vars() or traceback's locals.
+        self._key = SecretStr(key) if key else None
         base = endpoint or os.environ.get(ENDPOINT_ENV) or DEFAULT_ENDPOINT
         self.endpoint = base.rstrip("/")
         self.cache = cache if cache is not None else AnswerCache()
@@ -67,7 +70,7 @@ class CruxClient:
         self._transport = transport
 
     def __repr__(self) -> str:
-        key = "set" if self.__key else "missing"
+        key = "set" if self._key else "missing"
         return f"<CruxClient endpoint={self.endpoint!r} key={key}>"
 
     def query(self, method: str, query: dict[str, Any], *, refresh: bool = False) -> Answer:
@@ -83,12 +86,13 @@ class CruxClient:
         return answer
 
     def _ask(self, method: str, query: dict[str, Any]) -> Answer:
-        if not self.__key:
+        if self._key is None:
             raise FieldKeyError(
                 f"no Chrome UX Report API key: pass api_key= or set {KEY_ENV} (a Google Cloud "
                 "API key with the Chrome UX Report API enabled)")
         url = f"{self.endpoint}/{method}"
-        headers = {"X-Goog-Api-Key": self.__key, "Accept": "application/json"}
+        headers = {"X-Goog-Api-Key": self._key.get_secret_value(),
+                   "Accept": "application/json"}
         attempt = 0
         with httpx.Client(timeout=_TIMEOUT, transport=self._transport,
                           follow_redirects=False, trust_env=False) as http:

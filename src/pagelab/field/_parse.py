@@ -93,11 +93,15 @@ def _bins(histogram: object, index: int | None = None) -> list[tuple[float, floa
     return bins
 
 
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _identity(body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     record = body.get("record")
     if not isinstance(record, dict):
         raise ValueError("no record in the answer")
-    key = record.get("key") if isinstance(record.get("key"), dict) else {}
+    key = _dict(record.get("key"))
     level = "origin" if "origin" in key else "page"
     target = key.get("origin") if level == "origin" else key.get("url")
     normalized = body.get("urlNormalizationDetails")
@@ -134,12 +138,11 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 def record_frame(body: dict[str, Any]) -> pd.DataFrame:
     """A ``queryRecord`` answer: one row per metric."""
     record, identity = _identity(body)
-    period = record.get("collectionPeriod") if isinstance(
-        record.get("collectionPeriod"), dict) else {}
+    period = _dict(record.get("collectionPeriod"))
     first, last = _date(period.get("firstDate")), _date(period.get("lastDate"))
     rows = []
     for m, data in _known(record.get("metrics")):
-        percentiles = data.get("percentiles") if isinstance(data.get("percentiles"), dict) else {}
+        percentiles = _dict(data.get("percentiles"))
         p75 = _number(percentiles.get("p75"))
         rows.append(_row(identity, m, p75, _densities(m, _bins(data.get("histogram"))),
                          first, last))
@@ -150,8 +153,8 @@ def history_frame(body: dict[str, Any]) -> pd.DataFrame:
     """A ``queryHistoryRecord`` answer: one row per metric and weekly period (each a 28-day
     window), oldest first; a period without enough data has NaN values."""
     record, identity = _identity(body)
-    periods = record.get("collectionPeriods") if isinstance(
-        record.get("collectionPeriods"), list) else []
+    found = record.get("collectionPeriods")
+    periods: list[Any] = found if isinstance(found, list) else []
     dates = [(_date(p.get("firstDate")), _date(p.get("lastDate"))) if isinstance(p, dict)
              else (None, None) for p in periods]
     rows = []

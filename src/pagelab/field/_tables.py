@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from pagelab._html import MISSING, Markup, table
-from pagelab._readable import _BOX, _HINT, _Readable
+from pagelab._readable import _BOX, _Readable
 from pagelab.models import METRICS, metric_value
 
 __all__ = ["FieldHistory", "FieldRecord", "LabVersusField", "field_text", "history_text"]
@@ -59,7 +59,7 @@ class FieldRecord(_Readable):
 
     def _repr_html_(self) -> str:
         rows = [
-            [METRICS[r.metric].label, metric_value(METRICS[r.metric], _float(r.p75)),
+            [METRICS[str(r.metric)].label, metric_value(METRICS[str(r.metric)], _float(r.p75)),
              _percent(r.good), _percent(r.needs_improvement), _percent(r.poor),
              r.rating if isinstance(r.rating, str) else MISSING]
             for r in self.itertuples()
@@ -110,8 +110,8 @@ class LabVersusField(_Readable):
         headers = [*cells, "form factor", "metric", "lab median", "field p75", "lab / field",
                    "field data of"]
         body = table(headers, rows, css_class="pagelab-versus-field",
-                     align=["left"] * (len(cells) + 3) + ["right"] * 3 + ["left"],
-                     wrap=[c == "url" for c in cells] + [False] * 7)
+                     align=["left"] * (len(cells) + 2) + ["right"] * 3 + ["left"],
+                     wrap=[c == "url" for c in cells] + [False] * 6)
         note = _NOTE.format("lab: the median of emulated runs; field: p75 of 28 days of real "
                             "Chrome users; 'origin': the page had no record of its own")
         return str(_BOX.format("pagelab-field-box",
@@ -130,7 +130,7 @@ def _text_table(headers: list[str], rows: list[list[str]]) -> str:
 
 def field_text(frame: pd.DataFrame) -> str:
     """A record as terminal text: the heading, then a line per metric."""
-    rows = [[METRICS[r.metric].label, METRICS[r.metric].format(_float(r.p75)),
+    rows = [[METRICS[str(r.metric)].label, METRICS[str(r.metric)].format(_float(r.p75)),
              _percent(r.good), _percent(r.needs_improvement), _percent(r.poor),
              r.rating if isinstance(r.rating, str) else MISSING]
             for r in frame.itertuples()]

@@ -4,6 +4,7 @@ backend (``pip install 'pagelab[notebook]'``)."""
 from pagelab._public import publish
 
 from ._explain import compare_filmstrips, compare_waterfalls, contributions
+from ._field import field_history, versus_field
 from ._matrix import comparison, distribution, heatmap, metric_by_group, trend
 from ._run import Video, filmstrip, video, waterfall
 from ._ttfb import ttfb
@@ -20,11 +21,13 @@ __all__ = [
     "comparison",
     "contributions",
     "distribution",
+    "field_history",
     "filmstrip",
     "heatmap",
     "metric_by_group",
     "trend",
     "ttfb",
+    "versus_field",
     "video",
     "waterfall",
 ]
