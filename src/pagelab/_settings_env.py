@@ -93,8 +93,9 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
     EnvironmentVariable(
         "PAGELAB_DATA_DIR", "the user data dir (`~/.local/share/pagelab`)",
         "The store: the SQLite file, Lighthouse JSON and HTML reports, screenshots, the "
-        "report-link secret (the default of every `--data-dir`).",
-        "runners, store, `pagelab serve`, `pagelab keys`",
+        "report-link secret (the default of every `--data-dir`); the day's Chrome UX Report "
+        "answers (`field-cache/`).",
+        "runners, store, `pagelab serve`, `pagelab keys`, `pagelab.field`",
     ),
     EnvironmentVariable(
         "PAGELAB_DNS_SERVER", "(unset: the system resolver)",
