@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import pickle
 from collections.abc import Iterator
 from datetime import timedelta
@@ -362,13 +361,13 @@ def test_the_cli_prints_the_table(crux: CruxStandIn, capsys: pytest.CaptureFixtu
     assert len(out.strip().splitlines()) == 1 + 1 + 25
 
 
-def test_the_cli_errors_in_one_line(crux: CruxStandIn, capsys: pytest.CaptureFixture[str]
-                                    ) -> None:
+def test_the_cli_errors_in_one_line(crux: CruxStandIn, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
     assert main(["field", HEAVY, "--form-factor", "phone"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "--origin" in err
-    os.environ["PAGELAB_CRUX_API_KEY"] = "wrong-key-abc"
+    monkeypatch.setenv("PAGELAB_CRUX_API_KEY", "wrong-key-abc")
     assert main(["field", FAST, "--refresh"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1

@@ -39,9 +39,6 @@ class FieldNotFoundError(FieldError, NotFoundError):
         self.target = target
         self.form_factor = form_factor
 
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
 
 class FieldKeyError(FieldError):
     """No API key (``api_key=`` or ``PAGELAB_CRUX_API_KEY``), or the API refused it."""

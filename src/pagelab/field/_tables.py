@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from pagelab._html import MISSING, Markup, table
-from pagelab._readable import _BOX, _Readable
+from pagelab._readable import READABLE_BOX, ReadableFrame
 from pagelab.models import METRICS, metric_value
 
 __all__ = ["FieldHistory", "FieldRecord", "LabVersusField", "field_text", "history_text"]
@@ -54,7 +54,7 @@ def _float(value: object) -> float | None:
         isinstance(value, float) and math.isnan(value)) else float(value)  # type: ignore[arg-type]
 
 
-class FieldRecord(_Readable):
+class FieldRecord(ReadableFrame):
     """:func:`pagelab.field.record`'s frame, displayed readably."""
 
     def _repr_html_(self) -> str:
@@ -68,11 +68,11 @@ class FieldRecord(_Readable):
                      css_class="pagelab-field")
         note = _NOTE.format("p75 of real Chrome users' page loads over 28 days; good / needs "
                             "improvement / poor: their shares")
-        return str(_BOX.format("pagelab-field-box", _TITLE.format(_heading(self)) + body + note,
-                               self._hint()))
+        return str(READABLE_BOX.format(
+            "pagelab-field-box", _TITLE.format(_heading(self)) + body + note, self._hint()))
 
 
-class FieldHistory(_Readable):
+class FieldHistory(ReadableFrame):
     """:func:`pagelab.field.history`'s frame, displayed as the p75 per weekly period."""
 
     def _repr_html_(self) -> str:
@@ -86,11 +86,11 @@ class FieldHistory(_Readable):
         body = table(headers, rows, css_class="pagelab-field-history")
         note = _NOTE.format("p75 per 28-day window, one window a week; a dash: too few users "
                             "that week")
-        return str(_BOX.format("pagelab-field-box", _TITLE.format(_heading(self)) + body + note,
-                               self._hint()))
+        return str(READABLE_BOX.format(
+            "pagelab-field-box", _TITLE.format(_heading(self)) + body + note, self._hint()))
 
 
-class LabVersusField(_Readable):
+class LabVersusField(ReadableFrame):
     """:meth:`pagelab.Results.versus_field`'s frame: lab medians beside field p75."""
 
     def _repr_html_(self) -> str:
@@ -114,8 +114,8 @@ class LabVersusField(_Readable):
                      wrap=[c == "url" for c in cells] + [False] * 6)
         note = _NOTE.format("lab: the median of emulated runs; field: p75 of 28 days of real "
                             "Chrome users; 'origin': the page had no record of its own")
-        return str(_BOX.format("pagelab-field-box",
-                               _TITLE.format("Lab beside field") + body + note, self._hint()))
+        return str(READABLE_BOX.format(
+            "pagelab-field-box", _TITLE.format("Lab beside field") + body + note, self._hint()))
 
 
 def _text_table(headers: list[str], rows: list[list[str]]) -> str:
