@@ -200,6 +200,33 @@ def test_a_429_is_retried_after_retry_after(crux: CruxStandIn) -> None:
     assert [r.status for r in crux.requests] == [429, 200]
 
 
+class RecordingPolicy(pagelab.RetryPolicy):
+    """The real policy, noting each wait it is asked for."""
+
+    waits: list[tuple[int, float | None]] = []  # noqa: RUF012 (one test at a time)
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        self.waits.append((attempt, retry_after))
+        return super().delay(attempt, retry_after)
+
+
+def test_the_wait_is_the_servers_retry_after(crux: CruxStandIn) -> None:
+    RecordingPolicy.waits.clear()
+    client = CruxClient(retry=RecordingPolicy())
+    assert client.query("records:queryRecord", {"url": "http://demo.test/busy",
+                                                "formFactor": "PHONE"}).status == 200
+    assert RecordingPolicy.waits == [(0, 1.0)]  # Retry-After: 1, not the backoff's guess
+
+
+def test_a_429_past_the_retries_is_a_quota_error(crux: CruxStandIn) -> None:
+    client = CruxClient(retry=pagelab.RetryPolicy(max_retries=2))
+    with pytest.raises(FieldQuotaError) as caught:
+        client.query("records:queryRecord", {"url": "http://demo.test/throttled",
+                                             "formFactor": "PHONE"})
+    assert caught.value.retry_after == 0
+    assert [r.status for r in crux.requests] == [429, 429, 429]
+
+
 def test_a_spent_quota_is_not_waited_for(crux: CruxStandIn) -> None:
     # Retry-After: 86400 is past RetryPolicy.max_retry_after: raised at once, with the wait.
     with pytest.raises(FieldQuotaError, match="quota") as caught:
