@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import pickle
 from collections.abc import Iterator
 from datetime import timedelta
@@ -423,3 +424,29 @@ def test_the_plots_draw_lab_and_field_with_thresholds(crux: CruxStandIn) -> None
     assert math.isnan(float(values[10]))
     with pytest.raises(InvalidInputError):
         plots.versus_field(history)
+
+
+def test_the_html_report_has_a_field_section_when_a_key_is_configured(
+        crux: CruxStandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pagelab.export import html_report
+
+    results = pagelab.Results.from_frame(matrix_2x2())
+    page = html_report(results, explain=False)
+    assert 'id="field"' in page
+    assert "1,850 ms" in page
+    assert "origin" in page
+    assert len(crux.requests) == 6
+    assert 'id="field"' not in html_report(results, explain=False, field=False)
+    # An answer the API refuses is a note in the section (never the key), or raised on
+    # request; without a key there is no section and nothing is asked.
+    monkeypatch.setenv("PAGELAB_CRUX_API_KEY", "wrong-key-abc")
+    monkeypatch.setenv("PAGELAB_DATA_DIR", str(Path(os.environ["PAGELAB_DATA_DIR"]) / "b"))
+    page = html_report(results, explain=False)
+    assert "No field data: the Chrome UX Report API refused the API key" in page
+    assert "wrong-key-abc" not in page
+    with pytest.raises(FieldKeyError):
+        html_report(results, explain=False, field=True)
+    monkeypatch.delenv("PAGELAB_CRUX_API_KEY")
+    asked = len(crux.requests)
+    assert 'id="field"' not in html_report(results, explain=False)
+    assert len(crux.requests) == asked

@@ -605,8 +605,8 @@ class Results:
 
     def export(self, path: str | os.PathLike[str], **options: Any) -> Path:
         """Write the runs to ``path`` by its suffix (:func:`pagelab.export.export`; the
-        ``options`` ``by``, ``a``, ``b``, ``title``, ``explain`` shape the HTML report);
-        returns the path."""
+        ``options`` ``by``, ``a``, ``b``, ``title``, ``explain``, ``field`` shape the HTML
+        report); returns the path."""
         from pagelab.export import export
 
         return export(self, path, **options)

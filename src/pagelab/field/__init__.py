@@ -25,11 +25,14 @@ from ._errors import (
 )
 
 # isort: split
-# For pagelab.Results, pagelab.plots and `pagelab field` (not public API, not in __all__).
+# For pagelab.Results, the HTML report and `pagelab field` (not public API, not in __all__).
 from ._client import DEFAULT_ENDPOINT as DEFAULT_ENDPOINT
 from ._client import CruxClient as CruxClient
+from ._client import key_configured as key_configured
+from ._tables import VERSUS_NOTE as VERSUS_NOTE
 from ._tables import field_text as field_text
 from ._tables import history_text as history_text
+from ._tables import versus_table as versus_table
 from ._versus import versus_field as versus_field
 
 __all__ = [

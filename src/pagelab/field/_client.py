@@ -32,6 +32,7 @@ __all__ = [
     "KEY_ENV",
     "RECORD",
     "CruxClient",
+    "key_configured",
     "not_found",
 ]
 
@@ -46,6 +47,11 @@ HISTORY = "records:queryHistoryRecord"
 _TIMEOUT = httpx.Timeout(20.0, connect=10.0)
 #: Retried: the quota's short-term limit, and the server's passing failures.
 _RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+def key_configured() -> bool:
+    """Whether ``PAGELAB_CRUX_API_KEY`` holds a key."""
+    return bool(os.environ.get(KEY_ENV))
 
 
 class CruxClient:

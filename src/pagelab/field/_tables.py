@@ -16,7 +16,8 @@ from pagelab._html import MISSING, Markup, table
 from pagelab._readable import READABLE_BOX, ReadableFrame
 from pagelab.models import METRICS, metric_value
 
-__all__ = ["FieldHistory", "FieldRecord", "LabVersusField", "field_text", "history_text"]
+__all__ = ["VERSUS_NOTE", "FieldHistory", "FieldRecord", "LabVersusField", "field_text",
+           "history_text", "versus_table"]
 
 _TITLE = Markup("<div><strong>{}</strong></div>")
 _NOTE = Markup('<div style="color:#5f6368;font-size:12px">{}</div>')
@@ -94,28 +95,37 @@ class LabVersusField(ReadableFrame):
     """:meth:`pagelab.Results.versus_field`'s frame: lab medians beside field p75."""
 
     def _repr_html_(self) -> str:
-        cells = [c for c in ("url", "device", "location", "connection") if c in self.columns
-                 and self[c].notna().any()]
-        rows = []
-        for r in self.to_dict("records"):
-            m = METRICS[r["metric"]]
-            level = r["field_level"] if isinstance(r["field_level"], str) else "none"
-            rows.append([*(str(r[c]) if r[c] is not pd.NA else MISSING for c in cells),
-                         r["form_factor"], m.label,
-                         metric_value(m, _float(r["lab_median"])),
-                         metric_value(m, _float(r["field_p75"])),
-                         _ratio(_float(r["ratio"]) if _float(r["ratio"]) is not None
-                                else math.nan),
-                         level])
-        headers = [*cells, "form factor", "metric", "lab median", "field p75", "lab / field",
-                   "field data of"]
-        body = table(headers, rows, css_class="pagelab-versus-field",
-                     align=["left"] * (len(cells) + 2) + ["right"] * 3 + ["left"],
-                     wrap=[c == "url" for c in cells] + [False] * 6)
-        note = _NOTE.format("lab: the median of emulated runs; field: p75 of 28 days of real "
-                            "Chrome users; 'origin': the page had no record of its own")
+        body = versus_table(self)
+        note = _NOTE.format(VERSUS_NOTE)
         return str(READABLE_BOX.format(
             "pagelab-field-box", _TITLE.format("Lab beside field") + body + note, self._hint()))
+
+
+#: What the lab-beside-field table compares, under it (notebook and HTML report).
+VERSUS_NOTE = ("lab: the median of emulated runs; field: p75 of 28 days of real Chrome users "
+               "(the Chrome UX Report); 'origin': the page had no record of its own")
+
+
+def versus_table(frame: pd.DataFrame) -> Markup:
+    """:meth:`pagelab.Results.versus_field`'s frame as a table: a row per cell and metric,
+    both values coloured by their ratings."""
+    cells = [c for c in ("url", "device", "location", "connection") if c in frame.columns
+             and frame[c].notna().any()]
+    rows = []
+    for r in frame.to_dict("records"):
+        m = METRICS[r["metric"]]
+        level = r["field_level"] if isinstance(r["field_level"], str) else "none"
+        ratio = _float(r["ratio"])
+        rows.append([*(str(r[c]) if r[c] is not pd.NA else MISSING for c in cells),
+                     r["form_factor"], m.label,
+                     metric_value(m, _float(r["lab_median"])),
+                     metric_value(m, _float(r["field_p75"])),
+                     _ratio(math.nan if ratio is None else ratio), level])
+    headers = [*cells, "form factor", "metric", "lab median", "field p75", "lab / field",
+               "field data of"]
+    return table(headers, rows, css_class="pagelab-versus-field",
+                 align=["left"] * (len(cells) + 2) + ["right"] * 3 + ["left"],
+                 wrap=[c == "url" for c in cells] + [False] * 6)
 
 
 def _text_table(headers: list[str], rows: list[list[str]]) -> str:
