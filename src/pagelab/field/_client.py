@@ -101,7 +101,7 @@ class CruxClient:
                    "Accept": "application/json"}
         attempt = 0
         with httpx.Client(timeout=_TIMEOUT, transport=self._transport,
-                          follow_redirects=False, trust_env=False) as http:
+                          follow_redirects=False) as http:
             while True:
                 try:
                     response = http.post(url, json=query, headers=headers)
