@@ -39,6 +39,7 @@ from ._adaptive import AutoRuns as AutoRuns
 from ._adaptive import median_interval as median_interval
 from ._adaptive import parse_auto_runs as parse_auto_runs
 from ._baseline import current_commit as current_commit
+from ._baseline import too_few_baseline_runs as too_few_baseline_runs
 from ._ci import budget_source_line as budget_source_line
 from ._ci import code_quality_issues as code_quality_issues
 from ._ci import markdown_summary as markdown_summary

@@ -38,18 +38,15 @@ __all__ = ["SimulatedGate", "look_level", "simulate_gate"]
 #: Sequences simulated to calibrate the per-look level (Monte Carlo error of the resulting
 #: false-alarm rate at 0.05: about 0.001).
 _CALIBRATION_SEQUENCES = 40_000
-#: Below this many runs on a side stats.compare gives no p-value (stats' MIN_RUNS).
-_MIN_TESTED = 5
 
 
 def _p_values(base: np.ndarray, new: np.ndarray) -> np.ndarray:
     """Two-sided Mann-Whitney p-values row by row (scipy's choice of exact or normal
-    approximation, as :func:`pagelab.stats.compare` makes it for untied values)."""
+    approximation, as :func:`pagelab.stats.compare` makes it for untied values; at any
+    run count, as there: counts that cannot go below a level simply never do)."""
     import numpy as np
     from scipy.stats import mannwhitneyu
 
-    if base.shape[1] < _MIN_TESTED or new.shape[1] < _MIN_TESTED:
-        return np.full(base.shape[0], np.nan)
     return np.asarray(mannwhitneyu(base, new, axis=1, alternative="two-sided").pvalue)
 
 
@@ -61,8 +58,8 @@ def look_level(alpha: float, n_baseline: int, min_runs: int, max_runs: int) -> f
     ``n_baseline`` baseline runs). ``alpha`` itself when only one look can test."""
     import numpy as np
 
-    looks = [n for n in range(max(min_runs, _MIN_TESTED), max_runs + 1)]
-    if n_baseline < _MIN_TESTED or len(looks) <= 1:
+    looks = list(range(min_runs, max_runs + 1))
+    if len(looks) <= 1:
         return alpha
     rng = np.random.default_rng(np.random.SeedSequence([n_baseline, min_runs, max_runs]))
     base = rng.random((_CALIBRATION_SEQUENCES, n_baseline))
