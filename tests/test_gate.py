@@ -165,6 +165,51 @@ def test_auto_runs_add_runs_only_to_undecided_cells() -> None:
     assert len(auto.notes()) == 3
 
 
+def test_auto_never_stops_below_the_runs_that_can_decide() -> None:
+    # Issue 33: auto:3-4 kept 3 runs as a baseline and compared 4 runs against them, counts
+    # whose rank test never goes below p = 0.057: a gate that could not fail. auto now raises
+    # its range to the fewest runs that can decide, and says so.
+    import pandas as pd
+
+    from recorded_runs import load_runs
+
+    recorded = load_runs()
+    fast = recorded[recorded["url"] == "http://demo.test/fast"].sort_values("run")
+    calls: list[int] = []
+
+    def measure(cells: list[CellKey], count: int) -> pd.DataFrame:
+        calls.append(count)
+        taken = sum(calls) - count
+        rows = fast.iloc[[(taken + i) % len(fast) for i in range(count)]].copy()
+        rows["largest_contentful_paint"] += 400  # a page 400 ms slower
+        return rows.reset_index(drop=True)
+
+    cells: list[CellKey] = [("http://demo.test/fast", "mobile", "us", None, None, None)]
+    # Saving a baseline: at least the runs that can show a difference against as many.
+    saving = budgets.AutoRuns(GateRule(min_runs=3, max_runs=4), keeps_baseline=True)
+    assert len(saving.run(measure, cells)) == 4
+    assert saving.notes()[0] == ("runs=auto:3-4 raised to auto:4-4: a baseline of fewer than "
+                                 "4 runs cannot show a difference at alpha 0.05 against as "
+                                 "many")
+    # Comparing against 3 baseline runs: 5 new runs are the fewest that can go below 0.05
+    # (2/56 = 0.036), so the page 400 ms slower is caught, not passed as inconclusive.
+    baseline = budgets.make_baseline(fast.iloc[:3], commit="c0ffee")
+    limits = budgets.parse_regression_limits("LCP:10%")
+    calls.clear()
+    auto = budgets.AutoRuns(GateRule(min_runs=3, max_runs=4), baseline, limits)
+    frame = auto.run(measure, cells)
+    assert len(frame) == 5
+    assert auto.notes()[0] == ("runs=auto:3-4 raised to auto:5-5: against a baseline of 3 "
+                               "runs, fewer than 5 cannot show a difference at alpha 0.05")
+    [result] = budgets.compare_baseline(baseline, frame, limits, rule=auto.rule,
+                                        adaptive=True).results
+    assert result.verdict == "regression"
+    assert result.too_few_runs is None
+    # A range that can decide is left as it is.
+    ten = budgets.make_baseline(fast, commit="c0ffee")
+    assert budgets.AutoRuns(GateRule(), ten, limits).deciding_rule(cells) == GateRule()
+
+
 def test_gate_keeps_each_connection_a_cell_of_its_own() -> None:
     # The one cell definition: a baseline over runs on two connections keeps two cells, each
     # with its own runs, and the gate compares each connection only with its own baseline.

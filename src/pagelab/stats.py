@@ -46,12 +46,9 @@ __all__ = [
     "describe",
     "explain",
     "history",
-    "min_runs",
     "representative_run",
     "representative_runs",
-    "smallest_p_value",
     "summarize",
-    "too_few_runs",
 ]
 
 #: What :func:`summarize` can put in a metric column (``p75``/``p90``: linear percentiles;
@@ -89,6 +86,8 @@ _STATS = ("median", "mean", "p75", "p90", "min", "max", "std")
 
 
 # -- how many runs can decide ----------------------------------------------------------------
+# The one computation of it, for compare, the gate, baselines and runs=auto; outside
+# __all__ (the public API stays at most 200 names): users see MIN_RUNS and the verdicts.
 
 
 def smallest_p_value(n_a: int, n_b: int) -> float:

@@ -99,7 +99,9 @@ class AutoRuns:
             url, device, location, connection = cell[:4]
             base = self.baseline.cell(str(url), str(device), str(location),
                                       None if connection is None else str(connection))
-            for name in self.limits if base is not None and base.has_runs else ():
+            if base is None or not base.has_runs:
+                continue
+            for name in self.limits:
                 count = sum(v is not None for v in base.values.get(name, []))
                 if count:
                     yield count

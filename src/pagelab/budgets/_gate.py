@@ -11,9 +11,10 @@ Large but not significant is *inconclusive* ("inconclusive (n=3 vs 5)"): it pass
 the rule says inconclusive results fail. Run counts that can never give a p-value below
 ``level`` (:func:`pagelab.stats.too_few_runs`: 4 new runs against a 3-run baseline at 0.05)
 can never fail: the result says so instead of the bare counts ("inconclusive (4 vs 3 runs
-cannot show a difference at alpha 0.05: at least 4 a side)"). Everything else is *ok*. A comparison is *decided*
-when it regressed or when the interval's worse end is within the limit (clearly inside);
-the adaptive runs (:mod:`._sequential`) stop measuring a cell once it is decided.
+cannot show a difference at alpha 0.05: at least 4 a side)"). Everything else is *ok*. A
+comparison is *decided* when it regressed or when the interval's worse end is within the
+limit (clearly inside); the adaptive runs (:mod:`._sequential`) stop measuring a cell once
+it is decided.
 
 A baseline written before it kept its runs has only aggregates: such a cell is compared by
 the fixed threshold (as before), and the record says so.
