@@ -6,6 +6,7 @@ on a real regression. Synthetic samples with the dispersion of the recorded real
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -161,7 +162,9 @@ def test_auto_runs_add_runs_only_to_undecided_cells() -> None:
     assert all(count == 1 and "http://demo.test/slow" not in urls for urls, count in calls[1:])
     assert (counts["max"] == counts["count"] - 1).all()  # runs numbered on, per cell
     assert counts["count"].max() <= 9
-    assert auto.stops[cells[0]] == "decided after 5 runs"
+    # Where auto stopped, with the power it reached (the finding: it belongs in the output).
+    assert re.fullmatch(r"decided after 5 runs; power \d+ % for a true "
+                        r"largest_contentful_paint:10% \(CV \d+ %\)", auto.stops[cells[0]])
     assert len(auto.notes()) == 3
 
 
@@ -205,9 +208,25 @@ def test_auto_never_stops_below_the_runs_that_can_decide() -> None:
                                         adaptive=True).results
     assert result.verdict == "regression"
     assert result.too_few_runs is None
+    assert re.fullmatch(r"decided after 5 runs; power \d+ % .*", auto.stops[cells[0]])
     # A range that can decide is left as it is.
     ten = budgets.make_baseline(fast, commit="c0ffee")
     assert budgets.AutoRuns(GateRule(), ten, limits).deciding_rule(cells) == GateRule()
+
+
+def test_power_reached_is_the_rank_tests() -> None:
+    # The finding: a true 10 % shift at a CV of 10 % (one standard deviation) is caught
+    # about 20 % of the time with 5 runs a side; with 10, about half at 0.05 and a third at
+    # auto's per-look level against 10 runs (0.021; the finding measured 37 %).
+    from pagelab.budgets import rank_test_power
+
+    assert rank_test_power(5, 5, 1.0, 0.05) == pytest.approx(0.21, abs=0.03)
+    assert rank_test_power(10, 10, 1.0, 0.05) == pytest.approx(0.51, abs=0.03)
+    assert rank_test_power(10, 10, 1.0, 0.021) == pytest.approx(0.33, abs=0.03)
+    assert rank_test_power(10, 10, 0.0, 0.05) == pytest.approx(0.05, abs=0.015)
+    # Runs without spread: certain when the counts can reach the level, else never.
+    assert rank_test_power(4, 4, math.inf, 0.05) == 1.0
+    assert rank_test_power(3, 3, math.inf, 0.05) == 0.0
 
 
 def test_gate_keeps_each_connection_a_cell_of_its_own() -> None:

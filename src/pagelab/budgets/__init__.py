@@ -68,6 +68,7 @@ from ._resources import replayed_lhrs as replayed_lhrs
 from ._resources import resource_limits as resource_limits
 from ._sequential import SimulatedGate as SimulatedGate
 from ._sequential import look_level as look_level
+from ._sequential import rank_test_power as rank_test_power
 from ._sequential import simulate_gate as simulate_gate
 from ._wording import STATUS_LABELS as STATUS_LABELS
 

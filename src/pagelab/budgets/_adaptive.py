@@ -26,7 +26,7 @@ from pagelab._cells import CellKey, cell_key, cell_keys, cell_label
 
 from ._baseline import compare_baseline
 from ._gate import MAX_RUNS, GateRule
-from ._sequential import look_level
+from ._sequential import look_level, rank_test_power
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,13 +111,14 @@ class AutoRuns:
         whose rank test can go below the per-look level (:func:`look_level`) against each
         cell's baseline runs, and with :attr:`keeps_baseline` the runs that can show a
         difference at alpha against as many. Notes why in :attr:`raised`."""
-        from pagelab.stats import min_runs, too_few_runs
+        from pagelab.stats import min_runs
 
         rule = self.rule
         floor, why = rule.min_runs, ""
         if self.keeps_baseline and min_runs(rule.alpha) > floor:
             floor = min_runs(rule.alpha)
-            why = f"{too_few_runs(rule.min_runs, rule.min_runs, rule.alpha)} (a baseline)"
+            why = (f"a baseline of fewer than {floor} runs cannot show a difference at alpha "
+                   f"{rule.alpha:.2g} against as many")
         for n_base in sorted(set(self._baseline_runs(cells))):
             while True:  # a higher minimum means fewer looks: a level as high or higher
                 level = look_level(rule.alpha, n_base, floor, max(rule.max_runs, floor))
@@ -126,18 +127,48 @@ class AutoRuns:
                     break
                 if need > MAX_RUNS:
                     self.raised.append(
-                        f"runs=auto: a baseline cell has {n_base} runs: no count up to "
-                        f"{MAX_RUNS} can show a difference against them at alpha "
-                        f"{level:.2g}; save the baseline again with more runs")
+                        f"runs=auto: against a baseline of {n_base} runs no count up to "
+                        f"{MAX_RUNS} can show a difference at alpha {level:.2g}; save the "
+                        "baseline again with more runs")
                     break
                 floor = need
-                why = str(too_few_runs(rule.min_runs, n_base, level)) + " (against the baseline)"
+                why = (f"against a baseline of {n_base} runs, fewer than {need} cannot show a "
+                       f"difference at alpha {level:.2g}")
         if floor == rule.min_runs:
             return rule
         raised = replace(rule, min_runs=floor, max_runs=max(rule.max_runs, floor))
         self.raised.append(f"runs=auto:{rule.min_runs}-{rule.max_runs} raised to "
                            f"auto:{raised.min_runs}-{raised.max_runs}: {why}")
         return raised
+
+    def _power(self, cell: Cell, taken: int) -> str:
+        """``; power 37 % for a true largest_contentful_paint:10% (CV 10 %)``: per limited
+        metric with baseline runs, the chance that the gate's rank test at the per-look
+        level finds a true shift the size of the limit with ``taken`` new runs, at the
+        spread (CV) of the baseline's runs. Empty without a baseline."""
+        import math
+        import statistics
+
+        url, device, location, connection = cell[:4]
+        base = None if self.baseline is None else self.baseline.cell(
+            str(url), str(device), str(location), None if connection is None else str(connection))
+        if base is None or not base.has_runs or not taken:
+            return ""
+        parts = []
+        for name, limit in self.limits.items():
+            values = [v for v in base.values.get(name, []) if v is not None]
+            if len(values) < 2:
+                continue
+            median, spread = statistics.median(values), statistics.stdev(values)
+            shift = abs(limit.allowed(median) - median)
+            level = look_level(self.rule.alpha, len(values), self.rule.min_runs,
+                               self.rule.max_runs)
+            power = rank_test_power(len(values), taken,
+                                    shift / spread if spread else math.inf, level)
+            mean = statistics.fmean(values)
+            cv = f"{spread / abs(mean) * 100:.0f} %" if mean else "n/a"
+            parts.append(f"power {power * 100:.0f} % for a true {limit} (CV {cv})")
+        return "".join(f"; {part}" for part in parts)
 
     def _decided(self, cell: Cell, rows: pd.DataFrame) -> bool:
         """Every regression check against the baseline regressed or is clearly inside its
@@ -179,9 +210,10 @@ class AutoRuns:
             for cell in undecided:
                 taken = counts.get(cell, 0)
                 if taken and self._decided(cell, _rows(frame, cell)):
-                    self.stops[cell] = f"decided after {taken} runs"
+                    self.stops[cell] = f"decided after {taken} runs{self._power(cell, taken)}"
                 elif max(taken, asked[cell]) >= self.rule.max_runs:
-                    self.stops[cell] = f"undecided at the maximum, {taken} runs"
+                    self.stops[cell] = (f"undecided at the maximum, {taken} runs"
+                                        f"{self._power(cell, taken)}")
                 else:
                     still.append(cell)
             if not still:

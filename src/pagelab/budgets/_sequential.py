@@ -33,7 +33,7 @@ from ._gate import GateRule, judge
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["SimulatedGate", "look_level", "simulate_gate"]
+__all__ = ["SimulatedGate", "look_level", "rank_test_power", "simulate_gate"]
 
 #: Sequences simulated to calibrate the per-look level (Monte Carlo error of the resulting
 #: false-alarm rate at 0.05: about 0.001).
@@ -72,6 +72,31 @@ def look_level(alpha: float, n_baseline: int, min_runs: int, max_runs: int) -> f
     ordered = np.sort(smallest)
     allowed = int(np.floor(alpha * _CALIBRATION_SEQUENCES))
     return float(min(alpha, ordered[allowed]))
+
+
+#: Sequences simulated for a power figure (Monte Carlo error at 50 %: about 0.8 points).
+_POWER_SEQUENCES = 4_000
+
+
+@lru_cache(maxsize=256)
+def rank_test_power(n_baseline: int, n: int, shift_sd: float, level: float) -> float:
+    """The chance that the gate's rank test, at ``level``, finds a true shift of
+    ``shift_sd`` standard deviations between ``n_baseline`` and ``n`` normally distributed
+    runs (seeded simulation): the power the runs reached. A shift of 0 gives about
+    ``level``; an infinite one (runs without spread) 1 when the counts can reach the level
+    at all, else 0 (:func:`pagelab.stats.smallest_p_value`)."""
+    import math
+
+    import numpy as np
+
+    from pagelab.stats import smallest_p_value
+
+    if math.isinf(shift_sd):
+        return 1.0 if smallest_p_value(n_baseline, n) < level else 0.0
+    rng = np.random.default_rng(np.random.SeedSequence([n_baseline, n]))
+    base = rng.standard_normal((_POWER_SEQUENCES, n_baseline))
+    new = rng.standard_normal((_POWER_SEQUENCES, n)) + shift_sd
+    return float((_p_values(base, new) < level).mean())
 
 
 @dataclass(frozen=True, slots=True, eq=False)
