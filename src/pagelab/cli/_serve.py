@@ -170,7 +170,7 @@ def _fleet_settings(args: argparse.Namespace, broker: str) -> Any:
             secret=resolve_secret(args.fleet_secret, file=args.fleet_secret_file),
             queue_timeout=args.queue_timeout, max_attempts=args.max_attempts,
             visibility_timeout=args.visibility_timeout,
-            **({"max_message_bytes": args.max_message_mb << 20}
+            **({"max_message_mb": args.max_message_mb}
                if args.max_message_mb is not None else {}),
         )
     except ValidationError as exc:

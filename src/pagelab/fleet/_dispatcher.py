@@ -82,7 +82,7 @@ class FleetDispatcher:
         self._wake = wake
         self._keys = FleetKeys(fleet.secret)
         self._app = fleet_app(fleet.broker_url, visibility_timeout=fleet.visibility_timeout,
-                              max_message_bytes=fleet.max_message_bytes)
+                              max_message_bytes=fleet.max_message_mb << 20)
         self._stop = threading.Event()
         self._queue_lock = filelock.FileLock(str(Path(store.data_dir) / "serve.lock"))
         self._threads = [

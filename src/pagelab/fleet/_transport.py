@@ -17,7 +17,7 @@ from typing import Any
 from kombu.transport import redis as kombu_redis
 from kombu.transport import virtual
 
-from ._protocol import ForgedMessageError
+from ._protocol import MAX_TASK_BYTES, ForgedMessageError
 
 __all__ = ["MAX_MESSAGE_BYTES_OPTION", "GuardedRedisTransport"]
 
@@ -76,8 +76,8 @@ class _GuardedChannel(kombu_redis.Channel):
     from_transport_options = (  # type: ignore[assignment]  # kombu types it by its length
         *kombu_redis.Channel.from_transport_options, MAX_MESSAGE_BYTES_OPTION,
     )
-    #: Set from the transport options (``fleet_app``); this default is never used there.
-    max_message_bytes = 1 << 20
+    #: Set from the transport options (``fleet_app``).
+    max_message_bytes = MAX_TASK_BYTES
 
 
 class GuardedRedisTransport(kombu_redis.Transport):
