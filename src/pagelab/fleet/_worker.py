@@ -282,7 +282,8 @@ class FleetWorker:
                 break
             # Held: by a live worker (a replay), or by a lost one whose hold lapses within
             # HEARTBEAT_TTL, and then this is Redis handing the task out again.
-            self._stop.wait(0.5)
+            if self._stop.wait(0.5):
+                break
         logger.warning("refused a task: test %s, delivery %s already ran or is held by a "
                        "live worker (a replay?)", test_id, delivery_id)
         return False
