@@ -66,8 +66,8 @@ def test_a_flow_failure_message_is_scrubbed_in_every_spelling() -> None:
     failure = {"item_index": 2, "message": f"navigation to /done?pw={quote_plus(SECRET)} "
                                             f"failed; value {html.escape(SECRET)}"}
     message, _ = failure_message(failure, flow, SecretScrubber.of(flow.secrets))
-    assert message == "flow 'f', step 2 (type into '#pw'): navigation to /done?pw=*** " \
-                      "failed; value ***"
+    assert message == ("flow 'f', after step 1 (navigate 'http://127.0.0.1:9/'), action 1 "
+                       "(type into '#pw'): navigation to /done?pw=*** failed; value ***")
 
 
 def node_binary() -> str:

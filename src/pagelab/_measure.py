@@ -92,11 +92,9 @@ def _choices(value: object, name: str, kind: type[E],
     for i, item in enumerate(_as_list(value, name)):
         try:
             out.append(kind((adapter or TypeAdapter(kind)).validate_python(item)))
-        except (ValidationError, ValueError):
-            valid = ", ".join(member.value for member in kind)
-            raise InvalidInputError(
-                f"{name}[{i}]: unknown {str(item)[:100]!r}; valid: {valid}"
-            ) from None
+        except ValidationError as exc:
+            # The translator's words, as a runner's device= or a budget file's devices.
+            raise invalid_input(exc, f"{name}[{i}]") from None
     return list(dict.fromkeys(out))
 
 
@@ -238,9 +236,10 @@ def measure(
     their wide frame): 5 runs of every cell, then one more run per undecided cell at a
     time, up to 15, until the comparison with ``against`` under the regression ``limits``
     (default ``largest_contentful_paint:10%``) is decided: regressed, or clearly inside the
-    limits (the gate of ``--pagelab-runs=auto``; ``docs/pytest-plugin.md``). No progress
-    bar is shown then (the total is not known); a ``progress`` callable still hears of
-    every run.
+    limits (the gate of ``--pagelab-runs=auto``; ``docs/pytest-plugin.md``), never below
+    the runs that can decide against ``against``'s. ``Results.notes`` then says where each
+    cell stopped and the power its runs reached. No progress bar is shown then (the total
+    is not known); a ``progress`` callable still hears of every run.
 
     ``urls``, ``devices``, ``locations`` and ``connections`` each take one value or a list
     (repeats are dropped). ``urls`` may hold user flows (:class:`~pagelab.Flow`, local
@@ -370,13 +369,15 @@ def _measure_auto(
         order = sorted(range(len(collector.reports)), key=collector.order.__getitem__)
         return Results([collector.reports[i] for i in order]).frame
 
+    auto = AutoRuns(rule, baseline, parsed)
     try:
-        frame = AutoRuns(rule, baseline, parsed).run(measure_some, list(by_key))
+        frame = auto.run(measure_some, list(by_key))
     finally:
         if owned:
             active.close()
     results = Results.from_frame(frame)
     results.runner = active
+    results.notes = auto.notes()
     return results
 
 
@@ -421,6 +422,11 @@ class Results:
         self.runner = runner
         #: True when an interrupt stopped :func:`measure` before every run was done.
         self.interrupted = interrupted
+        #: ``runs="auto"``: where each cell stopped and the power its runs reached
+        #: (``desktop/us http://…/ decided after 6 runs; power 48 % for a true
+        #: largest_contentful_paint:10% (CV 7 %)``), and a run range raised to what can
+        #: decide; empty otherwise.
+        self.notes: list[str] = []
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, interrupted: bool = False) -> Results:
