@@ -103,13 +103,19 @@ def test_compare_is_a_dataframe_with_labelled_readable_display(
         metrics=["LCP"]).columns)
     shown = compared._repr_html_()
     page = HtmlParts(shown)
-    # The cell each row compares within comes first (one comparison per device, location).
-    assert page.headers[:8] == ["device", "location", "metric", "http://demo.test/fast (a)",
-                                "http://demo.test/heavy (b)", "b \u2212 a", "b vs a",
-                                "95 % interval of b \u2212 a"]
+    # The cell each row compares within comes first (one comparison per device, location),
+    # then what a reader came for: the verdict, the medians, the difference; the evidence
+    # last, folded into one column (issue 33: the verdict was off-screen).
+    assert page.headers == ["device", "location", "metric", "verdict",
+                            "http://demo.test/fast (a)", "http://demo.test/heavy (b)",
+                            "b \u2212 a", "95 % interval of b\u00a0\u2212\u00a0a"]
     assert "rel_diff" not in shown
     assert "LCP (ms)" in shown
     assert re.search(r">\+\d[\d,.]* %<", shown)  # the relative difference, with its unit
+    # p, Cliff's delta and the runs beneath the interval, each labelled.
+    assert re.search(r"p &lt; 0\.001 \u00b7 \u03b4 \+1\.00 \u00b7 runs \d+ / \d+", shown)
+    # The footer counts the columns the table has, not the frame's alone.
+    assert f"{len(compared.columns)} columns shown as {len(page.headers)} " in shown
     assert not re.search(r"\d\.\d{4,}", shown)
     # A significant verdict is coloured: heavy is slower (worse) on LCP.
     poor = RATING_COLOURS["poor"]

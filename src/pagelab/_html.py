@@ -14,6 +14,7 @@ coloured (the registry's palette) is :mod:`pagelab.models`' (``metric_value``,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MISSING",
     "Markup",
+    "breakable",
     "escape",
     "link",
     "pill",
@@ -80,7 +82,20 @@ _TABLE = "border-collapse:collapse;margin:6px 0;font-size:13px"
 _TH = ("padding:3px 8px;border-bottom:1px solid #bdc1c6;font-weight:600;text-align:{align};"
        "vertical-align:bottom")
 _TD = "padding:3px 8px;border-bottom:1px solid #e8eaed;text-align:{align};vertical-align:top"
-_WRAP = "white-space:normal;overflow-wrap:anywhere;min-width:12em;max-width:30em"
+# Wrapping columns break at spaces and at :func:`breakable`'s points (a URL after its
+# slashes), inside a word only when a part is wider than the column.
+_WRAP = "white-space:normal;overflow-wrap:break-word;min-width:8em;max-width:30em"
+#: Where a URL or a path may break: after each of these characters.
+_BREAK_AFTER = re.compile(r"(?<=[/?&=._])(?=[^/?&=._])")
+
+
+def breakable(text: object) -> Markup:
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each ``/ ? & = . _``
+    so a URL wraps between its parts, never in the middle of one."""
+    if isinstance(text, Markup):
+        return text
+    # Split the text, then escape each part: a break never lands inside an entity.
+    return Markup("<wbr>").join(_BREAK_AFTER.split(str(text)))
 
 
 def table(
@@ -97,7 +112,8 @@ def table(
     """A table; a cell or header is text (escaped) or :class:`Markup` (kept).
 
     ``align`` per column (``left`` / ``right``; default left for the first column, right
-    after), ``titles`` a tooltip per header, ``wrap`` which columns may wrap (long URLs),
+    after), ``titles`` a tooltip per header, ``wrap`` which columns may wrap (long URLs:
+    their text cells break between a URL's parts, :func:`breakable`),
     ``row_keys`` go in each row's ``data-key`` (what a browser test finds a row by) and
     ``row_styles`` are extra inline styles per row (a failed run's tint).
     """
@@ -123,8 +139,8 @@ def table(
         extra = next(styles) if styles is not None else ""
         style = Markup(' style="{}"').format(extra) if extra else Markup("")
         cells = Markup("").join(
-            Markup('<td style="{}">{}</td>').format(s, cell)
-            for s, cell in zip(cell_styles, row, strict=True)
+            Markup('<td style="{}">{}</td>').format(s, breakable(cell) if w else cell)
+            for s, w, cell in zip(cell_styles, wraps, row, strict=True)
         )
         body.append(Markup("<tr{}{}>{}</tr>").format(key, style, cells))
     return Markup('<table class="{}" style="{}"><thead><tr>{}</tr></thead>'
