@@ -191,9 +191,9 @@ _COMPARISON_PLAN: tuple[tuple[str, str, str], ...] = (
     ("{a}", "median of a's successful runs", "a_median"),
     ("{b}", "median of b's successful runs", "b_median"),
     ("b \u2212 a", "difference of the medians; beneath, in percent of a's median", "diff"),
-    ("95 % interval of b\u00a0\u2212\u00a0a", "seeded percentile bootstrap of the difference of medians; "
-     "beneath, the two-sided Mann-Whitney U p, Cliff's \u03b4 (effect size of b against a, -1 "
-     "to 1) and the successful runs per side", "ci_low"),
+    ("95 % interval of b\u00a0\u2212\u00a0a", "seeded percentile bootstrap of the difference "
+     "of medians; beneath, the two-sided Mann-Whitney U p, Cliff's \u03b4 (effect size of "
+     "b against a, -1 to 1) and the successful runs per side", "ci_low"),
 )
 
 
