@@ -4,7 +4,9 @@ escaping, the safe-link rule and the autoescaping templates, on real recorded ru
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import httpx
 import pandas as pd
 import pytest
 
@@ -205,6 +207,47 @@ def test_every_face_links_a_web_report() -> None:
                         batch_type="multiple-urls", status="completed", reports=[item])
     for shown in (report._repr_html_(), batch._repr_html_(), batch_comparison_page(batch)):
         assert HtmlParts(shown).links == [target]
+
+
+def test_notebook_faces_serve_a_report_file_that_documents_keep(
+        tmp_path: Path, results: pagelab.Results) -> None:
+    """Issue 33: a notebook's browser refuses a ``file://`` link ("Not allowed to load local
+    resource"). In a notebook's display a stored report is linked from the kernel's loopback
+    server, which serves that file and nothing else; a document written to disk (the export
+    report) keeps the file's address."""
+    stored = tmp_path / "reports" / "lt 1.html"
+    stored.parent.mkdir()
+    stored.write_text("<!doctype html><title>Lighthouse Report</title>")
+    other = tmp_path / "secret.txt"
+    other.write_text("not linked")
+    file_url = stored.as_uri()
+    report = _report("http://demo.test/fast", file_url)
+    item = BatchItem(**report.model_dump(include=set(BatchItem.model_fields)))
+    batch = BatchReport(id="b1", urls=[report.url], devices=["mobile"], locations=["us"],
+                        batch_type="multiple-urls", status="completed", reports=[item])
+    frame = results.frame.assign(report_url=pd.array([file_url] * len(results.frame),
+                                                     dtype="string"))
+    with_file = pagelab.Results.from_frame(frame)
+    shown = [report._repr_html_(), item._repr_html_(), batch._repr_html_(),
+             with_file.summary()._repr_html_(), with_file._repr_html_()]
+    links = [link for html in shown for link in HtmlParts(html).links]
+    assert len(links) >= len(shown)
+    assert len(set(links)) == 1  # one file, one address
+    served = links[0]
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/[\w-]+/\d+/lt%201\.html", served)
+    assert f'title="{file_url}"' in shown[0]  # where the file is, in the tooltip
+    answer = httpx.get(served)
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "text/html"
+    assert answer.text == stored.read_text()
+    # Nothing but the linked file: another name, another number, another token.
+    origin, token, number, _ = served.rsplit("/", 3)
+    for wrong in (f"{origin}/{token}/{number}/secret.txt", f"{origin}/{token}/99/lt%201.html",
+                  f"{origin}/{'x' * len(token)}/{number}/lt%201.html", f"{origin}/{token}/"):
+        assert httpx.get(wrong).status_code == 404, wrong
+    # The export report is a file on disk: its links stay file addresses.
+    assert file_url in HtmlParts(html_report(frame, metrics=["LCP"])).links
+    assert served not in html_report(frame, metrics=["LCP"])
 
 
 # -- templates ----------------------------------------------------------------------------

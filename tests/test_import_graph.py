@@ -31,6 +31,7 @@ FLOORS: dict[str, int] = {
     "pagelab._settings_env": 0,
     "pagelab._bootstrap": 0,
     "pagelab._public": 0,
+    "pagelab._served": 0,
     "pagelab._extras": 1,
     "pagelab._apt": 1,
     "pagelab._cells": 1,
@@ -65,7 +66,8 @@ FACES = frozenset({"pagelab.widgets", "pagelab.cli", "pytest_pagelab"})
 #: The rooms a request passes through before any frame exists: they never load pandas,
 #: so ``import pagelab``, ``pagelab serve`` and a fleet worker stay light.
 WITHOUT_PANDAS = frozenset({
-    "pagelab", "pagelab._exceptions", "pagelab._paths", "pagelab._public", "pagelab._html",
+    "pagelab", "pagelab._exceptions", "pagelab._paths", "pagelab._public", "pagelab._served",
+    "pagelab._html",
     "pagelab._extras", "pagelab._apt", "pagelab.models", "pagelab.catalog", "pagelab.demo",
     "pagelab.store", "pagelab.engine", "pagelab.client", "pagelab.fleet", "pagelab.runners",
     "pagelab.service",

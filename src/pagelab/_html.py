@@ -15,11 +15,15 @@ coloured (the registry's palette) is :mod:`pagelab.models`' (``metric_value``,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import cache, wraps
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from markupsafe import Markup, escape
+
+from pagelab._served import served_url
 
 if TYPE_CHECKING:
     import jinja2
@@ -29,6 +33,7 @@ __all__ = [
     "Markup",
     "breakable",
     "escape",
+    "for_notebook",
     "link",
     "pill",
     "render",
@@ -56,14 +61,45 @@ def safe_url(url: object) -> str | None:
     return stripped
 
 
+#: Whether the HTML being made is a notebook's display (:func:`for_notebook`).
+_IN_NOTEBOOK: ContextVar[bool] = ContextVar("pagelab_in_notebook", default=False)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def for_notebook(render: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``render`` (a ``_repr_html_``, a widget's table) makes HTML a notebook shows: its
+    links to report files point to the loopback server of :mod:`pagelab._served`, since a
+    notebook's browser refuses ``file://`` links. Documents written to disk keep them."""
+
+    @wraps(render)
+    def rendering(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with _notebook():
+            return render(*args, **kwargs)
+
+    return rendering
+
+
+@contextmanager
+def _notebook() -> Iterator[None]:
+    token = _IN_NOTEBOOK.set(True)
+    try:
+        yield
+    finally:
+        _IN_NOTEBOOK.reset(token)
+
+
 def link(url: object, text: str, *, fallback: str | None = None) -> Markup:
     """A link opening ``url`` in a new tab when :func:`safe_url` allows it; else
-    ``fallback`` as text (nothing by default)."""
+    ``fallback`` as text (nothing by default). In a notebook's display (:func:`for_notebook`)
+    a report file's link is served from loopback, the file's path in its tooltip."""
     target = safe_url(url)
     if target is None:
         return escape(fallback) if fallback else Markup("")
-    return Markup('<a href="{}" target="_blank" rel="noopener noreferrer">{}</a>').format(
-        target, text)
+    served = served_url(target) if _IN_NOTEBOOK.get() else target
+    tip = Markup(' title="{}"').format(target) if served != target else Markup("")
+    return Markup('<a href="{}"{} target="_blank" rel="noopener noreferrer">{}</a>').format(
+        served, tip, text)
 
 
 def pill(text: str, colours: tuple[str, str], title: str = "") -> Markup:

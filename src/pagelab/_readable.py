@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab._html import MISSING, Markup, breakable, link, pill, table
+from pagelab._html import MISSING, Markup, breakable, for_notebook, link, pill, table
 from pagelab._public import publish
 from pagelab.models import (
     HEADLINE_METRICS,
@@ -370,6 +370,7 @@ class _Readable(pd.DataFrame):
 class Summary(_Readable):
     """:meth:`pagelab.Results.summary`'s table: a DataFrame, displayed readably."""
 
+    @for_notebook
     def _repr_html_(self) -> str:
         shown = summary_table(self)
         return str(_BOX.format("pagelab-summary-box", shown, self._hint(shown)))
@@ -384,6 +385,7 @@ class Comparison(_Readable):
         return str(_BOX.format("pagelab-comparison-box", shown, self._hint(shown)))
 
 
+@for_notebook
 def runs_html(frame: pd.DataFrame, title: str, summary: pd.DataFrame) -> str:
     """What :class:`pagelab.Results` shows in a notebook: a title line, the summary per cell
     and the failed runs."""

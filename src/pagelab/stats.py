@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGGREGATIONS",
-    "COMPARISON_COLUMNS",
     "MIN_RUNS",
     "Explanation",
     "compare",
@@ -522,7 +521,9 @@ def _pooled_note(frame: pd.DataFrame, keys: list[str], within: list[str],
     return f"pooled over {'; '.join(pooled)}" if pooled else ""
 
 
-#: The columns of :func:`compare` after its ``within`` columns (the cell compared within).
+#: The columns of :func:`compare` after its ``within`` columns (the cell compared within);
+#: for the readable table (:mod:`pagelab._readable`), not in ``__all__`` (the public API
+#: stays at most 200 names).
 COMPARISON_COLUMNS: tuple[str, ...] = (
     "metric", "unit", "a_median", "b_median", "diff", "rel_diff", "ci_low", "ci_high",
     "p_value", "effect_size", "n_a", "n_b", "verdict", "note")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
-from pagelab._html import escape
+from pagelab._html import escape, for_notebook
 from pagelab._readable import comparison_table, summary_table
 from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
@@ -388,6 +388,7 @@ def _cell_label(row: Any, columns: Sequence[str]) -> str:
     return " · ".join(_cell_text(c, row[c]) for c in columns)
 
 
+@for_notebook
 def _summary_html(summary: pd.DataFrame, columns: Sequence[str]) -> str:
     """The notebook's summary table (:func:`pagelab._readable.summary_table`) over the cell
     columns that vary, each row keyed by its cell's label."""
