@@ -86,8 +86,7 @@ PUBLIC_API: dict[str, list[str]] = {
     "pagelab.service": ["Settings", "create_app"],
     "pagelab.service.routes": [],
     "pagelab.stats": [
-        "AGGREGATIONS", "COMPARISON_COLUMNS", "MIN_RUNS", "Explanation", "compare",
-        "describe", "explain",
+        "AGGREGATIONS", "MIN_RUNS", "Explanation", "compare", "describe", "explain",
         "history", "representative_run", "representative_runs", "summarize",
     ],
     "pagelab.store": [],
