@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BatchComparison"]
 
-#: The hidden column naming a cell in one string, for :func:`pagelab.stats.compare`.
+#: The column of the widget's comparison naming the cell compared with the baseline.
 _CELL_COLUMN = "cell"
 _EXPORT_FORMATS = (("CSV", ".csv"), ("Excel", ".xlsx"), ("HTML report", ".html"))
 
@@ -257,15 +257,14 @@ class BatchComparison(Panel):
         from pagelab import stats
 
         pd = _pandas()
-        frame = results.frame.assign(**{_CELL_COLUMN: [
-            _cell_label(row, self._cell_columns) for _, row in results.frame.iterrows()
-        ]})
         parts = []
         for label in self._cells:
             if label == base:
                 continue
-            # The label already names every cell column that varies: nothing left to pool.
-            compared = stats.compare(frame, _CELL_COLUMN, base, label, within=[])
+            # By every cell column that varies, so the two sides are two cells: nothing is
+            # pooled (compared by a label column, the varying columns read as pooled).
+            compared = stats.compare(results.frame, self._cell_columns, self._cells[base],
+                                     self._cells[label], within=[])
             parts.append(compared.assign(**{_CELL_COLUMN: label}))
         self.comparison = pd.concat(parts, ignore_index=True)
         self.comparison_table.value = (
