@@ -65,8 +65,9 @@ def test_comparison_notebook_in_jupyterlab(tmp_path: Path) -> None:
             arg=page.locator(".jp-Notebook .jp-CodeCell").count() - 1,
             timeout=NOTEBOOK_TIMEOUT_MS,
         )
-        assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter"
-                            ".stderr'] >> text=Traceback").count() == 0
+        tracebacks = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd"
+                                  ".jupyter.stderr'] >> text=Traceback")
+        assert tracebacks.count() == 0, tracebacks.all_inner_texts()
         _check_readable_tables(page)
         _open_a_report_link(page)
         widget = page.locator(".pagelab-batchcomparison").first
