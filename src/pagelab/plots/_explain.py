@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pagelab._exceptions import InvalidInputError
 from pagelab._explain import amount, causes, item_text
 
-from ._common import plain, pyplot
+from ._common import plain, pyplot, shows_its_figure
 from ._run import _thumbnails, filmstrip, waterfall
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ def _two_axes(axes: Sequence[Axes] | None, figsize: tuple[float, float]) -> tupl
     return axes[0], axes[1]
 
 
+@shows_its_figure
 def compare_waterfalls(
     a: Mapping[str, Any] | str, b: Mapping[str, Any] | str,
     axes: Sequence[Axes] | None = None, *, labels: tuple[str, str] = ("a", "b"),
@@ -58,6 +59,7 @@ def compare_waterfalls(
     return top, bottom
 
 
+@shows_its_figure
 def compare_filmstrips(
     a: Any, b: Any, axes: Sequence[Axes] | None = None, *, frames: int = 8,
     labels: tuple[str, str] = ("a", "b"),
@@ -86,6 +88,7 @@ def compare_filmstrips(
     return top, bottom
 
 
+@shows_its_figure
 def contributions(explanation: Explanation, ax: Axes | None = None, *,
                   top: int = 12) -> Axes:
     """The ``top`` contributions of an explanation as bars of their weight (ms: a time
