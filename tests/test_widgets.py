@@ -199,6 +199,13 @@ def test_a_comparison_between_cells_pools_nothing() -> None:
                                    widget._cells[base], widget._cells[other], within=[])
     shown = widget.comparison[widget.comparison["cell"] == other]
     assert list(shown["verdict"]) == list(direct["verdict"])
+    # Two cells: the b side is named by its cell, as the baseline names a.
+    frame = matrix_2x2()
+    widget._show(pagelab.Results.from_frame(frame[frame["url"].str.endswith("/heavy")]))
+    assert widget._cell_columns == ["device"]
+    assert f"{widget.baseline.value} (a)" in widget.comparison_table.value
+    assert f"{next(iter(set(widget._cells) - {widget.baseline.value}))} (b)" in (
+        widget.comparison_table.value)
 
 
 @pytest.mark.engine

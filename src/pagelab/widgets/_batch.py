@@ -399,8 +399,11 @@ def _summary_html(summary: pd.DataFrame, columns: Sequence[str]) -> str:
 
 
 def _comparison_html(comparison: pd.DataFrame, baseline: str) -> str:
-    """The notebook's comparison table, one block of rows per cell against the baseline."""
-    return str(comparison_table(comparison, a=baseline, b=_CELL_COLUMN))
+    """The notebook's comparison table, one block of rows per cell against the baseline;
+    the b side is named by its cell when there is one, else by the cell column."""
+    cells = comparison[_CELL_COLUMN].unique()
+    return str(comparison_table(comparison, a=baseline,
+                                b=cells[0] if len(cells) == 1 else _CELL_COLUMN))
 
 
 def _missing_scalar(value: Any) -> bool:
