@@ -124,6 +124,25 @@ def test_compare_is_a_dataframe_with_labelled_readable_display(
     assert re.search(rf"background:{poor[0]};color:{poor[1]}[^>]*>b is slower<", shown)
 
 
+def test_a_note_every_row_shares_is_said_once() -> None:
+    """Issue 33: "interval from under 5 runs a side" under each of 8 verdicts made the
+    table tall and wide; said once under the table, it is still there."""
+    frame = matrix_frame()
+    few = pagelab.Results.from_frame(
+        frame[frame.groupby(["url", "device"]).cumcount() < 2].reset_index(drop=True))
+    compared = few.compare(by="url", a="http://demo.test/fast", b="http://demo.test/heavy")
+    note = str(compared["note"].iloc[0])
+    assert note.startswith("interval from under 5 runs")
+    assert (compared["note"] == note).all()
+    shown = compared._repr_html_()
+    assert shown.count(note) == 1
+    assert f"Every row: {note}." in shown
+    # A note only some rows have stays under their verdicts.
+    mixed = Comparison(compared.frame.assign(note=[note] + [""] * (len(compared) - 1)))
+    assert "Every row" not in mixed._repr_html_()
+    assert mixed._repr_html_().count(note) == 1
+
+
 def test_compare_shows_columns_it_does_not_know(results: pagelab.Results) -> None:
     """Columns another version of compare adds (the cell a row compares within) are shown
     as text before the metric."""

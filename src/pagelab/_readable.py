@@ -36,6 +36,7 @@ __all__ = ["Comparison", "Summary", "comparison_table", "failed_runs_table", "fr
 
 _NOTE = Markup('<span style="display:block;color:#5f6368;font-size:11px">{}</span>')
 #: A verdict's note wraps beneath it, as wide as a short verdict at most.
+_HINT = Markup('<div style="color:#5f6368;font-size:12px">{}</div>')
 _VERDICT_NOTE = Markup('<span style="display:block;color:#5f6368;font-size:11px;'
                        'white-space:normal;max-width:16em">{}</span>')
 _CV = Markup('<span style="display:block;color:#5f6368;font-size:11px">CV {}</span>')
@@ -193,7 +194,7 @@ _COMPARISON_PLAN: tuple[tuple[str, str, str], ...] = (
     ("b \u2212 a", "difference of the medians; beneath, in percent of a's median", "diff"),
     ("95 % interval of b\u00a0\u2212\u00a0a", "seeded percentile bootstrap of the difference "
      "of medians; beneath, the two-sided Mann-Whitney U p, Cliff's \u03b4 (effect size of "
-     "b against a, -1 to 1) and the successful runs per side", "ci_low"),
+     "b against a, -1 to 1) and the successful runs per side", "n_a"),
 )
 
 
@@ -219,7 +220,8 @@ def comparison_table(compared: pd.DataFrame, *, a: object = None, b: object = No
     text. ``a`` / ``b`` name the sides in the headers. A note every row shares (too few
     runs for the interval, what was pooled) is said once, under the table."""
     others, plan = _comparison_columns(compared)
-    notes = {str(n) for n in compared["note"]} if "note" in compared.columns else set()
+    notes = set(compared["note"].fillna("").astype(str)) if "note" in compared.columns \
+        else set()
     shared = notes.pop() if len(compared) > 1 and len(notes) == 1 else ""
     names = {"{a}": f"{_side(a)} (a)" if a is not None else "a",
              "{b}": f"{_side(b)} (b)" if b is not None else "b"}
@@ -248,7 +250,7 @@ def _comparison_cell(m: Metric | None, row: pd.Series, column: str) -> object:
     if column == "metric":
         return Markup('<span title="{}">{}</span>').format(m.title, m.header) if m else _text(
             row.get("metric"))
-    if column == "ci_low":
+    if column == "n_a":
         return _evidence(m, row)
     if value is None:
         return MISSING
@@ -339,7 +341,6 @@ _BOX = Markup(
     '<div class="{}" style="font-family:system-ui,-apple-system,\'Segoe UI\',sans-serif;'
     'font-size:13px;line-height:1.4;color:#202124;max-width:100%;overflow-x:auto">{}{}</div>'
 )
-_HINT = Markup('<div style="color:#5f6368;font-size:12px">{}</div>')
 
 
 class _Readable(pd.DataFrame):
