@@ -105,12 +105,13 @@ def test_compare_is_a_dataframe_with_labelled_readable_display(
         metrics=["LCP"]).columns)
     shown = compared._repr_html_()
     page = HtmlParts(shown)
-    # The cell each row compares within comes first (one comparison per device, location),
-    # then what a reader came for: the verdict, the medians, the difference; the evidence
-    # last, folded into one column (issue 33: the verdict was off-screen).
-    assert page.headers == ["device", "location", "metric", "verdict",
+    # What a reader came for first: the verdict, the medians, the difference; the evidence
+    # last, folded into one column (issue 33: the verdict was off-screen). The cell every
+    # row compares within (one device, one location here) is said once, above.
+    assert page.headers == ["metric", "verdict",
                             "http://demo.test/fast (a)", "http://demo.test/heavy (b)",
                             "b \u2212 a", "95 % interval of b\u00a0\u2212\u00a0a"]
+    assert "Within device <b>mobile</b> \u00b7 location <b>us</b>" in shown
     assert "rel_diff" not in shown
     assert "LCP (ms)" in shown
     assert re.search(r">\+\d[\d,.]* %<", shown)  # the relative difference, with its unit
@@ -145,12 +146,16 @@ def test_a_note_every_row_shares_is_said_once() -> None:
 
 def test_compare_shows_columns_it_does_not_know(results: pagelab.Results) -> None:
     """Columns another version of compare adds (the cell a row compares within) are shown
-    as text before the metric."""
-    compared = Comparison(results.compare(by="url", a="http://demo.test/fast",
-                                          b="http://demo.test/heavy", metrics=["LCP"])
-                          .frame.assign(browser="chromium"))
+    as text before the metric; one every row shares is said once, above the table."""
+    plain = results.compare(by="url", a="http://demo.test/fast", b="http://demo.test/heavy",
+                            metrics=["LCP", "CLS"]).frame
+    compared = Comparison(plain.assign(browser=["chromium", "firefox"]))
     page = HtmlParts(compared._repr_html_())
-    assert page.headers[:4] == ["device", "location", "browser", "metric"]
+    assert page.headers[:2] == ["browser", "metric"]
+    assert "Within device <b>mobile</b>" in compared._repr_html_()
+    same = Comparison(plain.assign(browser="chromium"))._repr_html_()
+    assert HtmlParts(same).headers[0] == "metric"
+    assert "location <b>us</b> \u00b7 browser <b>chromium</b>" in same
 
 
 def test_hostile_url_and_report_address_stay_inert(results: pagelab.Results) -> None:

@@ -239,7 +239,9 @@ def test_html_report_default_comparison_stays_within_each_device() -> None:
     section = section[:section.index("</table>")]
     assert "compared within each device \u00d7 location" in section
     parts = HtmlParts(section)
-    assert parts.headers[:3] == ["device", "location", "metric"]
+    # The device varies, the location (us) is said once above the table.
+    assert parts.headers[:3] == ["device", "metric", "verdict"]
+    assert "Within location <b>us</b>" in section
     rows = [row for row in parts.rows if row]
     assert [row[0] for row in rows] == ["mobile", "desktop"]
     lcp = frame["largest_contentful_paint"]

@@ -217,9 +217,12 @@ def comparison_table(compared: pd.DataFrame, *, a: object = None, b: object = No
     beneath), the two medians, the difference with its percent beneath, then the bootstrap
     interval with p, Cliff's delta and the runs per side beneath: narrow enough for a
     notebook's output. Any other column (the cell a row compares within) comes first, as
-    text. ``a`` / ``b`` name the sides in the headers. A note every row shares (too few
-    runs for the interval, what was pooled) is said once, under the table."""
+    text. ``a`` / ``b`` name the sides in the headers. What every row shares is said once:
+    a cell column with one value (above the table) and a note (too few runs for the
+    interval, what was pooled; under it)."""
     others, plan = _comparison_columns(compared)
+    same = [c for c in others if len(compared) > 1 and compared[c].nunique(dropna=False) == 1]
+    others = [c for c in others if c not in same]
     notes = set(compared["note"].fillna("").astype(str)) if "note" in compared.columns \
         else set()
     shared = notes.pop() if len(compared) > 1 and len(notes) == 1 else ""
@@ -241,8 +244,11 @@ def comparison_table(compared: pd.DataFrame, *, a: object = None, b: object = No
         rows.append(cells)
     shown = table(headers, rows, align=align, titles=titles, css_class=css_class,
                   wrap=[c == "url" for c in others] + [False] * len(plan))
-    return Markup("{}{}").format(shown, _HINT.format(f"Every row: {shared}.")) if shared \
-        else shown
+    within = _HINT.format(Markup("Within {}").format(Markup(" \u00b7 ").join(
+        Markup("{} <b>{}</b>").format(c, breakable(_text(compared[c].iloc[0], c)))
+        for c in same))) if same else Markup("")
+    note = _HINT.format(f"Every row: {shared}.") if shared else Markup("")
+    return Markup("{}{}{}").format(within, shown, note)
 
 
 def _comparison_cell(m: Metric | None, row: pd.Series, column: str) -> object:
