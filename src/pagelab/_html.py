@@ -7,9 +7,11 @@ lands, so a helper cannot forget to escape and a template cannot escape twice. W
 come from the Jinja2 templates in ``pagelab/templates`` with autoescaping on (:func:`render`).
 
 Nothing is loaded from anywhere: colours are inline; the only links are reports' addresses
-that pass :func:`safe_url`. This module knows no metric: how a metric's value or a status is
-coloured (the registry's palette) is :mod:`pagelab.models`' (``metric_value``,
-``status_pill``), so the models may use this module and imports flow one way.
+that pass :func:`safe_url` (in a notebook's display, :func:`for_notebook`, a report file's
+address is served from loopback: a notebook's browser refuses ``file://``). This module
+knows no metric: how a metric's value or a status is coloured (the registry's palette) is
+:mod:`pagelab.models`' (``metric_value``, ``status_pill``), so the models may use this
+module and imports flow one way.
 """
 
 from __future__ import annotations
