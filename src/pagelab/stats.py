@@ -573,6 +573,14 @@ def _pooled_note(frame: pd.DataFrame, keys: list[str], within: list[str],
     return f"pooled over {'; '.join(pooled)}" if pooled else ""
 
 
+#: The columns of :func:`compare` after its ``within`` columns (the cell compared within);
+#: for the readable table (:mod:`pagelab._readable`), not in ``__all__`` (the public API
+#: stays at most 200 names).
+COMPARISON_COLUMNS: tuple[str, ...] = (
+    "metric", "unit", "a_median", "b_median", "diff", "rel_diff", "ci_low", "ci_high",
+    "p_value", "effect_size", "n_a", "n_b", "verdict", "note")
+
+
 def compare(
     frame: pd.DataFrame,
     by: str | Sequence[str],
@@ -682,10 +690,7 @@ def compare(
             xa, xb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]
             rows.append({**where, **_compare_one(m, xa, xb, bootstrap, confidence, alpha,
                                                  pooled)})
-    out_columns = [*groups, "metric", "unit", "a_median", "b_median", "diff", "rel_diff",
-                   "ci_low", "ci_high", "p_value", "effect_size", "n_a", "n_b", "verdict",
-                   "note"]
-    out = pd.DataFrame(rows, columns=out_columns)
+    out = pd.DataFrame(rows, columns=[*groups, *COMPARISON_COLUMNS])
     for key in groups:
         out[key] = out[key].astype(frame[key].dtype)
     out["metric"] = pd.Categorical(out["metric"], dtype=_metric_dtype(names))

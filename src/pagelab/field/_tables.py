@@ -70,7 +70,7 @@ class FieldRecord(ReadableFrame):
         note = _NOTE.format("p75 of real Chrome users' page loads over 28 days; good / needs "
                             "improvement / poor: their shares")
         return str(READABLE_BOX.format(
-            "pagelab-field-box", _TITLE.format(_heading(self)) + body + note, self._hint()))
+            "pagelab-field-box", _TITLE.format(_heading(self)) + body + note, self._hint(body)))
 
 
 class FieldHistory(ReadableFrame):
@@ -88,7 +88,7 @@ class FieldHistory(ReadableFrame):
         note = _NOTE.format("p75 per 28-day window, one window a week; a dash: too few users "
                             "that week")
         return str(READABLE_BOX.format(
-            "pagelab-field-box", _TITLE.format(_heading(self)) + body + note, self._hint()))
+            "pagelab-field-box", _TITLE.format(_heading(self)) + body + note, self._hint(body)))
 
 
 class LabVersusField(ReadableFrame):
@@ -98,7 +98,8 @@ class LabVersusField(ReadableFrame):
         body = versus_table(self)
         note = _NOTE.format(VERSUS_NOTE)
         return str(READABLE_BOX.format(
-            "pagelab-field-box", _TITLE.format("Lab beside field") + body + note, self._hint()))
+            "pagelab-field-box", _TITLE.format("Lab beside field") + body + note,
+            self._hint(body)))
 
 
 #: What the lab-beside-field table compares, under it (notebook and HTML report).

@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
 
+from ._common import shows_its_figure
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
@@ -67,6 +69,7 @@ def _size(size: Any) -> str:
     return ""  # unreachable
 
 
+@shows_its_figure
 def waterfall(
     lhr_or_frame: Mapping[str, Any] | str | pd.DataFrame,
     ax: Axes | None = None,
@@ -189,6 +192,7 @@ def _thumbnails(data: Any) -> list[tuple[float, bytes]]:
     return frames
 
 
+@shows_its_figure
 def filmstrip(
     frames: Sequence[tuple[float, bytes]] | Mapping[str, Any] | str,
     ax: Axes | None = None,
