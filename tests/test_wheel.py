@@ -156,6 +156,21 @@ def test_the_installed_wheel_copies_its_notebooks(wheel: Path, tmp_path: Path) -
 # -- the quickstarts, word for word ---------------------------------------------------------
 
 QUICKSTARTS = ["docs/quickstart.md", "docs/quickstart-ci.md", "docs/quickstart-server.md"]
+#: A Markdown link's target: ``[text](target)``.
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("page", QUICKSTARTS)
+def test_the_quickstarts_link_files_of_the_repository(page: str) -> None:
+    # Readers follow a quickstart on the repository's page too, where only committed files
+    # open: the generated references (docs/reference/) exist in the built site only.
+    text = (ROOT / page).read_text(encoding="utf-8")
+    targets = [t for t in LINK.findall(text) if "://" not in t and not t.startswith("#")]
+    assert targets
+    missing = [t for t in targets if not ((ROOT / page).parent / t.split("#")[0]).exists()]
+    assert missing == []
+
+
 #: The page's languages a reader runs: shell lines, Python, and ``$`` lines of a console.
 RUN_LANGUAGES = {"sh", "python", "console"}
 #: The quickstart's own virtualenv (docs/quickstart.md creates it; the others assume one).
