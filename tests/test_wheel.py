@@ -209,6 +209,8 @@ class Servers:
     def __init__(self) -> None:
         self.ports = {urlsplit(address).port: free_port()
                       for address in (DEMO_ADDRESS, API_ADDRESS)}
+        #: JupyterLab's (the page gives none: its config file here does).
+        self.jupyter = free_port()
 
     def localize(self, source: str) -> str:
         """The documented ports (``127.0.0.1:8080``, ``--port 8080``) replaced by ours."""
@@ -225,6 +227,8 @@ class Servers:
 
 #: A command the page leaves running in the background on a port: ``... --port N ... &``.
 BACKGROUND_SERVER = re.compile(r"--port (\d+)[^#\n]*&[ \t]*(?:#.*)?$", re.MULTILINE)
+#: ``jupyter lab ... &``: JupyterLab left running, on the port its config names.
+BACKGROUND_JUPYTER = re.compile(r"^jupyter lab\b[^#\n]*&[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
 def quickstart_script(blocks: list[Block], page: str, servers: Servers,
@@ -245,12 +249,14 @@ def quickstart_script(blocks: list[Block], page: str, servers: Servers,
             lines += ["python - <<'PAGELAB_QUICKSTART_PYTHON'", source.rstrip("\n"),
                       "PAGELAB_QUICKSTART_PYTHON"]
         else:
-            for command, expected in console_session(source):
+            for command, expected in console_session(block.source):
                 output = outputs / f"{len(shown)}.txt"
-                lines += [f"{{ {command}\n}} > {shlex.quote(str(output))}",
+                lines += [f"{{ {servers.localize(command)}\n}} > {shlex.quote(str(output))}",
                           f"cat {shlex.quote(str(output))}"]
                 shown.append((command, expected, output))
         lines += [f"wait_for_port {port}" for port in BACKGROUND_SERVER.findall(source)]
+        if BACKGROUND_JUPYTER.search(source):
+            lines.append(f"wait_for_port {servers.jupyter}")
     lines.append(EPILOGUE)
     return "\n".join(lines) + "\n", shown
 
@@ -260,13 +266,17 @@ def test_a_quickstart_becomes_one_script(tmp_path: Path) -> None:
     demo = servers.ports[8080]
     page = ("Start it:\n\n```sh\npagelab demo serve --port 8080 &    # until stopped\n```\n\n"
             "```python\nprint('http://127.0.0.1:8080/fast')\n```\n\n```yaml\nx: 1\n```\n\n"
-            "```console\n$ echo a\na\n```\n")
+            "```console\n$ echo 127.0.0.1:8080\n127.0.0.1:8080\n```\n\n"
+            "```sh\njupyter lab here &\n```\n")
     script, shown = quickstart_script(fenced_blocks(page), "p.md", servers, tmp_path)
     assert f"pagelab demo serve --port {demo} &" in script
     assert script.index(f"wait_for_port {demo}") > script.index("demo serve")
+    assert script.index(f"wait_for_port {servers.jupyter}") > script.index("jupyter lab")
     assert f"print('http://127.0.0.1:{demo}/fast')" in script
     assert "x: 1" not in script
-    assert shown == [("echo a", "a\n", tmp_path / "0.txt")]
+    # The command runs on our port; the page's output stays as the page shows it.
+    assert f"echo 127.0.0.1:{demo}" in script
+    assert shown == [("echo 127.0.0.1:8080", "127.0.0.1:8080\n", tmp_path / "0.txt")]
     unserved = (script.replace(f"pagelab demo serve --port {demo} &", "true")
                 .replace("wait_tries=1200", "wait_tries=3"))
     completed = subprocess.run(["bash", "-c", unserved], capture_output=True, text=True,
@@ -275,15 +285,16 @@ def test_a_quickstart_becomes_one_script(tmp_path: Path) -> None:
     assert f"nothing listens on 127.0.0.1:{demo}" in completed.stderr
 
 
-def _page_environment(tmp_path: Path, venv: Path) -> dict[str, str]:
+def _page_environment(tmp_path: Path, venv: Path, servers: Servers) -> dict[str, str]:
     """A reader's shell: no checkout on sys.path, no other virtualenv on PATH (the CI and
     server quickstarts run in the quickstart's one, activated), the machine's engine
     install; a store of its own, and JupyterLab allowed to run as root (this machine's user)
-    without a browser."""
+    without a browser, on our port."""
     jupyter = tmp_path / "jupyter-config"
     jupyter.mkdir()
     (jupyter / "jupyter_server_config.json").write_text(json.dumps(
-        {"ServerApp": {"allow_root": True, "open_browser": False, "ip": "127.0.0.1"}}))
+        {"ServerApp": {"allow_root": True, "open_browser": False, "ip": "127.0.0.1",
+                       "port": servers.jupyter, "port_retries": 0}}))
     env = {name: value for name, value in os.environ.items()
            if name not in ("PYTHONPATH", "VIRTUAL_ENV", "PAGELAB_API_URL", "PAGELAB_API_KEY",
                            "PYTEST_ADDOPTS", "PYTEST_PLUGINS")
@@ -322,7 +333,8 @@ def test_the_quickstart_runs_word_for_word(wheel: Path, tmp_path: Path, page: st
     work.mkdir()
     outputs.mkdir()
     venv = work / VENV
-    env = _page_environment(tmp_path, venv)
+    servers = Servers()
+    env = _page_environment(tmp_path, venv, servers)
     # The reader's `pip install "pagelab[...]"` finds pagelab installed, from this wheel, and
     # brings its dependencies; `python3 -m venv pagelab-env` (docs/quickstart.md) keeps it.
     for command in (["python3", "-m", "venv", str(venv)],
@@ -332,7 +344,6 @@ def test_the_quickstart_runs_word_for_word(wheel: Path, tmp_path: Path, page: st
                               check=False)
         assert made.returncode == 0, made.stdout + made.stderr
 
-    servers = Servers()
     blocks = fenced_blocks((ROOT / page).read_text(encoding="utf-8"))
     script, shown = quickstart_script(blocks, page, servers, outputs)
     log = tmp_path / "log.txt"
