@@ -135,9 +135,11 @@ def _start(server: Server) -> None:
         command = [sys.executable, "-m", "pagelab", "serve", "--no-worker",
                    "--port", str(server.port), "--data-dir", str(server.data_dir),
                    "--rate-limit", "100000000", "--allow-private-targets",
-                   "--log-level", "warning",
-                   *(["--database", server.database] if server.database else [])]
-    server.process = subprocess.Popen(command, env=_env(server.src),
+                   "--log-level", "warning"]
+    # The team store's URL (its password) in the environment: `serve` refuses it in argv.
+    env = {**_env(server.src),
+           **({"PAGELAB_DATABASE_URL": server.database} if server.database else {})}
+    server.process = subprocess.Popen(command, env=env,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     request = urllib.request.Request(

@@ -104,7 +104,8 @@ def test_missing_value_is_a_failed_record(frame: pd.DataFrame) -> None:
 def test_unknown_keys_and_metrics_are_refused() -> None:
     with pytest.raises(InvalidInputError, match="extra_key"):
         budgets.parse_budgets({"pages": [], "extra_key": 1})
-    with pytest.raises(InvalidInputError, match="unknown metric 'lcp_ms'; valid: "):
+    with pytest.raises(InvalidInputError,
+                       match=r"unknown metric 'lcp_ms': did you mean 'lcp'\? \(valid: "):
         budgets.parse_budgets({"budgets": {"lcp_ms": 1}})
     with pytest.raises(InvalidInputError, match="does not measure it"):
         budgets.checks_from_mapping({"first_meaningful_paint": 1000})

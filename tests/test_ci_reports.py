@@ -360,6 +360,58 @@ def test_markdown_links_every_run_report_and_escapes_text() -> None:
         "## \u2705 pagelab budgets: passed", "", "No checks ran."]
 
 
+#: A URL a tested page gave itself (history.replaceState): a double backtick closed the
+#: summary's code span, then a link and a remote image rendered (issue 34, point 3).
+HOSTILE_URL = ("http://demo.test/done?q=`` [link](https://evil.test/a) "
+               "![img](https://evil.test/p.png) ``` <img src=https://evil.test/i> "
+               "www.evil.test/x https://evil.test/y <https://evil.test/z> `")
+
+
+def _rendered(markdown: str) -> list[Any]:
+    """The inline tokens of ``markdown`` rendered as CommonMark with GitHub's tables."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(markdown)
+    inline = [t for t in tokens if t.type == "inline"]
+    return [child for t in inline for child in t.children or []] + [
+        t for t in tokens if t.type == "html_block"]
+
+
+def test_page_text_renders_as_text_in_the_summary() -> None:
+    failed = _record(url=HOSTILE_URL, passed=False, actual=3000.0,
+                     report_url="https://ci.example/r/1.html",
+                     message=f"largest_contentful_paint 3000 ms > 2500 ms mobile/us {HOSTILE_URL}")
+    summary = markdown_summary(
+        [failed, _record(url="http://demo.test/`a``b`")],
+        errors=[f"# {HOSTILE_URL}", f"1. {HOSTILE_URL}", f"- {HOSTILE_URL}"],
+        notes=["+ www.evil.test"])
+    children = _rendered(summary)
+    links = [t.attrGet("href") for t in children if t.type == "link_open"]
+    assert links == ["https://ci.example/r/1.html"]  # the report link, nothing from the page
+    assert not [t for t in children if t.type in ("image", "html_inline", "html_block")]
+    # The URL in its table cell, shown exactly as written; the odd runs of backticks too.
+    codes = [t.content for t in children if t.type == "code_inline"]
+    assert f"mobile/us {HOSTILE_URL}" in codes
+    assert "mobile/us http://demo.test/`a``b`" in codes
+    # Errors and notes are plain list items: no heading, no nested list.
+    from markdown_it import MarkdownIt
+
+    blocks = [t.type for t in MarkdownIt("commonmark").parse(summary)]
+    assert blocks.count("bullet_list_open") == 3  # details, errors, notes
+    assert "ordered_list_open" not in blocks
+    assert [t.tag for t in MarkdownIt("commonmark").parse(summary)
+            if t.type == "heading_open"] == ["h2", "h3", "h3", "h3"]
+    texts = "".join(t.content for t in children if t.type == "text")
+    assert f"# {HOSTILE_URL}" in texts  # shown, not obeyed
+    # GitHub's autolink extension (not CommonMark's, so not rendered above) links a bare
+    # http:// or www. as it parses them: their ":" and "." are escaped in plain text.
+    plain = "\n".join(line for line in summary.splitlines() if line.startswith("- "))
+    assert "://" not in plain.replace("\\://", "")
+    assert "www." not in plain
+    assert "https\\://evil.test/y" in plain
+    assert "www\\.evil.test" in plain
+
+
 def test_workflow_commands_escape_as_github_documents() -> None:
     record = _record(passed=False, file="perf/a,b:c%.py", line=7,
                      message="100% slower\r\nsee: report, now")

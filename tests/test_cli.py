@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -100,8 +101,8 @@ def test_old_spellings_still_work_with_a_note() -> None:
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "pagelab: --agg is deprecated; use --aggregation",
-        "pagelab: error: --aggregation: unknown 'mode'; use one of median, mean, p75, p90, "
-        "min, max, representative",
+        "pagelab: error: --aggregation: unknown 'mode' (valid: median, mean, p75, p90, "
+        "min, max, representative)",
     ]
     result = _pagelab("run", "http://127.0.0.1:9/", "--device", "nokia3310")
     assert result.stderr.splitlines()[0] == "pagelab: --device is deprecated; use --devices"
@@ -119,3 +120,39 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
         assert process.wait(timeout=120) == 141
     assert stderr == ""
     assert (tmp_path / "quickstart.ipynb").exists()
+
+
+def _refused_url() -> str:
+    """A loopback URL nothing listens on (the port was free a moment ago)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/"
+
+
+def test_the_cli_reference_states_the_exit_statuses() -> None:
+    from docs_reference import load
+    from pagelab.cli._options import EXIT_STATUSES
+
+    page = load().cli_page()
+    assert "## Exit status" in page
+    for status in (0, 1, 2, 130):
+        assert f"| {status} | " in page
+    assert "a run failed" in EXIT_STATUSES[1]
+
+
+def test_ttfb_exits_1_when_a_probe_fails() -> None:
+    # Nothing listens: every location's probe fails with CONNECTION_REFUSED.
+    result = _pagelab("ttfb", _refused_url(), "--region", "north-america")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "CONNECTION_REFUSED" in result.stdout
+
+
+@pytest.mark.engine
+def test_run_exits_1_when_the_page_fails_to_load() -> None:
+    result = _pagelab("run", _refused_url(), "--devices", "desktop", "--no-progress")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.startswith("failed "), result.stdout
+    assert re.search(r"error (CHROME_INTERSTITIAL_ERROR|FAILED_DOCUMENT_REQUEST): ",
+                     result.stdout), result.stdout

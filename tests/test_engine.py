@@ -145,7 +145,8 @@ def test_two_cli_runs_never_overlap_and_report_json(site: DemoServer, data_dir: 
         for url in (site.page_url("fast"), closed)
     ]
     outputs = [p.communicate(timeout=300) for p in processes]
-    assert [p.returncode for p in processes] == [0, 0], outputs
+    # The failed page is exit status 1, its report printed all the same.
+    assert [p.returncode for p in processes] == [0, 1], outputs
     ok, failed = (TestReport.model_validate_json(out) for out, _ in outputs)
 
     assert ok.status == "success"
@@ -237,3 +238,45 @@ def test_no_orphans_after_interpreter_exit_or_sigkill(site: DemoServer, how: str
         child.send_signal(signal.SIGKILL)
     child.wait(timeout=60)
     _assert_gone(pids)
+
+
+def _children(*, recursive: bool) -> dict[int, str]:
+    """This test process's child processes (all descendants with ``recursive``): pid ->
+    status, zombies included."""
+    found: dict[int, str] = {}
+    for process in psutil.Process().children(recursive=recursive):
+        try:
+            found[process.pid] = process.status()
+        except psutil.NoSuchProcess:
+            continue  # ended and reaped while listed
+    return found
+
+
+def test_measure_leaves_no_child_process_alive_or_zombie(site: DemoServer) -> None:
+    """Issue 33 point 10: after ``measure`` no Chromium or Node of its engine is left, alive
+    or zombie; a runner kept open (a notebook widget's, used from a worker thread that then
+    ends) keeps its engine warm and alive until it is closed."""
+    import pagelab
+
+    before = set(_children(recursive=True))  # e.g. the session's shared engine
+    url = site.page_url("fast")
+    results = pagelab.measure(url, devices="desktop", runs=1, progress=False)
+    assert results.frame["status"].tolist() == ["success"]
+    assert {pid: status for pid, status in _children(recursive=True).items()
+            if pid not in before} == {}
+    with LocalRunner() as runner:
+        measured: list[pagelab.Results] = []
+        worker = threading.Thread(target=lambda: measured.append(
+            pagelab.measure(url, devices="desktop", runs=1, runner=runner, progress=False)))
+        worker.start()
+        worker.join()
+        assert measured[0].frame["status"].tolist() == ["success"]
+        # The worker thread has ended: Chromium and Node were started for the runner, not
+        # for that thread, and are alive (not zombies of this process) until it closes.
+        started = {pid: status for pid, status in _children(recursive=False).items()
+                   if pid not in before}
+        assert len(started) == 2, started
+        assert psutil.STATUS_ZOMBIE not in started.values(), started
+        assert set(started) <= set(runner.engine.process_ids())
+    assert {pid: status for pid, status in _children(recursive=True).items()
+            if pid not in before} == {}

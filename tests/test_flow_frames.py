@@ -196,7 +196,7 @@ def test_cli_flow_refuses_bad_input_in_one_line(
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\nsteps:\n  - click: '#a'\n")
     for argv, message in (
-        ([str(bad)], "flow 'bad', step 1 (click '#a'): an action outside a page"),
+        ([str(bad)], "flow 'bad', before step 1, action 1 (click '#a'): an action outside a page"),
         ([str(tmp_path / "none.yaml")], "cannot read the flow file"),
         ([str(bad), "--runs", "0"], "--runs: must be at least 1, got 0"),
         ([str(bad), "--out", "x.pdf"], "--out x.pdf: unknown suffix '.pdf'"),
@@ -310,7 +310,7 @@ def test_a_budget_file_with_a_bad_flow_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "broken.yaml").write_text("name: broken\nsteps:\n  - click: '#a'\n")
     (tmp_path / "budgets.yaml").write_text("flows:\n  - file: broken.yaml\n")
     with pytest.raises(InvalidInputError, match=r"budgets.yaml: flows\[0\]: .*flow 'broken', "
-                       r"step 1 \(click '#a'\): an action outside a page"):
+                       r"before step 1, action 1 \(click '#a'\): an action outside a page"):
         budgets.load_budgets(tmp_path / "budgets.yaml")
     (tmp_path / "budgets.yaml").write_text(
         "flows:\n  - file: slow.yaml\n  - file: slow.yaml\n")
@@ -320,3 +320,15 @@ def test_a_budget_file_with_a_bad_flow_file_is_refused(tmp_path: Path) -> None:
         "flows:\n  - file: slow.yaml\n    steps: {add: {interaction_to_paint: 200}}\n")
     with pytest.raises(InvalidInputError, match="interaction_to_paint"):
         budgets.load_budgets(tmp_path / "budgets.yaml")
+
+
+def test_cli_step_tables_take_a_step_mode_from_any_run_that_measured_it() -> None:
+    from pagelab.cli._flow import step_tables
+
+    # The first run failed at 'add': its row for that step has no mode or URL.
+    reports = [cart_run("quick", 0, 0, failed=True)]
+    reports += [cart_run("quick", 90, i) for i in range(1, 4)]
+    text = step_tables(pagelab.Results(reports, runs=[0, 1, 2, 3]))
+    add = next(b for b in text.split("\n\n") if "'add'" in b.splitlines()[0])
+    assert add.splitlines()[0] == f"quick \u00b7 step 2 'add' (timespan)  {SHOP}", add
+    assert "INP" in add, add

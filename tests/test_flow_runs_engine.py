@@ -4,14 +4,16 @@ and ``compare`` over flows, a client-side route change, ``perf.flow`` in pyteste
 
 Each module fixture is one measurement shared by its tests, so the Lighthouse runs stay few:
 2 runs of the sign-in flow, 5 + 5 of two add-to-cart handlers plus 3 page tests, 1 route
-change, 1 flow in pytester.
+change, 1 flow in pytester, 1 flow through a GET form.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import pytest
 
@@ -19,7 +21,15 @@ import pytest
 import scipy.stats  # noqa: F401
 
 import pagelab
+from fixtures_site import RecordingSite, page
 from pagelab import Flow, LocalRunner
+from pagelab.budgets import (
+    checks_from_mapping,
+    code_quality_issues,
+    evaluate,
+    markdown_summary,
+    workflow_commands,
+)
 from pagelab.demo import DemoServer
 from pagelab.engine import Engine
 
@@ -181,3 +191,52 @@ def test_perf_flow_inp_budget_on_the_real_engine(
     (check,) = saved["checks"]
     assert (check["flow"], check["step"], check["passed"]) == ("add to cart", "add", False)
     assert {run["step"] for run in saved["runs"]} == {"shop", "add"}
+
+
+def test_a_secret_sent_by_a_get_form_is_scrubbed_everywhere(
+    runner: LocalRunner, tmp_path: Path
+) -> None:
+    # Issue 34, point 2: the browser puts the password in the next page's URL form-encoded
+    # (Tr0ub4dor+%263+%40x...); only the literal was scrubbed, so the encoded one reached
+    # the step URLs, the stored reports, the frame and every CI report made from them.
+    secret = 'Tr0ub4dor &3 @x"<\u00e9'
+    with RecordingSite() as site:
+        form_url = site.add("/form", page(
+            '<form action="/done" method="get"><input id="pw" name="pw" type="password">'
+            '<button id="go">Sign in</button></form>', beacon=False))
+        site.add("/done", page('<span id="done">signed in</span>', beacon=False))
+        flow = (Flow("get form").navigate(form_url, name="form")
+                .type("#pw", secret, secret=True)
+                .start_timespan("submit").click("#go").wait_for("#done").end_timespan()
+                .snapshot("done"))
+        results = pagelab.measure(flow, runs=1, runner=runner, progress=False)
+        sent = [r.path for r in site.requests if r.path == "/done"]
+    assert sent, "the form was not submitted"
+    (report,) = results.flow_reports
+    assert report.status.value == "success", report.error
+    done = site.url("/done?pw=***")
+    assert [s.url for s in report.steps] == [form_url, done, done]
+    # A missed budget on every step (the timespan and the snapshot measure no LCP).
+    checks = [*checks_from_mapping({"largest_contentful_paint": 1}),
+              *checks_from_mapping({"largest_contentful_paint": 1}, step="submit"),
+              *checks_from_mapping({"largest_contentful_paint": 1}, step="done")]
+    records = [r.to_dict() for r in evaluate(checks, results.frame)]
+    assert sorted(r["step"] for r in records if not r["passed"]) == ["done", "form", "submit"]
+    outputs = {
+        **{name: content.decode() for name, content in report.resources.items()},
+        "report JSON (--out)": report.model_dump_json(),
+        "frame": results.export(tmp_path / "runs.csv").read_text(),
+        "checks": json.dumps(records),
+        "Markdown summary": markdown_summary(records),
+        "annotations": "\n".join(workflow_commands(records)),
+        "Code Quality": json.dumps(code_quality_issues(records)),
+    }
+    for name in ("Markdown summary", "annotations", "Code Quality"):
+        assert "/done?pw=***" in outputs[name], name
+    forms = {"literal": secret, "form-encoded": quote_plus(secret),
+             "percent-encoded": quote(secret, safe=""), "HTML": html.escape(secret),
+             "JSON": json.dumps(secret)[1:-1]}
+    for name, text in outputs.items():
+        for form_name, form in forms.items():
+            assert form not in text, (name, form_name)
+        assert "Tr0ub4dor" not in text, name

@@ -10,7 +10,7 @@ import pytest
 from pagelab import ApiRunner, Flow, InvalidFlowError, InvalidInputError, LocalRunner
 from pagelab.demo import DemoServer
 from pagelab.engine import Engine
-from pagelab.models import FLOW_ACTION_FAILED, TestStatus
+from pagelab.models import FLOW_ACTION_FAILED, Metrics, TestStatus
 
 ADDED = '#cart-count[data-count="1"]'
 
@@ -45,10 +45,10 @@ def test_inp_tells_a_300_ms_handler_from_a_fast_one(
         assert navigation.metrics.interaction_to_next_paint is None
         assert timespan.metrics is not None
         assert timespan.metrics.largest_contentful_paint is None  # a timespan has no load
-        assert snapshot.metrics is None
+        assert snapshot.metrics == Metrics()  # an object, every field None
         assert b"__LIGHTHOUSE_FLOW_JSON__" in report.resources["flow-report"]
-    slow_inp = slow.step("add").metrics.interaction_to_next_paint  # type: ignore[union-attr]
-    fast_inp = fast.step("add").metrics.interaction_to_next_paint  # type: ignore[union-attr]
+    slow_inp = slow.step("add").metrics.interaction_to_next_paint
+    fast_inp = fast.step("add").metrics.interaction_to_next_paint
     assert slow_inp is not None
     assert 300 <= slow_inp < 450
     assert fast_inp is not None
@@ -72,6 +72,48 @@ def test_a_missing_selector_fails_naming_the_step_and_keeps_earlier_steps(
     assert "#checkout" in report.error.message
     assert report.failed_step == "checkout"
     assert [s.name for s in report.steps] == ["shop", "add"]
+
+
+@pytest.mark.engine
+def test_the_error_the_frame_and_the_table_number_steps_alike(
+    engine: Engine, site: DemoServer, data_dir: Path
+) -> None:
+    """Actions between steps (two ``type``s, a ``wait_for``) are not steps: the failing
+    timespan is step 4 in the error, the frame and the CLI's table, not entry 7 of the
+    flow; and a loop over the steps reads each one's metrics, the snapshot's included."""
+    from pagelab import Results
+    from pagelab.cli._flow import step_tables
+
+    flow = (Flow("sign in")
+            .navigate(site.page_url("members"), name="members first")
+            .type("#user", "ada").type("#password", site.password, secret=True)
+            .start_timespan("sign in").click("#sign-in").wait_for("#members").end_timespan()
+            .wait_for('#visits[data-count="1"]', timeout_ms=3000)
+            .snapshot("members")
+            .start_timespan("checkout").click("#checkout").end_timespan())
+    report = LocalRunner(engine=engine).flow(flow)
+    assert report.status is TestStatus.FAILED
+    assert report.error is not None
+    assert [(s.index, s.name, s.mode) for s in report.steps] == [
+        (1, "members first", "navigation"), (2, "sign in", "timespan"),
+        (3, "members", "snapshot")]
+    assert report.error.message.startswith(
+        "flow 'sign in', step 4 (timespan 'checkout'), action 1 (click '#checkout'): "
+    ), report.error.message
+    lcp = [step.metrics.largest_contentful_paint for step in report.steps]
+    assert lcp[0] is not None
+    assert lcp[1:] == [None, None]  # a timespan and a snapshot measure no LCP
+    assert report.steps[2].metrics == Metrics()
+    frame = Results([report]).frame
+    assert frame[["step_index", "step"]].astype(object).values.tolist() == [
+        [1, "members first"], [2, "sign in"], [3, "members"], [4, "checkout"]]
+    titles = [line for line in step_tables(Results([report])).splitlines()
+              if "\u00b7 step" in line]
+    assert [t.split("  ")[0] for t in titles] == [
+        "sign in \u00b7 step 1 'members first' (navigation)",
+        "sign in \u00b7 step 2 'sign in' (timespan)",
+        "sign in \u00b7 step 3 'members' (snapshot)",
+        "sign in \u00b7 step 4 'checkout' (failed)"]
 
 
 def test_flows_are_refused_before_anything_runs(data_dir: Path) -> None:

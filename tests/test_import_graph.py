@@ -31,6 +31,7 @@ FLOORS: dict[str, int] = {
     "pagelab._settings_env": 0,
     "pagelab._bootstrap": 0,
     "pagelab._public": 0,
+    "pagelab._url_secrets": 0,
     "pagelab._extras": 1,
     "pagelab._apt": 1,
     "pagelab._cells": 1,
@@ -66,6 +67,7 @@ FACES = frozenset({"pagelab.widgets", "pagelab.cli", "pytest_pagelab"})
 #: so ``import pagelab``, ``pagelab serve`` and a fleet worker stay light.
 WITHOUT_PANDAS = frozenset({
     "pagelab", "pagelab._exceptions", "pagelab._paths", "pagelab._public", "pagelab._html",
+    "pagelab._url_secrets",
     "pagelab._extras", "pagelab._apt", "pagelab.models", "pagelab.catalog", "pagelab.demo",
     "pagelab.store", "pagelab.engine", "pagelab.client", "pagelab.fleet", "pagelab.runners",
     "pagelab.service",

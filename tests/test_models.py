@@ -232,6 +232,26 @@ def test_one_validation_translator_for_every_face() -> None:
     )
 
 
+def test_refused_names_suggest_the_closest_valid_one() -> None:
+    from pagelab.models import LighthouseTestRequest, did_you_mean, validation_message
+
+    assert did_you_mean("Desktop", ["mobile", "desktop"]) == "desktop"  # case first
+    assert did_you_mean("deskop", ["mobile", "desktop"]) == "desktop"
+    assert did_you_mean("fridge", ["mobile", "desktop"]) is None
+    assert did_you_mean("desktop" * 100, ["desktop"]) is None
+    with pytest.raises(ValidationError) as caught:
+        LighthouseTestRequest.model_validate(
+            {"url": "https://a.test/", "location": "US", "device": "x" * 10_000,
+             "config": {"connection": "4G", "throttling_method": "simulate"}})
+    message = validation_message(caught.value, limit=None)
+    assert message.startswith(f"device: unknown '{'x' * 100}' (valid: mobile, desktop, ")
+    assert "; location: unknown 'US': did you mean 'us'? (valid: us, ca, " in message
+    assert "; config.connection: unknown '4G': did you mean '4g'? (valid: fiber, " in message
+    assert message.endswith("; config.throttling_method: unknown 'simulate': did you mean "
+                            "'simulated'? (valid: simulated, applied)")
+    assert len(message) < 1000  # the refused value is cut, not echoed whole
+
+
 def test_differences_are_formatted_with_sign_and_the_digits_they_need() -> None:
     from pagelab.models import METRICS, Metric
 

@@ -121,7 +121,7 @@ def test_no_backend_switch_and_bad_input(frame: pd.DataFrame) -> None:
     backend = matplotlib.get_backend()
     plots.metric_by_group(frame, "TBT")
     assert matplotlib.get_backend() == backend
-    with pytest.raises(InvalidInputError, match="unknown 'XYZ'"):
+    with pytest.raises(InvalidInputError, match="unknown metric 'XYZ'"):
         plots.metric_by_group(frame, "XYZ")
     with pytest.raises(InvalidInputError, match="expected a wide frame"):
         plots.metric_by_group([1, 2], "LCP")

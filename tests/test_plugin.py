@@ -133,7 +133,7 @@ def test_unknown_and_unmeasured_metrics_are_usage_errors(pytester: pytest.Pytest
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([
         "*@pytest.mark.budget on test_unknown_and_unmeasured_metrics_are_usage_errors.py::test_x:"
-        " unknown metric 'lcp_ms'; valid: cumulative_layout_shift, first_contentful_paint,*"
+        " unknown metric 'lcp_ms': did you mean 'lcp'? (valid: cumulative_layout_shift (cls),*"
     ])
     pytester.makepyfile("""
         import pytest
@@ -168,7 +168,16 @@ def test_budget_file_errors_name_the_problem(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", budgets="pages:\n  - url: /fast\n    budget: {}\n")
     result = pytester.runpytest(REPLAY)
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(["*budgets.yaml: pages[[]0[]].budget: Extra inputs are not*"])
+    result.stdout.fnmatch_lines(["*budgets.yaml: pages[[]0[]]: unknown key 'budget': did you mean"
+                                 " 'budgets'? (valid: *"])
+    # The issue-33 file: the plugin says what the exception and `pagelab check` say.
+    pytester.makefile(".yaml", budgets="pages:\n  - url: /fast\n    device: desktop\n"
+                      "    budgets: {largest_contentful_paint: 2.5s}\n")
+    result = pytester.runpytest(REPLAY)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([
+        "*budgets.yaml: pages[[]0[]].budgets.largest_contentful_paint: write milliseconds as a"
+        " number (2500); pages[[]0[]]: unknown key 'device': did you mean 'devices'? (valid: *"])
 
 
 def test_lighthouse_ci_and_budget_json_files(pytester: pytest.Pytester) -> None:
@@ -397,7 +406,8 @@ def test_settings_from_ini_and_command_line_wins(pytester: pytest.Pytester) -> N
     result.stdout.fnmatch_lines(["1 budget check: 1 passed, 0 failed, 0 warned"])
     result = pytester.runpytest("--pagelab-aggregation=p99")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--pagelab-aggregation: unknown 'p99'; valid: median, *"])
+    result.stderr.fnmatch_lines(
+        ["*--pagelab-aggregation: unknown 'p99': did you mean 'p90'? (valid: median, *"])
 
 
 def test_engine_failure_is_an_error_and_failed_page_a_failure(

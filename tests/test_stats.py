@@ -284,7 +284,8 @@ def test_grouping_defaults_and_bad_input(runs: pd.DataFrame) -> None:
     assert len(whole) == 1
     assert whole.loc[0, "runs"] == 15
     assert len(summarize(runs.iloc[0:0])) == 0
-    with pytest.raises(InvalidInputError, match="aggregation: unknown 'p99'; valid: median"):
+    with pytest.raises(InvalidInputError,
+                       match=r"aggregation: unknown 'p99': did you mean 'p90'\? \(valid: median"):
         summarize(runs, aggregation="p99")
     with pytest.raises(InvalidInputError, match="by: the frame has no column 'page'"):
         summarize(runs, by="page")
@@ -510,7 +511,7 @@ def test_history_reading_lives_with_the_runners(seeded_runner: pagelab.LocalRunn
 def test_history_bad_input(seeded_runner: pagelab.LocalRunner) -> None:
     with pytest.raises(InvalidInputError, match="limit"):
         history(seeded_runner, limit=0)
-    with pytest.raises(InvalidInputError, match="device: unknown 'watch'; valid: mobile"):
+    with pytest.raises(InvalidInputError, match=r"device: unknown 'watch' \(valid: mobile"):
         history(seeded_runner, device="watch")
     with pytest.raises(InvalidInputError, match="location: unknown 'mars'"):
         history(seeded_runner, location=["us", "mars"])

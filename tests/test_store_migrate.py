@@ -3,6 +3,7 @@ real PostgreSQL database, resumed after an interruption, counts verified."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from datetime import timedelta
@@ -112,17 +113,20 @@ def test_an_interrupted_copy_resumes_and_every_count_matches(
 def test_the_cli_copies_and_prints_the_counts(seeded: tuple[Path, str], postgres: Any) -> None:
     data_dir, _ = seeded
     url = postgres.new_database()
+    # The target's URL (its password) in the environment, as docs/deployment.md says.
+    env = {**os.environ, "PAGELAB_DATABASE_URL": url}
     done = subprocess.run(
-        [sys.executable, "-m", "pagelab", "store", "migrate", "--from", f"sqlite://{data_dir}",
-         "--to", url], capture_output=True, text=True, timeout=900, check=False,
+        [sys.executable, "-m", "pagelab", "store", "migrate", "--from", f"sqlite://{data_dir}"],
+        env=env, capture_output=True, text=True, timeout=900, check=False,
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert f"tests               {TESTS:,} ->     {TESTS:,}  ok" in lines
     assert postgres.password not in done.stdout + done.stderr
     wrong = subprocess.run(
-        [sys.executable, "-m", "pagelab", "store", "migrate", "--from", url, "--to", url],
-        capture_output=True, text=True, timeout=120, check=False,
+        [sys.executable, "-m", "pagelab", "store", "migrate", "--from",
+         url.replace(f":{postgres.password}@", "@")],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
     )
     assert wrong.returncode != 0
     assert wrong.stderr.strip().splitlines() == [

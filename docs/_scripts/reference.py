@@ -148,6 +148,7 @@ def _default(action: argparse.Action) -> str:
 
 def cli_page() -> str:
     from pagelab.cli._main import build_parser
+    from pagelab.cli._options import EXIT_STATUSES
 
     root = build_parser()
     lines = [
@@ -155,6 +156,12 @@ def cli_page() -> str:
         GENERATED_NOTE,
         "Every `pagelab` command and option, read from the argparse parsers. Options are "
         "never abbreviated; a bad argument is one line on stderr and exit status 2.\n",
+        "## Exit status\n",
+        "One rule for every command (`pagelab.cli._options.EXIT_STATUSES`): a script can "
+        "trust `$?` whatever it ran.\n",
+        "| status | meaning |", "|---|---|",
+        *(f"| {status} | {_cell(meaning)} |" for status, meaning in EXIT_STATUSES.items()),
+        "",
     ]
     for prog, parser, summary in _commands(root, "pagelab"):
         formatter = parser._get_formatter()

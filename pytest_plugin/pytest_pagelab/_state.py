@@ -152,11 +152,12 @@ class PagelabState:
 
     def aggregation(self, file_value: str | None = None) -> str:
         from pagelab.budgets import AGGREGATION_NAMES
+        from pagelab.models import unknown_value
 
         value = str(self.setting("aggregation", file_value))
         if value not in AGGREGATION_NAMES:
             raise pytest.UsageError(
-                f"--pagelab-aggregation: unknown {value!r}; valid: {', '.join(AGGREGATION_NAMES)}"
+                f"--pagelab-aggregation: {unknown_value(value, AGGREGATION_NAMES)}"
             )
         return value
 

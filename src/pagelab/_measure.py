@@ -92,11 +92,9 @@ def _choices(value: object, name: str, kind: type[E],
     for i, item in enumerate(_as_list(value, name)):
         try:
             out.append(kind((adapter or TypeAdapter(kind)).validate_python(item)))
-        except (ValidationError, ValueError):
-            valid = ", ".join(member.value for member in kind)
-            raise InvalidInputError(
-                f"{name}[{i}]: unknown {str(item)[:100]!r}; valid: {valid}"
-            ) from None
+        except ValidationError as exc:
+            # The translator's words, as a runner's device= or a budget file's devices.
+            raise invalid_input(exc, f"{name}[{i}]") from None
     return list(dict.fromkeys(out))
 
 

@@ -24,7 +24,7 @@ from pagelab._extras import require
 from pagelab._html import Markup, render
 from pagelab._readable import comparison_table, failed_runs_table, frame_table, summary_table
 from pagelab.frames import CELL
-from pagelab.models import HEADLINE_METRICS, METRIC_NAMES, METRICS, metric
+from pagelab.models import HEADLINE_METRICS, METRIC_NAMES, metric, unknown_metric
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -86,8 +86,7 @@ def _metric_names(frame: pd.DataFrame, metrics: Iterable[str] | None) -> list[st
             try:
                 names.append(metric(name).name)
             except KeyError:
-                raise InvalidInputError(
-                    f"metrics: unknown {name!r}; valid: {', '.join(METRICS)}") from None
+                raise InvalidInputError(f"metrics: {unknown_metric(name)}") from None
         return [n for n in names if n in frame.columns]
     ordered = [*HEADLINE_METRICS, *(n for n in METRIC_NAMES if n not in HEADLINE_METRICS)]
     return [n for n in ordered if n in frame.columns and frame[n].notna().any()]

@@ -47,7 +47,8 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
     EnvironmentVariable(
         "PAGELAB_BROKER_URL", "(unset)",
         "The fleet's Redis broker, `redis://HOST:PORT/DB` or `rediss://` (the default of "
-        "`--broker`).",
+        "`--broker`). The way to give a URL with a password: `--broker` refuses one, since "
+        "every local user reads a command line.",
         "`pagelab serve --broker`, `pagelab worker`, `pagelab workers`",
     ),
     EnvironmentVariable(
@@ -71,7 +72,9 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
     EnvironmentVariable(
         "PAGELAB_DATABASE_URL", "(unset: SQLite in the data dir)",
         "The store of `pagelab serve`, `pagelab keys`, `pagelab worker-key` and `pagelab "
-        "workers`: `sqlite:///DIR` or `postgresql://...` (the default of `--database`).",
+        "workers`: `sqlite:///DIR` or `postgresql://...` (the default of `--database`, and "
+        "of `pagelab store migrate --to`). The way to give a URL with a password: "
+        "`--database` refuses one, since every local user reads a command line.",
         "`pagelab serve`, CLI",
     ),
     EnvironmentVariable(

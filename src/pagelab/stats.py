@@ -31,6 +31,8 @@ from pagelab.models import (
     metric,
     metric_columns,
     mode_measures,
+    unknown_metric,
+    unknown_value,
 )
 from pagelab.runners import read_history
 
@@ -121,11 +123,7 @@ def _lookup_metric(item: object) -> Metric:
             return metric(item)
         except KeyError:
             pass
-    labels = ", ".join(m.label for m in METRICS.values())
-    raise InvalidInputError(
-        f"metrics: unknown metric {item!r}; valid: {', '.join(METRIC_NAMES)} "
-        f"(or the labels {labels})"
-    )
+    raise InvalidInputError(f"metrics: {unknown_metric(item)}")
 
 
 def _by_columns(by: str | Sequence[str] | None, frame: pd.DataFrame,
@@ -293,7 +291,7 @@ def summarize(
     names = _metric_names(metrics, frame)
     if aggregation not in AGGREGATIONS:
         raise InvalidInputError(
-            f"aggregation: unknown {aggregation!r}; valid: {', '.join(AGGREGATIONS)}")
+            f"aggregation: {unknown_value(aggregation, AGGREGATIONS)}")
     _check_values(frame, names)
     codes, cells = _cells(frame, keys)
     n_cells = len(cells)

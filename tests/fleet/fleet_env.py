@@ -22,6 +22,7 @@ from live_server import (
     create_key,
     free_port,
     pagelab_env,
+    store_env,
 )
 
 __all__ = [
@@ -42,10 +43,13 @@ FLEET_SECRET = "fleet-test-secret-0123456789"
 FLEET_ENV = {"PAGELAB_FLEET_SECRET": FLEET_SECRET}
 
 
-def run_cli_with_secret(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m pagelab ARGS`` with the fleet secret in its environment."""
+def run_cli_with_secret(*args: str, database: str | None = None
+                        ) -> subprocess.CompletedProcess[str]:
+    """``python -m pagelab ARGS`` with the fleet secret (and the PostgreSQL store's URL,
+    when given) in its environment."""
     return subprocess.run(
-        [sys.executable, "-m", "pagelab", *args], env=pagelab_env(**FLEET_ENV),
+        [sys.executable, "-m", "pagelab", *args],
+        env=pagelab_env(**FLEET_ENV, **store_env(database)),
         capture_output=True, text=True, timeout=60, check=False,
     )
 
@@ -54,8 +58,9 @@ def issue_worker_key(data_dir: Path, name: str, locations: str,
                      database: str | None = None) -> str:
     """A key for worker ``name``, issued as an operator does: `pagelab worker-key issue`
     (in the PostgreSQL store at ``database`` when given)."""
-    store = ["--database", database] if database else ["--data-dir", str(data_dir)]
-    done = run_cli_with_secret("worker-key", "issue", name, "--locations", locations, *store)
+    store = [] if database else ["--data-dir", str(data_dir)]
+    done = run_cli_with_secret("worker-key", "issue", name, "--locations", locations, *store,
+                               database=database)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 

@@ -39,7 +39,7 @@ class Fleet:
         self.server = ServerProcess(
             root / "data", root / "server.log", "--broker", self.redis.url, "--max-attempts", "1",
             "--visibility-timeout", VISIBILITY, "--queue-timeout", "240",
-            *(["--database", database] if database else []), env=FLEET_ENV,
+            env=FLEET_ENV, database=database,
         )
         self.workers: dict[str, WorkerProcess] = {}
 

@@ -3,9 +3,11 @@
 Every test that starts a server runs twice, on each store: SQLite (the default) and
 PostgreSQL (a database of its own on the session's cluster, tests/pg_cluster.py), unless
 marked ``store("sqlite")`` (SQLite's own locks and files). Tests marked ``engine`` run on
-SQLite only: they test the engine and the browser, not the store, and a second real
-Lighthouse run each would cost minutes of the CI budget; the engine on PostgreSQL (claims,
-leases, artifacts in the database, two servers) is test_team_store.py's.
+SQLite only unless their ``store`` marker names the stores: they test the engine and the
+browser, not the store, and a second real Lighthouse run each would cost minutes of the CI
+budget; the engine on PostgreSQL (claims, leases, artifacts in the database, two servers)
+is test_team_store.py's, and that of the few engine tests about what each store's queue
+does around a run (a key revoked mid-run).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if only is not None:
         backends = list(only.args)
     engine = any(mark.name == "engine" for mark in metafunc.definition.iter_markers())
-    if engine:
+    if engine and only is None:
         backends = ["sqlite"]
     metafunc.parametrize("store_backend", backends)
 

@@ -41,6 +41,8 @@ __all__ = [
     "free_port",
     "pagelab_env",
     "run_cli",
+    "run_store_cli",
+    "store_env",
     "wait_final",
 ]
 
@@ -61,10 +63,10 @@ class LiveServer:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.app = create_app(settings)
         # The configuration `pagelab serve` uses (header timeout, connection cap).
         self._server = uvicorn.Server(
-            server_config(create_app(settings), settings, host=LOOPBACK, port=0,
-                          log_level="warning")
+            server_config(self.app, settings, host=LOOPBACK, port=0, log_level="warning")
         )
         self._thread = threading.Thread(target=self._server.run, daemon=True)
 
@@ -78,16 +80,20 @@ class LiveServer:
         return f"http://{LOOPBACK}:{port}"
 
     @property
+    def running_test(self) -> str | None:
+        """The test the server's worker has taken and not yet finished (None: idle)."""
+        current: str | None = self.app.state.worker.current_test
+        return current
+
+    @property
     def store(self) -> Store:
         """The server's store (SQLite in its data dir, or its PostgreSQL database)."""
         return Store(self.data_dir, database=self.settings.database_url,
                      artifacts_dir=self.settings.artifacts_dir)
 
-    @property
-    def store_args(self) -> list[str]:
-        """The CLI options naming this server's store (``pagelab keys ...``)."""
-        database = self.settings.database_url
-        return ["--data-dir", str(self.data_dir), *(["--database", database] if database else [])]
+    def store_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``python -m pagelab ARGS`` on this server's store (``pagelab keys ...``)."""
+        return run_store_cli(self.data_dir, self.settings.database_url, *args)
 
     def stored_bytes(self) -> bytes:
         """Everything the store holds, as bytes: the SQLite file, or every row of every
@@ -158,12 +164,26 @@ def pagelab_env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, **extra}
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m pagelab ARGS`` in a child process."""
+def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m pagelab ARGS`` in a child process (with ``env`` added to its
+    environment)."""
     return subprocess.run(
-        [sys.executable, "-m", "pagelab", *args], env=pagelab_env(), capture_output=True,
+        [sys.executable, "-m", "pagelab", *args], env=pagelab_env(**env), capture_output=True,
         text=True, timeout=120, check=False,
     )
+
+
+def store_env(database: str | None) -> dict[str, str]:
+    """The environment naming a PostgreSQL store, as an operator gives it: never on the
+    command line, where every local user would read its password."""
+    return {"PAGELAB_DATABASE_URL": database} if database else {}
+
+
+def run_store_cli(data_dir: Path, database: str | None,
+                  *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m pagelab ARGS --data-dir DIR`` on that store (``database``: PostgreSQL's
+    URL, else SQLite in ``data_dir``)."""
+    return run_cli(*args, "--data-dir", str(data_dir), **store_env(database))
 
 
 class ServerProcess:
@@ -171,7 +191,7 @@ class ServerProcess:
 
     Tests serve their fixture sites on loopback, so the server allows private targets
     unless ``allow_private_targets=False`` (the SSRF tests). ``database``: a PostgreSQL
-    store's URL (``--database``); None, SQLite in ``data_dir``."""
+    store's URL (in ``$PAGELAB_DATABASE_URL``); None, SQLite in ``data_dir``."""
 
     def __init__(self, data_dir: Path, log_path: Path, *extra_args: str,
                  allow_private_targets: bool = True, env: dict[str, str] | None = None,
@@ -181,9 +201,8 @@ class ServerProcess:
         self.database = database
         self.port = free_port()
         self.base_url = f"http://{LOOPBACK}:{self.port}"
-        self._args = (*extra_args, *(["--allow-private-targets"] if allow_private_targets else []),
-                      *(["--database", database] if database else []))
-        self._env = env or {}
+        self._args = (*extra_args, *(["--allow-private-targets"] if allow_private_targets else []))
+        self._env = {**(env or {}), **store_env(database)}
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Self:
@@ -214,11 +233,9 @@ class ServerProcess:
         return create_key(self.data_dir, lighthouse=lighthouse, ttfb=ttfb,
                           database=self.database)
 
-    @property
-    def store_args(self) -> list[str]:
-        """The CLI options naming this server's store (``pagelab keys ...``)."""
-        return ["--data-dir", str(self.data_dir),
-                *(["--database", self.database] if self.database else [])]
+    def store_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``python -m pagelab ARGS`` on this server's store (``pagelab keys ...``)."""
+        return run_store_cli(self.data_dir, self.database, *args)
 
     def descendants(self) -> list[int]:
         """Pids of the processes the server started (Chromium, Node) and theirs."""

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
-from live_server import LiveServer, StartServer, run_cli
+from live_server import LiveServer, StartServer
 
 from fixtures_http import FixtureServer, closed_port
 from pagelab.models import LighthouseError, TestStatus
-from pagelab.store import finish_test, transaction
+from pagelab.store import finish_test, revoke_account, transaction
 
 
 async def _create_concurrently(base_url: str, key: str, count: int) -> list[httpx.Response]:
@@ -59,7 +59,7 @@ def test_credits_shape_and_refill_date(server: LiveServer) -> None:
 
 def test_plan_credits_are_spent_before_paid_ones(server: LiveServer) -> None:
     key = server.key(lighthouse=1)
-    result = run_cli("keys", "credits", key[:11], "--lighthouse", "2", *server.store_args)
+    result = server.store_cli("keys", "credits", key[:11], "--lighthouse", "2")
     assert result.returncode == 0, result.stderr
     assert "1/1 + 2 paid" in result.stdout
     with server.client(key) as client:
@@ -146,28 +146,83 @@ def test_ttfb_failures(server: LiveServer) -> None:
 
 def test_keys_cli(start_server: StartServer) -> None:
     server = start_server()
-    created = run_cli("keys", "create", *server.store_args, "--lighthouse-credits", "5",
-                      "--ttfb-credits", "0")
+    created = server.store_cli("keys", "create", "--lighthouse-credits", "5",
+                               "--ttfb-credits", "0")
     assert created.returncode == 0, created.stderr
     key = created.stdout.strip()
     assert key.startswith("pl_")
     assert len(key) > 30
     assert "shown once" in created.stderr
-    listed = run_cli("keys", "list", *server.store_args)
+    listed = server.store_cli("keys", "list")
     assert key[:11] in listed.stdout
     assert key not in listed.stdout
     assert "lighthouse 5/5 + 0 paid" in listed.stdout
     with server.client(key) as client:
         assert client.get("/v1/account/credits").status_code == 200
-        revoked = run_cli("keys", "revoke", key[:11], *server.store_args)
+        revoked = server.store_cli("keys", "revoke", key[:11])
         assert revoked.returncode == 0
         assert "revoked" in revoked.stdout
         assert client.get("/v1/account/credits").status_code == 401
-    unknown = run_cli("keys", "revoke", "pl_00000000", *server.store_args)
+    unknown = server.store_cli("keys", "revoke", "pl_00000000")
     assert unknown.returncode == 2
     assert "no key starts with" in unknown.stderr
-    short = run_cli("keys", "credits", "pl_", "--lighthouse", "1", *server.store_args)
+    short = server.store_cli("keys", "credits", "pl_", "--lighthouse", "1")
     assert short.returncode == 2
     # Only the hash is stored.
     database = server.stored_bytes()
     assert key.encode() not in database
+
+
+#: How long a test may wait for a Lighthouse run another process holds the engine for.
+ENGINE_WAIT = 600.0
+
+
+@pytest.mark.engine
+@pytest.mark.store("sqlite", "postgresql")  # each queue claims its test its own way
+def test_a_key_revoked_while_its_test_runs_leaves_the_credits_exact(
+    start_server: StartServer, store_backend: str,
+) -> None:
+    """One rule: a refunded test stays failed; a test that ran is charged. The worker has
+    taken the test and waits for the engine (held here) when the key is revoked: SQLite's
+    queue still says ``idle`` then, so the revocation fails and refunds it, and it must not
+    run afterwards (before: it ran and ended ``success``, error cleared, refunded all the
+    same); PostgreSQL's claim made it ``active``, so it runs and is charged."""
+    from pagelab.engine._lock import engine_lock
+
+    server = start_server(worker=True)
+    key = server.key(lighthouse=5)
+    lock = engine_lock()
+    with FixtureServer() as site:
+        lock.acquire(timeout=ENGINE_WAIT)
+        try:
+            with server.client(key) as client:
+                test_id = client.post("/v1/lighthouse-tests", json={"url": site.url()}
+                                      ).json()["id"]
+            deadline = time.monotonic() + 60
+            while server.running_test != test_id:
+                assert time.monotonic() < deadline, "the worker did not take the test"
+                time.sleep(0.1)
+            with server.store.connection() as conn, transaction(conn, immediate=True):
+                account = revoke_account(conn, key[:11])
+            assert account is not None
+        finally:
+            lock.release()
+        deadline = time.monotonic() + ENGINE_WAIT
+        while True:
+            with server.store.connection() as conn:
+                row = conn.execute(
+                    "SELECT t.status, t.error_code, c.refunded_at, a.lighthouse_credits "
+                    "FROM tests t JOIN credit_charges c ON c.test_id = t.id "
+                    "JOIN accounts a ON a.id = t.account_id WHERE t.id = ?", (test_id,),
+                ).fetchone()
+            if server.running_test is None and TestStatus(row["status"]).is_final:
+                break
+            assert time.monotonic() < deadline, f"test {test_id} did not finish: {row}"
+            time.sleep(0.2)
+    outcome = (row["status"], row["error_code"], row["refunded_at"] is not None,
+               row["lighthouse_credits"])
+    if store_backend == "sqlite":
+        assert outcome == ("failed", "ACCOUNT_REVOKED", True, 5)
+        assert site.requests == 0  # the page was never loaded
+    else:
+        assert outcome == ("success", None, False, 4)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import inspect
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
-from live_server import LiveServer
+from live_server import LiveServer, ServerProcess
 
 import pagelab
-from pagelab import ApiRunner, InvalidInputError, LocalRunner, Runner
+from pagelab import ApiRunner, BadRequestError, InvalidInputError, LocalRunner, Runner
 from pagelab.models import Device, LighthouseConfig, Location, epoch_ms_or_none
 from pagelab.store import Store, create_test, find_account_by_key, transaction
 
@@ -106,3 +107,39 @@ def test_bad_input_is_the_same_error_on_both_runners(
 def test_connect_returns_a_closable_runner() -> None:
     with pagelab.connect() as runner:
         assert isinstance(runner, Runner)
+
+
+def test_a_bad_device_is_refused_in_the_same_words_on_every_face(tmp_path: Path) -> None:
+    # Issue 33: a bad device got one message from the LocalRunner and another through the
+    # ApiRunner, and "Desktop" no hint of "desktop". A real `pagelab serve` on loopback.
+    serve = ServerProcess(tmp_path / "api", tmp_path / "serve.log").start()
+    try:
+        with LocalRunner(tmp_path / "local") as local, \
+                ApiRunner(serve.base_url, serve.key()) as api:
+            for device in ("Desktop", "deskop"):
+                words = (f"unknown {device!r}: did you mean 'desktop'? "
+                         f"(valid: {', '.join(Device)})")
+                for runner in (local, api):
+                    with pytest.raises(InvalidInputError) as info:
+                        runner.lighthouse("https://a.test/", device=device)
+                    assert str(info.value) == f"device: {words}"
+                    with pytest.raises(InvalidInputError) as info:
+                        pagelab.measure("https://a.test/", devices=[device], runner=runner,
+                                        progress=False)
+                    assert str(info.value) == f"devices[0]: {words}"
+                    with pytest.raises(InvalidInputError) as info:
+                        runner.batch(["https://a.test/"], [device], ["us"])
+                    assert str(info.value) == (
+                        f"devices: no valid device id in the list (devices[0]: {words})")
+                # The server's own check (past the ApiRunner's): its error body.
+                with pytest.raises(BadRequestError) as refused:
+                    api.client.create_test("https://a.test/", device, "us", None)
+                assert (refused.value.code, refused.value.message) == (
+                    "invalid_request", f"device: {words}")
+                with pytest.raises(BadRequestError) as refused:
+                    api.client.create_batch(["https://a.test/"], [device], ["us"],
+                                            "multiple-devices", None)
+                assert refused.value.message == (
+                    f"devices: no valid device id in the list (devices[0]: {words})")
+    finally:
+        serve.stop()

@@ -33,8 +33,8 @@ def database(postgres: Any) -> str:
 def two_servers(tmp_path: Path, database: str) -> Iterator[tuple[ServerProcess, ServerProcess]]:
     """Two servers on one database, each with its own data dir, queue workers off."""
     servers = [
-        ServerProcess(tmp_path / f"data-{n}", tmp_path / f"server-{n}.log", "--database",
-                      database, "--no-worker").start()
+        ServerProcess(tmp_path / f"data-{n}", tmp_path / f"server-{n}.log", "--no-worker",
+                      database=database).start()
         for n in range(2)
     ]
     yield servers[0], servers[1]
@@ -104,8 +104,8 @@ def test_parallel_creations_over_two_servers_take_exactly_the_credits_there_are(
 
 def test_the_rate_limit_of_a_key_holds_across_servers(tmp_path: Path, database: str) -> None:
     servers = [
-        ServerProcess(tmp_path / f"data-{n}", tmp_path / f"server-{n}.log", "--database",
-                      database, "--no-worker", "--rate-limit", "6").start()
+        ServerProcess(tmp_path / f"data-{n}", tmp_path / f"server-{n}.log", "--no-worker",
+                      "--rate-limit", "6", database=database).start()
         for n in range(2)
     ]
     try:
@@ -148,8 +148,8 @@ def test_twenty_queued_tests_are_each_run_exactly_once_by_two_servers(
     success, and both servers' workers take part."""
     key = create_key(tmp_path, database=database, lighthouse=20)
     servers = [
-        ServerProcess(tmp_path / f"data-{n}", tmp_path / f"server-{n}.log", "--database",
-                      database).start()
+        ServerProcess(tmp_path / f"data-{n}", tmp_path / f"server-{n}.log",
+                      database=database).start()
         for n in range(2)
     ]
     try:
@@ -196,8 +196,8 @@ def test_queued_tests_run_exactly_once_by_two_servers_and_a_killed_one_is_taken_
     once its 5-second lease has run out, and every test is run exactly once to the end."""
     key = create_key(tmp_path, database=database, lighthouse=10)
     servers = [
-        ServerProcess(tmp_path / f"data-{n}", tmp_path / f"server-{n}.log", "--database",
-                      database, "--lease", "5").start()
+        ServerProcess(tmp_path / f"data-{n}", tmp_path / f"server-{n}.log", "--lease", "5",
+                      database=database).start()
         for n in range(2)
     ]
     try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
@@ -79,23 +80,46 @@ def _worst_first(records: Iterable[Record]) -> list[Record]:
 
 # -- Markdown -----------------------------------------------------------------------------
 
-#: What could start markup or HTML inside a table cell's inline text.
-_MARKDOWN_SPECIAL = "\\`*_[]<>|~"
+#: What could start markup or HTML inside a table cell's inline text (``&``: a character
+#: reference, shown as written instead).
+_MARKDOWN_SPECIAL = "\\`*_[]<>|~!&"
+#: What GitHub turns into a link in plain text (its autolink extension): ``http://``,
+#: ``www.``. Escaping the ``:`` or the ``.`` keeps them text (issue 34, point 3).
+_AUTOLINK = re.compile(r"(?<=[A-Za-z])(:)(?=//)|(?<=\b[Ww]{3})(\.)")
+#: A list item's text starting like a block (a heading, a nested list, a quote...).
+_BLOCK_START = re.compile(r"^(?:[#=+-]|\d+[.)])")
 #: Characters a link target keeps as they are (``<``, ``>``, ``|`` and spaces are encoded).
 _URL_SAFE = ":/?#[]@!$&'()*+,;=%~"
 
 
 def _text(value: object) -> str:
-    """Plain text safe in a Markdown table cell: no markup, no HTML, no line breaks."""
+    """Plain text safe in a Markdown table cell: no markup, no HTML, no link, no line
+    breaks. Every text a tested page controls (its URL, error messages) goes through here
+    or :func:`_code`."""
     text = " ".join(str(value).split())
-    return "".join(f"\\{c}" if c in _MARKDOWN_SPECIAL else c for c in text)
+    text = "".join(f"\\{c}" if c in _MARKDOWN_SPECIAL else c for c in text)
+    return _AUTOLINK.sub(r"\\\1\2", text)
+
+
+def _item(value: object) -> str:
+    """A list item of plain text (never a heading or a nested list)."""
+    text = _text(value)
+    block = _BLOCK_START.match(text)
+    if block:
+        end = block.end() - 1
+        text = f"{text[:end]}\\{text[end:]}"
+    return f"- {text}"
 
 
 def _code(value: object) -> str:
-    """``value`` as a code span (shown as written, never autolinked) in a table cell."""
+    """``value`` as a code span (shown as written, never autolinked) in a table cell: its
+    fence longer than any run of backticks inside, so none closes it (CommonMark)."""
     text = " ".join(str(value).split()).replace("|", "\\|")
-    fence = "``" if "`" in text else "`"
-    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    # A space on each side keeps a backtick at either end from joining the fence; the
+    # renderer strips one from each side.
+    return f"{fence} {text} {fence}" if longest else f"{fence}{text}{fence}"
 
 
 def _report_path(url: str, workspace: Workspace) -> str:
@@ -285,9 +309,9 @@ def markdown_summary(
         lines += [f"- {_ICONS[ci_status(r)]} {_text(_message(r, workspace))}" for r in flagged]
         lines.append("")
     if errors:
-        lines += ["### Errors", "", *[f"- {_text(e)}" for e in errors], ""]
+        lines += ["### Errors", "", *[_item(e) for e in errors], ""]
     if notes:
-        lines += ["### Notes", "", *[f"- {_text(n)}" for n in notes], ""]
+        lines += ["### Notes", "", *[_item(n) for n in notes], ""]
     return "\n".join(lines)
 
 

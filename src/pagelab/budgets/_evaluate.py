@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pagelab._cells import CELL, CellKey, cell_key, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import METRICS, mode_measures
+from pagelab.models import METRICS, mode_measures, unknown_value
 from pagelab.models import metric as registry_metric
 
 from ._models import (
@@ -96,7 +96,7 @@ def resolve_checks(budgets: BudgetsInput, *, base_url: str | None = None) -> lis
 def _check_aggregation(name: str) -> str:
     if name not in AGGREGATION_NAMES:
         raise InvalidInputError(
-            f"aggregation: unknown {name!r}; valid: {', '.join(AGGREGATION_NAMES)}"
+            f"aggregation: {unknown_value(name, AGGREGATION_NAMES)}"
         )
     return name
 

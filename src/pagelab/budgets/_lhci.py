@@ -28,6 +28,7 @@ from importlib import resources
 from typing import Any, Literal
 
 from pagelab._exceptions import InvalidInputError
+from pagelab.models import unknown_value
 
 from ._wording import STATUS_LABELS
 
@@ -528,7 +529,7 @@ def _check_base(options: Mapping[str, Any], where: str) -> None:
     preset = options.get("preset")
     if preset is not None and preset not in lhci_presets():
         raise InvalidInputError(
-            f"{where}.preset: unknown {preset!r}; valid: {', '.join(lhci_presets())}")
+            f"{where}.preset: {unknown_value(preset, lhci_presets())}")
     pattern = options.get("matchingUrlPattern")
     if pattern is not None:
         try:

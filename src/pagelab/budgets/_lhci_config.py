@@ -17,7 +17,7 @@ from typing import Any
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.catalog import CONNECTIONS, DEVICES
-from pagelab.models import Device
+from pagelab.models import Device, unknown_value
 
 from ._lhci import budget_json_to_assertions, run_categories, validate_options
 
@@ -56,6 +56,11 @@ def lhci_assert_options(assert_part: Mapping[str, Any], source: str) -> dict[str
     return options
 
 
+#: Lighthouse's ``settings.preset`` and ``formFactor`` values.
+_LHCI_PRESETS = ("desktop", "perf", "experimental")
+_FORM_FACTORS = ("mobile", "desktop")
+
+
 def _nearest_device(settings: Mapping[str, Any], where: str, notes: list[str]) -> Device:
     emulation = settings.get("screenEmulation") or {}
     if not isinstance(emulation, Mapping):
@@ -64,12 +69,13 @@ def _nearest_device(settings: Mapping[str, Any], where: str, notes: list[str]) -
         raise InvalidInputError(f"{where}.screenEmulation.disabled: pagelab always emulates "
                                 "a device")
     form = settings.get("formFactor")
-    if settings.get("preset") not in (None, "desktop", "perf", "experimental"):
-        raise InvalidInputError(f"{where}.preset: expected desktop, perf or experimental")
+    if settings.get("preset") not in (None, *_LHCI_PRESETS):
+        raise InvalidInputError(
+            f"{where}.preset: {unknown_value(settings.get('preset'), _LHCI_PRESETS)}")
     desktop = settings.get("preset") == "desktop" or form == "desktop" or (
         emulation.get("mobile") is False)
-    if form not in (None, "mobile", "desktop"):
-        raise InvalidInputError(f"{where}.formFactor: expected mobile or desktop")
+    if form not in (None, *_FORM_FACTORS):
+        raise InvalidInputError(f"{where}.formFactor: {unknown_value(form, _FORM_FACTORS)}")
     default = Device.DESKTOP if desktop else Device.MOBILE
     size = [emulation.get(k) for k in ("width", "height", "deviceScaleFactor")]
     if not any(v is not None for v in size):

@@ -81,7 +81,7 @@ def load_budgets(path: str | PathLike[str]) -> BudgetFile:
     return budget_file
 
 
-def parse_budgets(data: Any, source: str = "budgets") -> BudgetFile:
+def parse_budgets(data: Any, source: str = "budget file") -> BudgetFile:
     """Budgets from parsed YAML/JSON: a list is Lighthouse's budget.json, a mapping with
     ``ci`` or ``assertions`` is a Lighthouse CI config, any other mapping pagelab's format."""
     if isinstance(data, BudgetFile):

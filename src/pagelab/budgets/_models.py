@@ -10,23 +10,38 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urljoin, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    PlainValidator,
+    PrivateAttr,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import (
     BUDGET_RESOURCE_TYPES,
+    KEY_PART,
     METRICS,
     Device,
     DeviceId,
     Location,
     Metric,
+    StrictModel,
     invalid_input,
     metric,
+    nested_error,
+    unknown_metric,
+    unknown_value,
 )
 
 from ._wording import STATUS_LABELS
@@ -80,20 +95,30 @@ def _preset(threshold: Literal["good", "poor"]) -> dict[str, float]:
 PRESETS: dict[str, dict[str, float]] = {"good": _preset("good"), "not-poor": _preset("poor")}
 
 
+def _unbudgetable(name: object) -> str | None:
+    """Why ``name`` cannot be budgeted (None: it can): unknown, with the closest valid
+    spelling, or a metric the engine does not measure."""
+    try:
+        found = metric(name) if isinstance(name, str) else None
+    except KeyError:
+        found = None
+    if found is None:
+        return unknown_metric(name, [n for n in METRICS if n not in UNMEASURED_METRICS])
+    if found.name in UNMEASURED_METRICS:
+        return f"{found.name}: {UNMEASURED_METRICS[found.name]}"
+    return None
+
+
 def budget_metric(name: str, where: str = "budget") -> Metric:
     """The registry entry for a budgeted metric (a spec name or a label such as ``LCP``).
 
-    Raises :class:`InvalidInputError` naming the valid metrics, or saying the engine does
-    not measure it.
+    Raises :class:`InvalidInputError` naming the valid metrics (the closest first), or
+    saying the engine does not measure it.
     """
-    try:
-        found = metric(name)
-    except KeyError:
-        valid = ", ".join(n for n in METRICS if n not in UNMEASURED_METRICS)
-        raise InvalidInputError(f"{where}: unknown metric {name!r}; valid: {valid}") from None
-    if found.name in UNMEASURED_METRICS:
-        raise InvalidInputError(f"{where}: {found.name}: {UNMEASURED_METRICS[found.name]}")
-    return found
+    problem = _unbudgetable(name)
+    if problem is not None:
+        raise InvalidInputError(f"{where}: {problem}")
+    return metric(name)
 
 
 def is_resource_metric(name: str) -> bool:
@@ -110,15 +135,30 @@ def format_resource_value(name: str, value: float | None) -> str:
     return f"{value:g} request{'' if value == 1 else 's'}"
 
 
-class _Strict(BaseModel):
-    # A misspelt key in a budget file would silently budget nothing: refuse it.
-    model_config = ConfigDict(extra="forbid", frozen=True)
+#: A time limit written with its unit: refused, naming the number to write instead
+#: (docs/decisions.md, "Budget limits are numbers").
+_WITH_UNIT = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s)\s*", re.IGNORECASE)
 
 
-class MetricLimit(_Strict):
+def _no_unit(value: Any) -> Any:
+    found = _WITH_UNIT.fullmatch(value) if isinstance(value, str) else None
+    if found is not None:
+        milliseconds = float(found[1]) * (1000 if found[2].lower() == "s" else 1)
+        raise PydanticCustomError("limit_unit", "write milliseconds as a number ({number})",
+                                  {"number": f"{milliseconds:g}"})
+    return value
+
+
+#: A limit's number: ms for times, unitless CLS, score 0-100, bytes or requests.
+LimitNumber = Annotated[float, BeforeValidator(_no_unit), Field(ge=0)]
+
+
+# Budget models are StrictModels: a misspelt key would silently budget nothing, so it is
+# refused, naming the key that was meant.
+class MetricLimit(StrictModel):
     """One metric's limit with its own level or aggregation (a bare number is ``limit``)."""
 
-    limit: float = Field(ge=0)
+    limit: LimitNumber
     level: Level | None = None
     aggregation: Aggregation | None = None
 
@@ -217,8 +257,8 @@ def resource_limits(limits: Mapping[str, Any], where: str = "budget"
                 f"{key}={{'script': 300_000}}; types: {', '.join(RESOURCE_TYPES)}")
         for resource_type, value in per_type.items():
             if resource_type not in RESOURCE_TYPES:
-                raise InvalidInputError(f"{where}: {key}: unknown resource type "
-                                        f"{resource_type!r}; valid: {', '.join(RESOURCE_TYPES)}")
+                raise InvalidInputError(f"{where}: {key}: " + unknown_value(
+                    resource_type, RESOURCE_TYPES, what="resource type"))
             spec = _limit(value, f"{where}: {key}.{resource_type}")
             if spec.aggregation is not None and spec.aggregation not in AGGREGATION_NAMES:
                 raise InvalidInputError(f"{where}: {key}.{resource_type}: unknown aggregation")
@@ -230,38 +270,70 @@ def resource_limits(limits: Mapping[str, Any], where: str = "budget"
 
 
 
-_Limits = dict[str, LimitInput | dict[str, LimitInput]]
+_LIMIT_NUMBER: TypeAdapter[float] = TypeAdapter(LimitNumber)
 
 
-def _check_limits(value: _Limits) -> _Limits:
-    """Metric names known; resource keys (``resource_size: {script: ...}``) checked by the
-    resource module."""
-    checked: _Limits = {}
+def _metric_limit(raw: Any) -> LimitInput:
+    """A metric's limit: a number, or a mapping of :class:`MetricLimit`'s keys; one error
+    for a value of neither shape (not one per shape, as a union gives)."""
+    if isinstance(raw, MetricLimit):
+        return raw
+    if isinstance(raw, Mapping):
+        return MetricLimit.model_validate(raw)
+    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+        raise PydanticCustomError(
+            "limit_type", "write a number, or a mapping with limit (and level, aggregation)")
+    return _LIMIT_NUMBER.validate_python(raw)
+
+
+#: :func:`_metric_limit` as a validator: every refusal is a ValidationError.
+_METRIC_LIMIT: TypeAdapter[LimitInput] = TypeAdapter(
+    Annotated[LimitInput, PlainValidator(_metric_limit)])
+
+
+def _check_limits(value: Any) -> dict[str, Any]:
+    """Metric names known (an error at the name), each limit a number or a
+    :class:`MetricLimit` (an error at the limit); resource keys (``resource_size: {script:
+    ...}``) checked by the resource module. Every bad entry is named."""
+    if not isinstance(value, Mapping):
+        raise PydanticCustomError("limits_type", "write a mapping of metric -> limit")
+    checked: dict[str, Any] = {}
+    errors: list[InitErrorDetails] = []
     for name, raw in value.items():
         if name in RESOURCE_KEYWORDS:
             try:
                 resource_limits({name: raw}, "budgets")
             except InvalidInputError as exc:
-                raise ValueError(str(exc).removeprefix("budgets: ")) from exc
+                errors.append(InitErrorDetails(type=PydanticCustomError(
+                    "resource_limit", str(exc).removeprefix("budgets: ")), loc=(), input=raw))
             checked[name] = raw
             continue
-        budget_metric(name, "budgets")
-        # {limit: 3000} fits both shapes; a metric's is a MetricLimit.
-        checked[name] = MetricLimit.model_validate(raw) if isinstance(raw, dict) else raw
+        problem = _unbudgetable(name)
+        if problem is not None:
+            errors.append(InitErrorDetails(type=PydanticCustomError("unknown_metric", problem),
+                                           loc=(name, KEY_PART), input=name))
+            continue
+        try:
+            checked[name] = _METRIC_LIMIT.validate_python(raw)
+        except ValidationError as exc:
+            errors.extend(nested_error(error, name) for error in exc.errors())
+    if errors:
+        raise ValidationError.from_exception_data("budgets", errors)
     return checked
 
 
-class _Budgeted(_Strict):
+_LimitsShape = dict[str, LimitInput | dict[str, LimitInput]]
+#: A budgets mapping: metric -> limit, resource keyword -> {type: limit}.
+_Limits = Annotated[
+    _LimitsShape, PlainValidator(_check_limits, json_schema_input_type=_LimitsShape)]
+
+
+class _Budgeted(StrictModel):
     """What a page and a whole file both carry: a preset and per-metric limits (and
     per-resource-type ones under :data:`RESOURCE_KEYWORDS`)."""
 
     preset: str | None = None
     budgets: _Limits = Field(default_factory=dict)
-
-    @field_validator("budgets")
-    @classmethod
-    def _known_metrics(cls, value: _Limits) -> _Limits:
-        return _check_limits(value)
 
     @field_validator("preset")
     @classmethod
@@ -269,7 +341,7 @@ class _Budgeted(_Strict):
         return _check_preset(value)
 
 
-def _no_resource_limits(limits: _Limits) -> _Limits:
+def _no_resource_limits(limits: _LimitsShape) -> _LimitsShape:
     found = sorted(set(limits) & set(RESOURCE_KEYWORDS))
     if found:
         raise ValueError(f"{found[0]}: resource budgets apply to pages, not to flows")
@@ -307,14 +379,14 @@ class FlowBudget(_Measured):
 
     @field_validator("steps")
     @classmethod
-    def _known_step_metrics(cls, value: dict[str, _Limits]) -> dict[str, _Limits]:
+    def _known_step_metrics(cls, value: dict[str, _LimitsShape]) -> dict[str, _LimitsShape]:
         for limits in value.values():
             _no_resource_limits(limits)
-        return {step: _check_limits(limits) for step, limits in value.items()}
+        return value
 
     @field_validator("budgets")
     @classmethod
-    def _metrics_only(cls, value: _Limits) -> _Limits:
+    def _metrics_only(cls, value: _LimitsShape) -> _LimitsShape:
         return _no_resource_limits(value)
 
     @property
@@ -329,7 +401,7 @@ class FlowBudget(_Measured):
 
 def _check_preset(name: str | None) -> str | None:
     if name is not None and name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; valid: {', '.join(PRESETS)}")
+        raise ValueError(unknown_value(name, PRESETS, what="preset"))
     return name
 
 
@@ -368,7 +440,7 @@ class BudgetFile(_Budgeted):
         return value
 
     @classmethod
-    def parse(cls, data: Any, source: str = "budgets") -> BudgetFile:
+    def parse(cls, data: Any, source: str = "budget file") -> BudgetFile:
         """Validate ``data``; every bad field is named in one :class:`InvalidInputError`."""
         try:
             return cls.model_validate(data)
@@ -489,12 +561,10 @@ def checks_from_mapping(
     for name, raw in limits.items():
         m = budget_metric(name, where)
         try:
-            spec = raw if isinstance(raw, MetricLimit) else (
-                MetricLimit.model_validate(raw) if isinstance(raw, Mapping)
-                else MetricLimit(limit=raw)
-            )
+            limit = _METRIC_LIMIT.validate_python(raw)
         except ValidationError as exc:
-            raise InvalidInputError(f"{where}: {m.name}: {invalid_input(exc)}") from exc
+            raise InvalidInputError(f"{where}: {invalid_input(exc, m.name)}") from exc
+        spec = limit if isinstance(limit, MetricLimit) else MetricLimit(limit=limit)
         found.append(
             Check(
                 metric=m.name,

@@ -20,7 +20,9 @@ from ._options import (
     add_out,
     add_progress,
     check_measuring,
+    exit_status,
     ids,
+    runs_failed,
 )
 from ._run import parse_config
 
@@ -42,7 +44,8 @@ def register(subparsers: Any) -> None:
         help="run URLs x devices x locations x connections several times; print the summary",
         description="Run every cell (URL x device x location x connection) --runs times, "
         "interleaved, and print one row per cell: runs, failed runs and the aggregated "
-        "metrics. Uses the API service when PAGELAB_API_URL is set, else the local engine.",
+        "metrics. Uses the API service when PAGELAB_API_URL is set, else the local engine. "
+        "Exit status 1 when any run failed (the table still shows every cell).",
     )
     batch.add_argument("urls", nargs="+", metavar="URL", help="absolute http(s) URLs")
     add_matrix(batch)
@@ -134,7 +137,4 @@ def _batch(args: argparse.Namespace) -> int:
     if results.interrupted:
         print(f"pagelab: interrupted; the table holds the {total} runs that finished",
               file=sys.stderr)
-        return 130
-    failed = int((results.frame["status"] == "failed").sum())
-    # Exit 1 when nothing could be measured (every run failed), so scripts notice.
-    return 1 if failed == total else 0
+    return exit_status(failed=runs_failed(results.frame), interrupted=results.interrupted)

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from pagelab.models import HEADLINE_METRICS, METRICS, TestReport
 
+from ._options import exit_status, runs_failed
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -31,7 +33,9 @@ def _formatter(name: str) -> Any:
 
 def register(subparsers: Any) -> None:
     demo = subparsers.add_parser(
-        "demo", help="test each page of the bundled demo site and print the DataFrame"
+        "demo", help="test each page of the bundled demo site and print the DataFrame",
+        description="Test each page of the bundled demo site and print the DataFrame. Exit "
+        "status 1 when a test failed.",
     )
     demo.add_argument("--devices", default="mobile", metavar="IDS",
                       help="comma-separated device ids (default mobile)")
@@ -66,7 +70,7 @@ def _demo(args: argparse.Namespace) -> int:
     formatters = {_HEADERS[name]: _formatter(name) for name in _SHOWN if name in METRICS}
     print(table.to_string(index=False, formatters=formatters, na_rep="-"))
     print(f"\nstored in {runner.store.data_dir}")
-    return 0
+    return exit_status(failed=runs_failed(frame))
 
 
 def runner_frame(reports: list[TestReport]) -> pd.DataFrame:

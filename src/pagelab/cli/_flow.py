@@ -21,6 +21,7 @@ from ._options import (
     add_out,
     add_progress,
     check_measuring,
+    exit_status,
     ids,
 )
 from ._run import parse_config
@@ -36,7 +37,8 @@ def register(subparsers: Any) -> None:
         "flow", help="run a user flow file (YAML/JSON) and print a table per step",
         description="Run the user flow in FILE (docs/flows.md) --runs times on every device "
         "x location x connection, on the local engine, and print one table per step with "
-        "the metrics its mode measures, aggregated over the runs.",
+        "the metrics its mode measures, aggregated over the runs. Exit status 1 when any "
+        "run failed (its message on stderr).",
     )
     flow.add_argument("file", type=Path, metavar="FILE", help="flow file (.yaml, .yml, .json)")
     add_matrix(flow)
@@ -60,8 +62,9 @@ def step_tables(results: Results, agg: str = "median") -> str:
     summary = results.summary(None, agg).frame  # the aggregation, positionally
     keys = [c for c in CELL if c in summary.columns and c not in ("flow", "step", "url")]
     blocks: list[str] = []
-    steps = frame[["flow", "step", "step_index", "mode", "url"]].drop_duplicates(
-        ["flow", "step"])
+    # A step's mode and URL from any run that reached it: a run that failed there has none.
+    steps = frame.groupby(["flow", "step"], sort=False, observed=True)[
+        ["step_index", "mode", "url"]].first().reset_index()
     for flow, step, index, mode, url in steps.itertuples(index=False):
         mode = None if pd.isna(mode) else str(mode)
         rows = summary[(summary["flow"] == flow) & (summary["step"] == step)]
@@ -109,7 +112,4 @@ def _flow(args: argparse.Namespace) -> int:
     for path in args.out:
         results.export(path)
         print(f"pagelab: wrote {path}", file=sys.stderr)
-    if results.interrupted:
-        return 130
-    # Exit 1 when a run failed (an action, a page): a flow is a script that must finish.
-    return 1 if failed else 0
+    return exit_status(failed=bool(failed), interrupted=results.interrupted)

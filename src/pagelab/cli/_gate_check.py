@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._options import add_progress
+from ._options import add_progress, exit_status, runs_failed
 
 __all__ = ["register"]
 
@@ -19,7 +19,7 @@ def register(subparsers: Any) -> None:
         "alternately into a baseline side and a new side of the same page. Reports, per "
         "limit, how many repeats today's fixed threshold (new median beyond baseline median "
         "+ limit) and the regression gate (significant and beyond the limit) would fail. "
-        "Exit status 0; 2 on bad input.",
+        "Exit status 1 when a run failed (its repeat still counts the runs that succeeded).",
     )
     check.add_argument("url", metavar="URL", help="the page (http or https)")
     check.add_argument("--runs", type=int, default=5, metavar="N",
@@ -81,4 +81,4 @@ def _gate_check(args: argparse.Namespace) -> int:
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     print("Every failure here is a false alarm: both sides are the same page.")
-    return 0
+    return exit_status(failed=any(runs_failed(frame) for frame in repeats))

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pagelab._exceptions import PagelabError
+from pagelab._url_secrets import redact_url
 
 __all__ = ["CommandError", "build_parser", "main"]
 
@@ -48,9 +49,26 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None,
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            # argparse would echo them whole; the value of a mistyped option may be a
+            # password (`--databse postgresql://u:PW@...`): name the options, hide values.
+            self.error("unrecognized arguments: " + " ".join(_unrecognized(extras)))
+        return parsed
+
     def error(self, message: str) -> None:  # type: ignore[override]
         # One line, no usage dump: bad arguments are a typo to fix, not a manual to read.
-        self.exit(2, f"pagelab: error: {message} (see '{self.prog} --help')\n")
+        # Any URL password argparse quotes (an invalid value) is hidden.
+        self.exit(2, f"pagelab: error: {redact_url(message)} (see '{self.prog} --help')\n")
+
+
+def _unrecognized(words: Sequence[str]) -> list[str]:
+    """Option names as given; their inline values and every other word as ``...``."""
+    return [word.partition("=")[0] + ("=..." if "=" in word else "")
+            if word.startswith("-") else "..." for word in words]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,5 +104,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except PagelabError as exc:
-        print(f"pagelab: error: {exc}", file=sys.stderr)
+        print(f"pagelab: error: {redact_url(str(exc))}", file=sys.stderr)
         return 2

@@ -11,12 +11,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import Connection, Device, Location
+from pagelab.models import Connection, Device, Location, unknown_value
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
+    "EXIT_STATUSES",
     "OUT_FORMATS",
     "add_aggregation",
     "add_config",
@@ -26,7 +30,9 @@ __all__ = [
     "add_renamed",
     "check_measuring",
     "check_outputs",
+    "exit_status",
     "ids",
+    "runs_failed",
 ]
 
 _AGGREGATIONS = "median (default), mean, p75, p90, min, max, representative"
@@ -40,6 +46,29 @@ OUT_FORMATS: dict[str, tuple[str, str] | None] = {
     ".xlsx": ("openpyxl", "notebook"),
     ".html": ("matplotlib", "notebook"),
 }
+
+
+#: Every command's exit statuses: one rule, so a script can trust ``$?`` whatever it ran.
+#: The CLI reference (docs/_scripts/reference.py) prints this table.
+EXIT_STATUSES: dict[int, str] = {
+    0: "done: every run succeeded (and, for `check`, every error-level budget was met)",
+    1: "a run failed (a page that did not load, a flow that stopped, a TTFB probe that "
+       "failed; any one of many), or `check` missed a budget; the output still shows "
+       "every run",
+    2: "bad input, one line on stderr, before anything is measured",
+    130: "interrupted (Ctrl-C); the output shows the runs that finished",
+    141: "the reader of stdout left (`pagelab run --json | head`)",
+}
+
+
+def exit_status(*, failed: bool, interrupted: bool = False) -> int:
+    """The status by :data:`EXIT_STATUSES`: 130 after an interrupt, 1 when a run failed."""
+    return 130 if interrupted else 1 if failed else 0
+
+
+def runs_failed(frame: pd.DataFrame) -> bool:
+    """Whether any run (row) of a wide frame failed."""
+    return bool((frame["status"] == "failed").any()) if len(frame) else False
 
 
 class _Renamed(argparse.Action):
@@ -116,8 +145,8 @@ def check_measuring(args: argparse.Namespace) -> None:
     from pagelab.stats import AGGREGATIONS
 
     if args.aggregation not in AGGREGATIONS:
-        raise InvalidInputError(f"--aggregation: unknown {args.aggregation!r}; use one of "
-                                f"{', '.join(AGGREGATIONS)}")
+        raise InvalidInputError(
+            f"--aggregation: {unknown_value(args.aggregation, AGGREGATIONS)}")
     if args.runs < 1:
         raise InvalidInputError(f"--runs: must be at least 1, got {args.runs}")
     check_outputs(args.out)

@@ -9,7 +9,7 @@ from typing import Any
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS, TestReport
 
-from ._options import add_matrix, add_progress, add_renamed, ids
+from ._options import add_matrix, add_progress, add_renamed, exit_status, ids, runs_failed
 
 __all__ = ["format_report", "register"]
 
@@ -18,7 +18,8 @@ def register(subparsers: Any) -> None:
     run = subparsers.add_parser(
         "run", help="run one Lighthouse test per device x location and print the reports",
         description="One Lighthouse test of URL on every device x location x connection "
-        "given (one by default). With --json, one report is a JSON object, several a list.",
+        "given (one by default). With --json, one report is a JSON object, several a list. "
+        "Exit status 1 when a test failed (the page did not load).",
     )
     run.add_argument("url", help="absolute http(s) URL of the page")
     add_matrix(run)
@@ -82,4 +83,4 @@ def _run(args: argparse.Namespace) -> int:
             print(json.dumps([r.model_dump(mode="json") for r in reports], indent=2))
     else:
         print("\n\n".join(format_report(report) for report in reports))
-    return 130 if results.interrupted else 0
+    return exit_status(failed=runs_failed(results.frame), interrupted=results.interrupted)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError
 
-from ._database import add_database_option, database_url
+from ._database import add_broker_option, add_database_option, database_url
 
 if TYPE_CHECKING:
     from pagelab.service import Settings
@@ -72,9 +72,8 @@ def register(subparsers: Any) -> None:
                        "(default 64; behind a proxy, raise it and cap in the proxy)")
     fleet = serve.add_argument_group(
         "fleet", "dispatch tests to `pagelab worker` machines by location (docs/scale-out.md)")
-    fleet.add_argument("--broker", metavar="URL",
-                       help="redis://HOST:PORT/DB or rediss:// (also $PAGELAB_BROKER_URL); "
-                       "without it this process runs the tests itself")
+    add_broker_option(fleet, "redis://HOST:PORT/DB or rediss:// (also $PAGELAB_BROKER_URL); "
+                      "without it this process runs the tests itself")
     fleet.add_argument("--fleet-secret-file", type=Path, metavar="PATH",
                        help="file holding the fleet secret, the root of every fleet key "
                        "(default $PAGELAB_FLEET_SECRET); it stays on this machine")

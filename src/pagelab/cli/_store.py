@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
 from pagelab._exceptions import InvalidInputError
+from pagelab.store import DATABASE_URL_ENV
+
+from ._database import database_argument
 
 __all__ = ["register"]
 
@@ -27,8 +31,9 @@ def register(subparsers: Any) -> None:
     )
     migrate.add_argument("--from", dest="source", required=True, metavar="URL",
                          help="sqlite:///DIR, the data dir of the store to copy")
-    migrate.add_argument("--to", dest="target", required=True, metavar="URL",
-                         help="postgresql://USER:PASSWORD@HOST/DBNAME")
+    migrate.add_argument("--to", dest="target", metavar="URL", type=database_argument,
+                         help=f"postgresql://USER@HOST/DBNAME (default ${DATABASE_URL_ENV}, "
+                         "the way to give a URL with a password)")
     migrate.add_argument("--artifacts-dir", metavar="DIR",
                          help="write artifacts to this shared directory instead of the database")
     migrate.set_defaults(handler=_migrate)
@@ -39,12 +44,14 @@ def _migrate(args: argparse.Namespace) -> int:
 
     if parse_database_url(args.source)[0] != "sqlite":
         raise InvalidInputError("--from: give sqlite:///DIR (the store to copy)")
-    if parse_database_url(args.target)[0] != "postgresql":
-        raise InvalidInputError("--to: give postgresql://USER:PASSWORD@HOST/DBNAME")
+    target_url = args.target or os.environ.get(DATABASE_URL_ENV, "")
+    if not target_url or parse_database_url(target_url)[0] != "postgresql":
+        raise InvalidInputError(f"--to: give postgresql://USER@HOST/DBNAME, or the URL in "
+                                f"${DATABASE_URL_ENV} when it holds a password")
     source = Store(database=args.source)
     if not source.db_path.exists():
         raise InvalidInputError(f"--from: no store at {source.data_dir}")
-    target = Store(database=args.target, artifacts_dir=args.artifacts_dir)
+    target = Store(database=target_url, artifacts_dir=args.artifacts_dir)
     shown: dict[str, int] = {}
 
     def progress(table: str, copied: int) -> None:

@@ -6,13 +6,18 @@ import argparse
 from typing import Any
 
 from pagelab.catalog import TTFB_REGIONS
-from pagelab.models import TTFBResult
+from pagelab.models import TTFBResult, TTFBStatus
+
+from ._options import exit_status
 
 __all__ = ["format_ttfb", "register"]
 
 
 def register(subparsers: Any) -> None:
-    ttfb = subparsers.add_parser("ttfb", help="measure TTFB of a URL from a region's locations")
+    ttfb = subparsers.add_parser(
+        "ttfb", help="measure TTFB of a URL from a region's locations",
+        description="Time to first byte of URL from each location of the region. Exit "
+        "status 1 when the probe failed from any location.")
     ttfb.add_argument("url", help="absolute http(s) URL")
     ttfb.add_argument("--region", required=True, metavar="ID",
                       help=f"TTFB region ({', '.join(TTFB_REGIONS)})")
@@ -51,4 +56,4 @@ def _ttfb(args: argparse.Namespace) -> int:
         if close is not None:
             close()
     print(result.model_dump_json(indent=2) if args.json else format_ttfb(result))
-    return 0
+    return exit_status(failed=any(loc.status is TTFBStatus.FAILED for loc in result.result))

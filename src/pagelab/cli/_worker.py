@@ -9,6 +9,8 @@ from typing import Any
 
 from pagelab._exceptions import InvalidInputError
 
+from ._database import add_broker_option
+
 __all__ = ["parse_locations", "register"]
 
 
@@ -22,8 +24,7 @@ def register(subparsers: Any) -> None:
         "(`pagelab worker-key issue NAME` on the server), never the fleet secret nor the "
         "database. See docs/scale-out.md.",
     )
-    worker.add_argument("--broker", metavar="URL",
-                        help="redis://HOST:PORT/DB or rediss:// (default $PAGELAB_BROKER_URL)")
+    add_broker_option(worker, "redis://HOST:PORT/DB or rediss:// (default $PAGELAB_BROKER_URL)")
     worker.add_argument("--key-file", type=Path, metavar="PATH",
                         help="the worker's key, as `pagelab worker-key issue` printed it "
                         "(default $PAGELAB_WORKER_KEY)")

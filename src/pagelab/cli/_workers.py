@@ -9,7 +9,7 @@ from typing import Any
 
 from pagelab._exceptions import InvalidInputError
 
-from ._database import add_database_option, database_url
+from ._database import add_broker_option, add_database_option, database_url
 
 __all__ = ["register"]
 
@@ -20,7 +20,7 @@ def register(subparsers: Any) -> None:
         help="list the fleet's live workers (name, locations, current test)",
         description="Read the workers' signed heartbeats on the broker (docs/scale-out.md).",
     )
-    workers.add_argument("--broker", metavar="URL", help="default $PAGELAB_BROKER_URL")
+    add_broker_option(workers, "default $PAGELAB_BROKER_URL")
     workers.add_argument("--fleet-secret-file", type=Path, metavar="PATH",
                          help="file holding the fleet secret (default $PAGELAB_FLEET_SECRET)")
     workers.add_argument("--data-dir", type=Path, metavar="DIR",

@@ -54,6 +54,7 @@ from ._sandbox import (
     sandbox_status,
     without_sandbox,
 )
+from ._scrub import SecretScrubber
 from ._settings import LighthouseRunSpec, build_run_spec
 from ._targets import TargetPolicy
 from ._video import Frame, VideoError, encode_video
@@ -458,14 +459,15 @@ class Engine:
     ) -> FlowRunResult:
         """Run ``flow`` under the engine lock (the caller holds it)."""
         started, load, chrome, spec = self._prepared(device, config)
-        secrets = [*spec.secrets, *flow.secrets]
+        secrets = SecretScrubber.of([*spec.secrets, *flow.secrets])
         try:
             # A guarded flow goes through the egress proxy, as a page run does.
             with self._started(spec, self.target_policy) as (browser, driver, _), \
                     tempfile.TemporaryDirectory(prefix="pagelab-flow-") as tmp:
                 out = Path(tmp)
                 reply = self._request(browser, driver, {
-                    "config": spec.config, "flow": flow_wire(flow), "secrets": secrets,
+                    "config": spec.config, "flow": flow_wire(flow),
+                    "scrub_pattern": secrets.pattern,
                     "flow_path": str(out / "flow.json"), "html_path": str(out / "flow.html"),
                     "network": spec.network, "user_agent": spec.user_agent,
                 }, timeout, "flow")
@@ -484,7 +486,8 @@ class Engine:
 
     @staticmethod
     def _flow_result(
-        flow: Flow, out: Path, reply: dict[str, Any], secrets: list[str], started: datetime,
+        flow: Flow, out: Path, reply: dict[str, Any], secrets: SecretScrubber,
+        started: datetime,
         chrome: str | None, load: MachineLoad, version: str | None,
     ) -> FlowRunResult:
         """The flow run's result from the files the driver wrote and its reply."""
@@ -596,12 +599,13 @@ class Engine:
         refusals: list[Refusal],
     ) -> RunResult:
         """The run itself, on a started browser and driver."""
+        secrets = SecretScrubber.of(spec.secrets)
         with tempfile.TemporaryDirectory(prefix="pagelab-run-") as tmp:
             out = Path(tmp)
             reply = self._request(browser, driver, {
                 "url": url,
                 "config": spec.config,
-                "secrets": spec.secrets,
+                "scrub_pattern": secrets.pattern,
                 "lhr_path": str(out / "lhr.json"),
                 "html_path": str(out / "report.html"),
                 "har_path": str(out / "run.har"),
@@ -611,7 +615,7 @@ class Engine:
             }, timeout, "run")
             if not reply.get("ok"):
                 error = reply.get("error") or {}
-                code, message = str(error.get("code")), str(error.get("message"))
+                code, message = str(error.get("code")), secrets.scrub(str(error.get("message")))
                 if not error.get("lighthouse"):
                     self._processes.close()
                     return self._engine_failure(ENGINE_CRASHED, f"{code}: {message}", started)

@@ -17,9 +17,11 @@ from pagelab.models import (
     Metrics,
     TestStatus,
     Timespan,
+    step_name,
 )
 
 from ._mapping import summarize_lhr
+from ._scrub import SecretScrubber
 
 __all__ = ["FlowRunResult", "failure_message", "flow_steps", "flow_wire"]
 
@@ -52,13 +54,14 @@ def flow_steps(flow_result: dict[str, Any], *, chrome_version: str | None = None
         lhr = step.get("lhr") or {}
         mode = _MODES.get(str(lhr.get("gatherMode")), "navigation")
         summary = summarize_lhr(lhr, chrome_version=chrome_version)
-        metrics: Metrics | None = summary.metrics
-        if mode == "navigation" and metrics is not None:
+        # Every step has a Metrics object; what its mode does not measure is None.
+        metrics = summary.metrics or Metrics()
+        if mode == "navigation":
             metrics = metrics.model_copy(update={"interaction_to_next_paint": None})
-        elif mode == "timespan" and metrics is not None:
+        elif mode == "timespan":
             metrics = Metrics(**{name: getattr(metrics, name) for name in TIMESPAN_METRICS})
         elif mode == "snapshot":
-            metrics = None
+            metrics = Metrics()
         steps.append(FlowStep(index=index, name=str(step.get("name") or mode), mode=mode,
                               url=lhr.get("finalDisplayedUrl"), metrics=metrics))
     return steps
@@ -77,20 +80,18 @@ def flow_wire(flow: Flow) -> dict[str, Any]:
     return {"name": flow.name, "steps": [_wire(item) for item in flow.steps]}
 
 
-def failure_message(failure: dict[str, Any], flow: Flow, secrets: list[str]) -> tuple[str, str]:
-    """(message, failed step name) from the driver's failure record."""
+def failure_message(
+    failure: dict[str, Any], flow: Flow, secrets: SecretScrubber
+) -> tuple[str, str]:
+    """(message, failed step name) from the driver's failure record. The message names the
+    place as every flow message does (:meth:`Flow.where`: measured steps numbered as in the
+    frame and the CLI's tables, not the entries of ``flow.steps``)."""
     item_index = int(failure.get("item_index") or 0)
-    item = flow.steps[item_index - 1] if 0 < item_index <= len(flow.steps) else None
-    where = f"flow {flow.name!r}, step {item_index}"
-    step_name = ""
-    if item is not None:
-        step_name = getattr(item, "name", None) or getattr(item, "url", None) or item.keyword
-        where += f" ({item.describe()})"
-    if failure.get("action_index"):
-        where += f", action {failure['action_index']}"
-    if failure.get("action") and failure.get("action_index"):
-        where += f" ({failure['action']})"
-    message = f"{where}: {failure.get('message', 'failed')}"
-    for secret in secrets:
-        message = message.replace(secret, "***")
-    return message, str(step_name)
+    failed_step = ""
+    if 0 < item_index <= len(flow.steps):
+        failed_step = step_name(flow.steps[item_index - 1])
+        where = flow.where(item_index, int(failure.get("action_index") or 0) or None)
+    else:
+        where = f"flow {flow.name!r}"
+    message = secrets.scrub(f"{where}: {failure.get('message', 'failed')}")
+    return message, failed_step

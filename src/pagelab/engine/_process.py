@@ -5,11 +5,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import queue
 import signal
 import subprocess
+import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from threading import Thread
 from typing import IO
@@ -22,17 +25,77 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent() -> None:
-    # Linux: SIGKILL this child when the thread that started it dies, so a killed Python
-    # leaves no Chromium or Node behind. Harmless where prctl is missing. subprocess calls
-    # this after it switched to ``user``/``group``: the kernel clears the parent-death
-    # signal when a process's credentials change, so it must be set after the switch (it
-    # then survives the exec, and a root parent's death may signal any user's process).
+    # Linux: SIGKILL this child when the thread that started it dies (the launcher thread,
+    # which lives as long as the process), so a killed Python leaves no Chromium or Node.
+    # Harmless where prctl is missing. subprocess calls this after it switched to
+    # ``user``/``group``: the kernel clears the parent-death signal when a process's
+    # credentials change, so it must be set after the switch (it then survives the exec,
+    # and a root parent's death may signal any user's process).
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+#: A request to the launcher thread: how to start the child, and where its Popen goes.
+_Start = tuple[Callable[[], subprocess.Popen[str]], Future[subprocess.Popen[str]]]
+
+
+class _Launcher:
+    """Starts every child on one thread that lives as long as this process.
+
+    The kernel sends the parent-death signal when the *thread* that forked a child ends, not
+    the process: a Chromium started on a short-lived thread (a notebook widget's worker, a
+    caller's thread pool) was SIGKILLed as that thread returned and stayed a zombie of the
+    kernel, its engine none the wiser. From this thread, children die with the process only.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: queue.SimpleQueue[_Start] | None = None
+        self._pid: int | None = None
+
+    def start(self, start: Callable[[], subprocess.Popen[str]]) -> subprocess.Popen[str]:
+        with self._lock:
+            if self._requests is None or self._pid != os.getpid():
+                # First use, or a forked child (threads do not survive a fork): a new thread.
+                self._requests = queue.SimpleQueue()
+                self._pid = os.getpid()
+                Thread(target=self._serve, args=(self._requests,), name="pagelab-launcher",
+                       daemon=True).start()
+            requests = self._requests
+        future: Future[subprocess.Popen[str]] = Future()
+        requests.put((start, future))
+        try:
+            return future.result()
+        except BaseException:
+            # Interrupted while waiting (Ctrl-C): what still starts is ended, not left over.
+            future.add_done_callback(_end_unwanted)
+            raise
+
+    @staticmethod
+    def _serve(requests: queue.SimpleQueue[_Start]) -> None:
+        while True:
+            start, future = requests.get()
+            try:
+                future.set_result(start())
+            except BaseException as exc:  # the caller's to handle, on its own thread
+                future.set_exception(exc)
+
+
+def _end_unwanted(future: Future[subprocess.Popen[str]]) -> None:
+    if future.exception() is None:
+        popen = future.result()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(popen.pid, signal.SIGKILL)
+        popen.wait()
+
+
+_LAUNCHER = _Launcher()
+
+
 class ChildProcess:
-    """A process in a new session; ``kill()`` ends its whole process group and descendants.
+    """A process in a new session; ``kill()`` ends its whole process group and descendants
+    and reaps it. Started from the launcher thread (``_Launcher``): it dies with this
+    process, not with the thread that asked for it.
 
     stderr is drained by a thread into the last ``stderr_lines`` lines, for error messages.
     With ``user`` and ``group`` (uids, root only) the process runs as that user and group,
@@ -53,7 +116,7 @@ class ChildProcess:
     ) -> None:
         self.argv = list(argv)
         self.user = user
-        self.popen = subprocess.Popen(
+        self.popen = _LAUNCHER.start(lambda: subprocess.Popen(
             self.argv,
             env=env,
             cwd=cwd,
@@ -69,7 +132,7 @@ class ChildProcess:
             encoding="utf-8",
             errors="replace",
             bufsize=1,
-        )
+        ))
         self.stderr_tail: deque[str] = deque(maxlen=stderr_lines)
         assert self.popen.stderr is not None
         Thread(target=self._drain, args=(self.popen.stderr,), daemon=True).start()

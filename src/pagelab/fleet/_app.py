@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
+from pagelab._url_secrets import redact_url
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -30,7 +31,8 @@ def check_broker_url(url: str) -> str:
     scheme = urlsplit(url).scheme
     if scheme not in ("redis", "rediss"):
         raise InvalidInputError(
-            f"--broker: {url!r} is not a redis:// or rediss:// URL (the fleet uses Redis)"
+            f"--broker: {redact_url(url)!r} is not a redis:// or rediss:// URL (the fleet "
+            "uses Redis)"
         )
     return url
 

@@ -65,6 +65,7 @@ from ._metrics import RATING_COLOURS as RATING_COLOURS
 from ._metrics import RATING_FILL as RATING_FILL
 from ._metrics import USER_TIMING_PREFIX as USER_TIMING_PREFIX
 from ._metrics import metric_columns as metric_columns
+from ._metrics import unknown_metric as unknown_metric
 from ._metrics import user_timing_values as user_timing_values
 from ._reports import ENGINE_CRASHED as ENGINE_CRASHED
 from ._reports import ENGINE_FAILURE_CODES as ENGINE_FAILURE_CODES
@@ -78,7 +79,12 @@ from ._types import PAGE_URL_PATTERN as PAGE_URL_PATTERN
 from ._types import PageUrl as PageUrl
 from ._types import from_epoch as from_epoch
 from ._types import to_epoch_ms as to_epoch_ms
+from ._validation import KEY_PART as KEY_PART
+from ._validation import StrictModel as StrictModel
+from ._validation import did_you_mean as did_you_mean
 from ._validation import invalid_input as invalid_input
+from ._validation import nested_error as nested_error
+from ._validation import unknown_value as unknown_value
 from ._validation import validation_message as validation_message
 
 __all__ = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._display import flow_html
 from ._enums import DeviceId, Location, TestStatus
@@ -38,7 +38,8 @@ def mode_measures(mode: str | None, metric: str) -> bool:
 
 class FlowStep(BaseModel):
     """One measured step: a navigation (every page metric), a timespan (INP, TBT, CLS) or
-    a snapshot (no metric)."""
+    a snapshot (no metric). ``index`` is its place among the flow's measured steps (1-based,
+    actions between steps not counted), as every flow message numbers steps."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -47,7 +48,15 @@ class FlowStep(BaseModel):
     mode: StepMode
     #: The page's URL when the step ended.
     url: str | None = None
-    metrics: Metrics | None = None
+    #: Always a Metrics object (a loop over steps reads ``step.metrics.x``); what the
+    #: step's mode does not measure is None (a snapshot's every field).
+    metrics: Metrics = Field(default_factory=Metrics)
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _no_metrics_is_empty(cls, value: object) -> object:
+        # Reports written before every step had a Metrics object have null here.
+        return Metrics() if value is None else value
 
 
 class FlowReport(BaseModel):

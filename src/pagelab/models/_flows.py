@@ -11,7 +11,7 @@ an :class:`~pagelab.InvalidFlowError` naming the flow and the step.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -99,6 +99,12 @@ class Type(_Item):
         if self.secret:
             data["type"]["text"] = "***"
         return data
+
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        # pydantic builds repr(), str() (print, f-strings, logging) and rich's repr from
+        # these: secret text never shows in any of them.
+        for name, value in super().__repr_args__():
+            yield name, "***" if name == "text" and self.secret else value
 
     def describe(self) -> str:
         return f"type into {self.selector!r}"
@@ -262,14 +268,31 @@ def _params(model: type[_Item]) -> list[str]:
     return [name for name in model.model_fields if name != "kind"]
 
 
-def _parse_item(data: Any, where: str) -> _Item:
+def _position(before: Sequence[_Item], keyword: str | None) -> str:
+    """Where an entry (its ``keyword``; None: not known yet) comes after the entries
+    ``before``, numbered as the measured steps are (1-based; actions between steps are not
+    steps): ``step 2``, or ``after step 1 (navigate '…'), action 2`` for the second action
+    after step 1 (``before step 1`` ahead of the first step)."""
+    steps = [index for index, item in enumerate(before) if item.keyword in _STEPS]
+    if keyword in _STEPS:
+        return f"step {len(steps) + 1}"
+    anchor = f"after step {len(steps)} ({before[steps[-1]].describe()})" if steps \
+        else "before step 1"
+    since = len(before) - (steps[-1] + 1 if steps else 0)
+    return f"{anchor}, {'entry' if keyword is None else 'action'} {since + 1}"
+
+
+def _parse_item(data: Any, flow: str, before: Sequence[_Item]) -> _Item:
+    """The entry ``data`` of flow ``flow``'s steps, coming after the entries ``before``."""
     if isinstance(data, _Item):
         return data
+    where = f"flow {flow!r}, {_position(before, None)}"
     if not isinstance(data, Mapping):
         raise InvalidFlowError(f"{where}: a step is a mapping, e.g. {{navigate: URL}}")
     keyword = _kind_of(data, {**_STEPS, **FLOW_ACTIONS}, where)
     if keyword in FLOW_ACTIONS:
-        return _parse_action(data, where)
+        return _parse_action(data, f"flow {flow!r}, {_position(before, keyword)}")
+    where = f"flow {flow!r}, {_position(before, keyword)}"
     allowed = _STEP_EXTRA_KEYS[keyword]
     unknown = [key for key in data if key != keyword and key not in allowed]
     if unknown:
@@ -320,12 +343,11 @@ class Flow(BaseModel):
             raise InvalidFlowError("a flow needs a name (a non-empty string)")
         if isinstance(steps, str | bytes) or not isinstance(steps, Sequence):
             raise InvalidFlowError(f"flow {name!r}: steps must be a list")
-        items = tuple(
-            _parse_item(step, f"flow {name!r}, step {index}")
-            for index, step in enumerate(steps, 1)
-        )
+        items: list[_Item] = []
+        for step in steps:
+            items.append(_parse_item(step, name, items))
         try:
-            super().__init__(name=name, steps=items, **data)
+            super().__init__(name=name, steps=tuple(items), **data)
         except ValidationError as exc:
             raise InvalidFlowError(
                 f"flow {name!r}: {validation_message(exc, limit=None)}"
@@ -377,8 +399,19 @@ class Flow(BaseModel):
 
     # -- checks --------------------------------------------------------------------
 
-    def _where(self, index: int) -> str:
-        return f"flow {self.name!r}, step {index} ({self.steps[index - 1].describe()})"
+    def where(self, item: int, action: int | None = None) -> str:
+        """Where the ``item``-th entry of :attr:`steps` (1-based) is, for messages, in the
+        numbering of the measured steps that the frame's ``step_index`` and ``pagelab
+        flow``'s tables use: ``flow 'x', step 2 (timespan 'add'), action 1 (click '#add')``
+        (``action``: the timespan's action, 1-based), or ``flow 'x', after step 1 (navigate
+        '…'), action 2 (type into '#pass')`` for an action between steps."""
+        entry = self.steps[item - 1]
+        where = f"flow {self.name!r}, {_position(self.steps[:item - 1], entry.keyword)} " \
+                f"({entry.describe()})"
+        if action is not None and isinstance(entry, Timespan) \
+                and 0 < action <= len(entry.actions):
+            where += f", action {action} ({entry.actions[action - 1].describe()})"
+        return where
 
     def _check_order(self) -> None:
         has_page = False
@@ -389,7 +422,7 @@ class Flow(BaseModel):
                 what = "an action outside a page" if step.keyword in FLOW_ACTIONS else (
                     f"a {step.keyword} step needs a page")
                 raise InvalidFlowError(
-                    f"{self._where(index)}: {what}; start the flow with navigate"
+                    f"{self.where(index)}: {what}; start the flow with navigate"
                 )
 
     def check(self) -> Flow:
@@ -398,7 +431,7 @@ class Flow(BaseModel):
             raise InvalidFlowError(f"flow {self.name!r}: no steps; start with navigate")
         if self._open:
             raise InvalidFlowError(
-                f"{self._where(len(self.steps))}: the timespan is not closed; "
+                f"{self.where(len(self.steps))}: the timespan is not closed; "
                 "call end_timespan()"
             )
         return self
@@ -431,7 +464,7 @@ class Flow(BaseModel):
     def _refuse_if_open(self, doing: str) -> None:
         if self._open:
             raise InvalidFlowError(
-                f"{self._where(len(self.steps))}: the timespan is not closed before "
+                f"{self.where(len(self.steps))}: the timespan is not closed before "
                 f"{doing}; call end_timespan() first"
             )
 
@@ -444,7 +477,7 @@ class Flow(BaseModel):
             return self._with((*self.steps, action), open_timespan=False)
         timespan = self.steps[-1]
         assert isinstance(timespan, Timespan)
-        where = f"{self._where(len(self.steps))}, action {len(timespan.actions) + 1}"
+        where = f"{self.where(len(self.steps))}, action {len(timespan.actions) + 1}"
         updated = timespan.model_copy(
             update={"actions": (*timespan.actions, _parse_action(action, where))}
         )

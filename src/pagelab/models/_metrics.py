@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
+from ._validation import unknown_value
+
 __all__ = [
     "HEADLINE_METRICS",
     "METRICS",
@@ -30,6 +32,7 @@ __all__ = [
     "Rating",
     "metric",
     "metric_columns",
+    "unknown_metric",
     "user_timing_values",
 ]
 
@@ -247,5 +250,15 @@ def metric(name: str) -> Metric:
     for candidate in METRICS.values():
         if candidate.label.lower() == name.lower():
             return candidate
-    raise KeyError(f"unknown metric {name!r}; valid: {', '.join(METRICS)} or "
-                   f"{USER_TIMING_PREFIX}<mark or measure>")
+    raise KeyError(unknown_metric(name))
+
+
+def unknown_metric(name: object, names: Iterable[str] = METRIC_NAMES) -> str:
+    """``unknown metric 'lcpp': did you mean 'lcp'? (valid: ..., largest_contentful_paint
+    (lcp), ...)``: every spelling :func:`metric` reads among ``names``, each with its label
+    (the alias), and the user timings."""
+    found = [METRICS[n] for n in names]
+    spellings = [spelling for m in found for spelling in (m.name, m.label.lower())]
+    valid = ", ".join(f"{m.name} ({m.label.lower()})" for m in found)
+    return unknown_value(name, spellings, what="metric",
+                         valid=f"{valid}, {USER_TIMING_PREFIX}<mark or measure>")

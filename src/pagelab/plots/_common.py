@@ -16,7 +16,7 @@ import pandas as pd
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
 from pagelab.frames import CELL
-from pagelab.models import METRICS, RATING_FILL, Metric, metric, mode_measures
+from pagelab.models import RATING_FILL, Metric, metric, mode_measures, unknown_metric
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -69,9 +69,7 @@ def check_metric(name: object, frame: pd.DataFrame) -> Metric:
     try:
         m = metric(name)
     except KeyError:
-        raise InvalidInputError(
-            f"metric: unknown {name!r}; valid: {', '.join(METRICS)} (or their labels)"
-        ) from None
+        raise InvalidInputError(f"metric: {unknown_metric(name)}") from None
     if m.name not in frame.columns:
         raise InvalidInputError(f"metric: the frame has no column {m.name!r}")
     return m

@@ -19,7 +19,7 @@ from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
 from pagelab._public import renamed_keyword
 from pagelab.frames import CELL
-from pagelab.models import METRICS, RATING_FILL, Metric
+from pagelab.models import METRICS, RATING_FILL, Metric, unknown_value
 
 from ._common import (
     EMPTY_FILL,
@@ -378,7 +378,7 @@ def heatmap(
         raise InvalidInputError("columns: must differ from rows")
     if aggregation not in _AGGS:
         raise InvalidInputError(
-            f"aggregation: unknown {aggregation!r}; valid: {', '.join(_AGGS)}")
+            f"aggregation: {unknown_value(aggregation, _AGGS)}")
     ok = successful(data, m)
     bad = failed(data)
     row_labels, origin = group_labels(data, [rows])

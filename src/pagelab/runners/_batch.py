@@ -9,7 +9,15 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import MAX_STRING_LENGTH, BatchType, Device, DeviceId, Location, PageUrl
+from pagelab.models import (
+    MAX_STRING_LENGTH,
+    BatchType,
+    Device,
+    DeviceId,
+    Location,
+    PageUrl,
+    validation_message,
+)
 
 __all__ = ["MAX_BATCH_ITEMS", "BatchPlan", "plan_batch"]
 
@@ -44,11 +52,25 @@ def _valid(adapter: TypeAdapter[Any], entries: Sequence[Any]) -> list[Any]:
     return valid
 
 
-def _first(values: list[Any], given: Sequence[Any], field: str, what: str) -> Any:
+def _none_valid(adapter: TypeAdapter[Any], given: Sequence[Any], field: str,
+                what: str) -> InvalidInputError:
+    """Nothing valid in ``given``: the error names the first entry's problem, in the words
+    a single value gets (``devices[0]: unknown 'Desktop': did you mean 'desktop'? ...``)."""
+    for index, entry in enumerate(given):
+        try:
+            adapter.validate_python(entry)
+        except ValidationError as exc:
+            first = validation_message(exc, f"{field}[{index}]", limit=1)
+            return InvalidInputError(f"{field}: no valid {what} in the list ({first})")
+    return InvalidInputError(f"{field}: no valid {what} in the list")
+
+
+def _first(values: list[Any], given: Sequence[Any], field: str, what: str,
+           adapter: TypeAdapter[Any]) -> Any:
     if not given:
         raise InvalidInputError(f"{field}: provide one {what} (the list is empty)")
     if not values:
-        raise InvalidInputError(f"{field}: no valid {what} in the list")
+        raise _none_valid(adapter, given, field, what)
     return values[0]
 
 
@@ -76,24 +98,25 @@ def plan_batch(
 
     if kind is BatchType.MULTIPLE_URLS:
         if not valid_urls:
-            raise InvalidInputError("urls: no valid absolute http(s) URL in the list")
+            raise _none_valid(_URL, urls, "urls", "absolute http(s) URL")
         plan_urls = valid_urls
     else:
-        plan_urls = [_first(valid_urls, urls, "urls", "absolute http(s) URL")]
+        plan_urls = [_first(valid_urls, urls, "urls", "absolute http(s) URL", _URL)]
 
     if kind is BatchType.MULTIPLE_DEVICES:
         if devices and not valid_devices:
-            raise InvalidInputError("devices: no valid device id in the list")
+            raise _none_valid(_DEVICE, devices, "devices", "device id")
         plan_devices = list(dict.fromkeys(valid_devices)) if devices else list(Device)
     else:
-        plan_devices = [_first(valid_devices, devices, "devices", "device id")]
+        plan_devices = [_first(valid_devices, devices, "devices", "device id", _DEVICE)]
 
     if kind is BatchType.MULTIPLE_LOCATIONS:
         if locations and not valid_locations:
-            raise InvalidInputError("locations: no valid location id in the list")
+            raise _none_valid(_LOCATION, locations, "locations", "location id")
         plan_locations = list(dict.fromkeys(valid_locations)) if locations else list(Location)
     else:
-        plan_locations = [_first(valid_locations, locations, "locations", "location id")]
+        plan_locations = [_first(valid_locations, locations, "locations", "location id",
+                                 _LOCATION)]
 
     items = [(u, d, loc) for u in plan_urls for d in plan_devices for loc in plan_locations]
     if len(items) > MAX_BATCH_ITEMS:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pagelab._exceptions import PagelabError
 from pagelab.engine import Engine, RunResult
 from pagelab.models import to_epoch_ms
 from pagelab.store import (
@@ -19,6 +20,11 @@ from pagelab.store import (
 __all__ = ["execute_test"]
 
 
+class _FinalBeforeStart(PagelabError):
+    """The test became final while it waited for the engine (its key was revoked): the
+    run is called off before the browser starts (never escapes :func:`execute_test`)."""
+
+
 def execute_test(
     store: Store,
     engine: Engine,
@@ -26,21 +32,26 @@ def execute_test(
     *,
     vantage: str = "local",
     on_start: Callable[[], None] | None = None,
-) -> RunResult:
+) -> RunResult | None:
     """Run a stored ``idle`` test: ``active`` once the engine lock is held, then its
     artifacts and outcome are written in one transaction (and the unmasked config is
-    forgotten)."""
+    forgotten). None, and nothing run, when the test was final by then (a revoked key's
+    test, failed and refunded: it stays so)."""
     with store.connection() as conn:
         url, device = test_target(conn, test_id)
         config = run_config(conn, test_id)
 
         def started() -> None:
             with transaction(conn):
-                start_test(conn, test_id)
+                if not start_test(conn, test_id):
+                    raise _FinalBeforeStart(test_id)
             if on_start is not None:
                 on_start()
 
-        result = engine.run(url, device, config, on_start=started)
+        try:
+            result = engine.run(url, device, config, on_start=started)
+        except _FinalBeforeStart:
+            return None
         with transaction(conn):
             for name, data in result.artifacts.items():
                 store.artifacts.write(conn, test_id, name, data)

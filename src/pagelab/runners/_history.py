@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import DEVICE_ALIASES, Device, Location, TestReport, TimeInput
+from pagelab.models import DEVICE_ALIASES, Device, Location, TestReport, TimeInput, unknown_value
 
 from ._base import Runner
 
@@ -30,7 +30,7 @@ def _wanted(value: str | Iterable[str] | None, what: str,
         choices = list(valid)
         unknown = sorted(out - set(choices))
         if unknown:
-            raise InvalidInputError(f"{what}: unknown {unknown[0]!r}; valid: {', '.join(choices)}")
+            raise InvalidInputError(f"{what}: {unknown_value(unknown[0], choices)}")
     return out
 
 

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import re
 from typing import Any
+from urllib.parse import unquote_plus
 
 import h11
 import uvicorn
@@ -169,14 +170,23 @@ class BufferedBodyMiddleware:
 
 class RedactTokens(logging.Filter):
     """Keeps report-link tokens out of the access log: a log line is read by more people,
-    and kept longer, than a link (issue 22, finding 12)."""
+    and kept longer, than a link (issue 22, finding 12).
 
-    _TOKEN = re.compile(r"([?&]token=)[^&\s]*")
+    A parameter is judged by its name decoded as the server decodes it: ``%74oken=`` opens
+    the report as ``token=`` does, so it is masked too (issue 34, point 5)."""
+
+    #: A query parameter of a logged request line: its name and its value as written.
+    _PARAMETER = re.compile(r"(?<=[?&])([^=&#\s]*)=([^&#\s]*)")
+    _NAME = "token"
+
+    def _redacted(self, match: re.Match[str]) -> str:
+        name = match.group(1)
+        return f"{name}=***" if unquote_plus(name) == self._NAME else match.group(0)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
             record.args = tuple(
-                self._TOKEN.sub(r"\1***", arg) if isinstance(arg, str) else arg
+                self._PARAMETER.sub(self._redacted, arg) if isinstance(arg, str) else arg
                 for arg in record.args
             )
         return True

@@ -202,8 +202,11 @@ class Worker:
             logger.info("running test %s", test_id)
         try:
             with self._leased(test_id):
-                execute_test(self._services.store, self._engine_instance(), test_id,
-                             vantage="local")
+                ran = execute_test(self._services.store, self._engine_instance(), test_id,
+                                   vantage="local")
+            if ran is None:
+                logger.info("test %s was final before it started (its key was revoked): "
+                            "not run", test_id)
             self.engine_error = None
         except EngineError as exc:
             self.engine_error = str(exc)

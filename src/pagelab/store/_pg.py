@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import StoreError
+from pagelab._url_secrets import redact_url
 
 from ._dialect import Connection
 from ._pg_schema import PG_MIGRATIONS, PG_SCHEMA_VERSION
@@ -29,15 +30,10 @@ if TYPE_CHECKING:
 
     from ._pg_poll import Polling
 
-__all__ = ["PgConnection", "PgPool", "connect_postgres", "migrate_postgres", "redact_url"]
+__all__ = ["PgConnection", "PgPool", "connect_postgres", "migrate_postgres"]
 
 #: Any number: the key of the advisory lock the servers of one database migrate under.
 _MIGRATION_LOCK = 0x7061_6765_6C61_62  # "pagelab"
-
-
-def redact_url(url: str) -> str:
-    """The URL without its password (for messages and logs)."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 class _Row(tuple[Any, ...]):

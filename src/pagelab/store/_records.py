@@ -212,11 +212,16 @@ def run_config(conn: Connection, test_id: str) -> LighthouseConfig:
     return LighthouseConfig.model_validate_json(row["run_config_json"] or row["config_json"])
 
 
-def start_test(conn: Connection, test_id: str) -> None:
-    conn.execute(
-        "UPDATE tests SET status = ?, started_at = ? WHERE id = ?",
-        (TestStatus.ACTIVE.value, now_ms(), test_id),
+def start_test(conn: Connection, test_id: str) -> bool:
+    """Mark the test ``active`` as its run starts; False, leaving it as it is, when it is
+    final already (its key was revoked while it waited for the engine: failed and refunded,
+    so it must not run and be rewritten as a success nobody paid for)."""
+    cursor = conn.execute(
+        "UPDATE tests SET status = ?, started_at = ? WHERE id = ? AND status IN (?, ?)",
+        (TestStatus.ACTIVE.value, now_ms(), test_id, TestStatus.IDLE.value,
+         TestStatus.ACTIVE.value),
     )
+    return int(cursor.rowcount) == 1
 
 
 def finish_test(

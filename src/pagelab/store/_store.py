@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._paths import data_dir as default_data_dir
+from pagelab._url_secrets import redact_url
 
 from ._artifacts import ArtifactFiles, DatabaseArtifacts
 from ._db import connect
@@ -42,7 +43,8 @@ def parse_database_url(url: str) -> tuple[Dialect, str]:
     if text.startswith(("postgresql://", "postgres://")):
         return "postgresql", text
     raise InvalidInputError(
-        f"--database: {text[:60]!r} is not sqlite:///DIR or postgresql://USER@HOST/DBNAME"
+        f"--database: {redact_url(text)[:60]!r} is not sqlite:///DIR or "
+        "postgresql://USER@HOST/DBNAME"
     )
 
 
@@ -120,7 +122,5 @@ class Store:
 
     def __repr__(self) -> str:
         if self.database_url is not None:
-            from ._pg import redact_url
-
             return f"Store({redact_url(self.database_url)!r})"
         return f"Store({str(self.data_dir)!r})"

@@ -4,7 +4,7 @@
 //   stdout <- {"type": "ready", "lighthouse_version", "node_version", "user_agents",
 //              "ad_entities", "ad_domains"}
 //   stdin  -> {"id", "url", "browser_url", "config", "lhr_path", "html_path", "har_path",
-//              "secrets": [...],
+//              "scrub_pattern": "" | RegExp source (engine/_scrub.py),
 //              "network": null | {"origin_headers", "block", "allow", "adblock"},
 //              "user_agent": null | string,
 //              "frames_dir": null | path}
@@ -117,13 +117,15 @@ async function browserAt(browserUrl) {
 // They are replaced inside the string values (and keys) of the parsed LHR, and both files
 // are generated from the scrubbed object: replacing text in the serialized output broke the
 // JSON (a cookie value "1") and could remove an escaping backslash from the report's inline
-// script (issue 22, finding 6).
+// script (issue 22, finding 6). The request's `scrub_pattern`, built by engine/_scrub.py,
+// matches every secret in every form a page writes it (URL-encoded, HTML references, JSON
+// escapes: issue 34, point 2); Python scrubs its own messages with the same expression.
+function secretsOf(request) {
+  return request.scrub_pattern ? new RegExp(request.scrub_pattern, 'g') : null;
+}
+
 function scrubText(text, secrets) {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret && out.includes(secret)) out = out.split(secret).join('***');
-  }
-  return out;
+  return secrets ? text.replace(secrets, '***') : text;
 }
 
 function scrub(value, secrets) {
@@ -386,7 +388,7 @@ async function runOne(request) {
       lhr.configSettings.extraHeaders = Object.fromEntries(
         Object.keys(lhr.configSettings.extraHeaders).map((name) => [name, '***']));
     }
-    const secrets = request.secrets || [];
+    const secrets = secretsOf(request);
     const scrubbed = scrub(lhr, secrets);
     await writeFile(request.lhr_path, ReportGenerator.generateReport(scrubbed, 'json'));
     await writeFile(request.html_path, ReportGenerator.generateReport(scrubbed, 'html'));
@@ -479,7 +481,7 @@ async function runFlow(request) {
       }
     }
     await control?.session.detach().catch(() => {});
-    const secrets = request.secrets || [];
+    const secrets = secretsOf(request);
     let steps = 0;
     if (flow._gatherSteps.length) {
       // Scrubbed inside the parsed result, both files made from it (as for a page run).
