@@ -307,6 +307,7 @@ def _page_environment(tmp_path: Path, venv: Path, servers: Servers) -> dict[str,
         "VIRTUAL_ENV": str(venv),
         "PAGELAB_DATA_DIR": str(tmp_path / "data"),
         "JUPYTER_CONFIG_DIR": str(jupyter),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),  # not the user's
     })
     return env
 
