@@ -54,7 +54,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "REFUSED_NETWORKS", "Engine", "RunResult", "TargetPolicy", "TargetRefusedError",
         "ensure_browser_user",
     ],
-    "pagelab.export": ["SUFFIXES", "export", "html_report"],
+    "pagelab.export": ["SUFFIXES", "compare_video", "export", "html_report"],
     "pagelab.fleet": ["FleetSettings"],
     "pagelab.frames": [
         "AUDIT_COLUMNS", "CELL", "COLUMNS", "MAIN_THREAD_COLUMNS", "REQUEST_COLUMNS",
@@ -76,8 +76,8 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "pagelab.plots": [
         "Video", "compare_filmstrips", "compare_waterfalls", "comparison", "contributions",
-        "distribution", "filmstrip", "heatmap", "metric_by_group", "trend", "ttfb", "video",
-        "waterfall",
+        "distribution", "filmstrip", "filmstrip_compare", "heatmap", "metric_by_group",
+        "trend", "ttfb", "video", "visual_progress", "waterfall",
     ],
     "pagelab.runners": [
         "ApiRunner", "LocalRunner", "MatrixCell", "ReportSink", "Runner", "connect",
@@ -95,8 +95,9 @@ PUBLIC_API: dict[str, list[str]] = {
     "pytest_pagelab.items": [],
     "pytest_pagelab.plugin": ["Perf"],
 }
-#: Issue 21: a small API. Raise it only with a reason written in docs/decisions.md.
-MAX_PUBLIC_NAMES = 200
+#: Issue 21: a small API. Raise it only with a reason written in docs/decisions.md (203:
+#: issue 40's filmstrip_compare, visual_progress and compare_video).
+MAX_PUBLIC_NAMES = 203
 
 
 def public_modules() -> dict[str, ModuleType]:

@@ -1,5 +1,6 @@
-"""Plots of runs: every function returns the matplotlib ``Axes`` and never switches the
-backend (``pip install 'pagelab[notebook]'``)."""
+"""Plots of runs: every function returns the matplotlib ``Axes`` (``filmstrip_compare``, a
+grid of rows, its ``Figure``) and never switches the backend
+(``pip install 'pagelab[notebook]'``)."""
 
 from pagelab._public import publish
 
@@ -7,6 +8,7 @@ from ._explain import compare_filmstrips, compare_waterfalls, contributions
 from ._matrix import comparison, distribution, heatmap, metric_by_group, trend
 from ._run import Video, filmstrip, video, waterfall
 from ._ttfb import ttfb
+from ._visual import filmstrip_compare, visual_progress
 
 # isort: split
 # For the HTML report (pagelab.export) only (not public API, not in __all__).
@@ -21,11 +23,13 @@ __all__ = [
     "contributions",
     "distribution",
     "filmstrip",
+    "filmstrip_compare",
     "heatmap",
     "metric_by_group",
     "trend",
     "ttfb",
     "video",
+    "visual_progress",
     "waterfall",
 ]
 
