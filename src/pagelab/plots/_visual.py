@@ -199,11 +199,18 @@ def _draw_row(ax: Axes, side: _Side, ticks: list[float], step: float) -> None:
         ax.add_patch(Rectangle((left, 0), width, 1, fill=False,
                                edgecolor=COMPLETE_COLOUR if outlined else "#dadce0",
                                linewidth=2.2 if outlined else 0.8, zorder=3))
-    for label, at in side.marks:
-        colour = _MARKS.get(label, "#5f6368")
+    # Marks at (nearly) the same time share a line and a label ("FCP, LCP 196 ms").
+    groups: list[tuple[float, list[str]]] = []
+    for at, label in sorted((at, label) for label, at in side.marks):
+        if groups and at - groups[-1][0] <= step / 4:
+            groups[-1][1].append(label)
+        else:
+            groups.append((at, [label]))
+    for at, labels in groups:
+        colour = _MARKS.get(labels[-1], "#5f6368")
         ax.axvline(at, color=colour, linestyle="--", linewidth=1.2, zorder=4)
-        ax.text(at, 1.02, f" {label} {at:,.0f} ms", color=colour, fontsize=7, va="bottom",
-                ha="left" if label != "LCP" else "right", clip_on=False)
+        ax.text(at, 1.02, f" {', '.join(labels)} {at:,.0f} ms", color=colour, fontsize=7,
+                va="bottom", clip_on=False)
     ax.set_ylim(0, 1.14)
     ax.set_yticks([])
     for spine in ("top", "right", "left"):
