@@ -166,3 +166,33 @@ def test_compare_video_refuses_what_it_cannot_play(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="report_b: expected"):
         compare_video(video("fast"), 42, tmp_path / "both.mp4")
     assert not (tmp_path / "both.mp4").exists()
+
+
+# -- the plots' input checks (the pictures themselves: tests/test_visual_engine.py) -----------
+
+
+def test_the_plots_refuse_what_they_cannot_draw() -> None:
+    import matplotlib
+
+    from pagelab import Results, plots
+    from recorded_runs import load_runs
+
+    matplotlib.use("Agg")
+    frame = load_runs()
+    fast, heavy = sorted(frame["url"].astype(str).unique())
+    with pytest.raises(InvalidInputError, match="interval_ms: expected a positive number"):
+        plots.filmstrip_compare(Results.from_frame(frame), "url", fast, heavy, interval_ms=0)
+    with pytest.raises(InvalidInputError, match="CLS is not a time"):
+        plots.filmstrip_compare(Results.from_frame(frame), "url", fast, heavy,
+                                metrics=("cumulative_layout_shift",))
+    with pytest.raises(InvalidInputError, match="results: expected Results"):
+        plots.filmstrip_compare(frame, "url", fast, heavy)
+    with pytest.raises(InvalidInputError, match="b: no run has url"):
+        plots.filmstrip_compare(Results.from_frame(frame), "url", fast, "http://nowhere.test/")
+    # Rebuilt from a frame: no runner to read the screenshots from, and it says so.
+    with pytest.raises(InvalidInputError, match="no runner to read LHRs from"):
+        plots.filmstrip_compare(Results.from_frame(frame), "url", fast, heavy)
+    with pytest.raises(InvalidInputError, match="no runner to read LHRs from"):
+        Results.from_frame(frame).visual_progress()
+    with pytest.raises(InvalidInputError, match="results: expected Results"):
+        plots.visual_progress(frame)
