@@ -100,7 +100,8 @@ def test_a_screenshot_that_is_no_image_is_refused() -> None:
 def test_speed_index_from_the_curve_agrees_with_lighthouse(name: str) -> None:
     curve = visual_progress_curve(screenshots(name))
     progress = curve["progress"].to_numpy()
-    assert progress[0] == 0 and progress[-1] == 100
+    assert progress[0] == 0
+    assert progress[-1] == 100
     assert (np.diff(progress) >= 0).all()
     observed = recorded()[name]["observed"]["observedSpeedIndex"]
     ours = speed_index_ms(curve["time_ms"], curve["progress"])
@@ -151,7 +152,8 @@ def test_compare_video_puts_both_side_by_side_for_the_longer_run(tmp_path: Path)
     assert written == tmp_path / "both.mp4"
     both, one, other = probe(written), probe(fast), probe(heavy)
     streams = both["streams"]
-    assert len(streams) == 1 and streams[0]["codec_type"] == "video"
+    assert len(streams) == 1
+    assert streams[0]["codec_type"] == "video"
     assert streams[0]["codec_name"] == "h264"
     assert streams[0]["width"] == one["streams"][0]["width"] + other["streams"][0]["width"]
     longer = max(float(one["format"]["duration"]), float(other["format"]["duration"]))
