@@ -31,8 +31,8 @@ from pagelab.models import (
     status_pill,
 )
 
-__all__ = ["Comparison", "Summary", "comparison_table", "failed_runs_table", "frame_table",
-           "runs_html", "summary_table"]
+__all__ = ["READABLE_BOX", "Comparison", "ReadableFrame", "Summary", "comparison_table",
+           "failed_runs_table", "frame_table", "runs_html", "summary_table"]
 
 _NOTE = Markup('<span style="display:block;color:#5f6368;font-size:11px">{}</span>')
 _CV = Markup('<span style="display:block;color:#5f6368;font-size:11px">CV {}</span>')
@@ -301,16 +301,17 @@ def failed_runs_table(frame: pd.DataFrame) -> Markup | None:
 
 # -- the frames that display readably ------------------------------------------------------
 
-_BOX = Markup(
+READABLE_BOX = Markup(
     '<div class="{}" style="font-family:system-ui,-apple-system,\'Segoe UI\',sans-serif;'
     'font-size:13px;line-height:1.4;color:#202124;max-width:100%;overflow-x:auto">{}{}</div>'
 )
 _HINT = Markup('<div style="color:#5f6368;font-size:12px">{}</div>')
 
 
-class _Readable(pd.DataFrame):
+class ReadableFrame(pd.DataFrame):
     """A DataFrame that displays readably in a notebook; anything derived from it is a
-    plain DataFrame again (a slice or a copy has no reason to keep the display)."""
+    plain DataFrame again (a slice or a copy has no reason to keep the display). The base
+    of :class:`Summary`, :class:`Comparison` and :mod:`pagelab.field`'s frames."""
 
     @property
     def _constructor(self) -> Any:
@@ -327,20 +328,20 @@ class _Readable(pd.DataFrame):
             "as a plain DataFrame")
 
 
-class Summary(_Readable):
+class Summary(ReadableFrame):
     """:meth:`pagelab.Results.summary`'s table: a DataFrame, displayed readably."""
 
     def _repr_html_(self) -> str:
-        return str(_BOX.format("pagelab-summary-box", summary_table(self), self._hint()))
+        return str(READABLE_BOX.format("pagelab-summary-box", summary_table(self), self._hint()))
 
 
-class Comparison(_Readable):
+class Comparison(ReadableFrame):
     """:meth:`pagelab.Results.compare`'s table: a DataFrame, displayed readably; the compared
     sides are in ``attrs["a"]`` and ``attrs["b"]``."""
 
     def _repr_html_(self) -> str:
         body = comparison_table(self, a=self.attrs.get("a"), b=self.attrs.get("b"))
-        return str(_BOX.format("pagelab-comparison-box", body, self._hint()))
+        return str(READABLE_BOX.format("pagelab-comparison-box", body, self._hint()))
 
 
 def runs_html(frame: pd.DataFrame, title: str, summary: pd.DataFrame) -> str:
@@ -355,7 +356,7 @@ def runs_html(frame: pd.DataFrame, title: str, summary: pd.DataFrame) -> str:
         parts.append(failed)
     hint = _HINT.format(
         ".frame: one row per run; .summary(): this table as a DataFrame; .long: tidy rows")
-    return str(_BOX.format("pagelab-results", Markup("").join(parts), hint))
+    return str(READABLE_BOX.format("pagelab-results", Markup("").join(parts), hint))
 
 
 # Public as pagelab.Summary and pagelab.Comparison (loaded on first use by the root).

@@ -127,11 +127,12 @@ def export(
     b: object = None,
     title: str | None = None,
     explain: bool = True,
+    field: bool | None = None,
 ) -> Path:
     """Write ``data`` (``Results`` or a DataFrame) to ``path`` in the format of its suffix
     (see :data:`SUFFIXES` and the module's table); returns the path.
 
-    ``by``, ``a``, ``b``, ``title`` and ``explain`` shape the HTML report
+    ``by``, ``a``, ``b``, ``title``, ``explain`` and ``field`` shape the HTML report
     (:func:`html_report`). An
     unknown suffix or a missing directory is :class:`~pagelab.InvalidInputError`.
     """
@@ -157,7 +158,8 @@ def export(
         _write_xlsx(data, frame, target)
     else:
         page = (table_page(frame, title=title) if data is frame
-                else html_report(data, by=by, a=a, b=b, title=title, explain=explain))
+                else html_report(data, by=by, a=a, b=b, title=title, explain=explain,
+                                 field=field))
         target.write_text(page, encoding="utf-8")
     return target
 

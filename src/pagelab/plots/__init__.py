@@ -5,6 +5,7 @@ grid of rows, its ``Figure``) and never switches the backend
 from pagelab._public import publish
 
 from ._explain import compare_filmstrips, compare_waterfalls, contributions
+from ._field import field_history, versus_field
 from ._matrix import comparison, distribution, heatmap, metric_by_group, trend
 from ._run import Video, filmstrip, video, waterfall
 from ._ttfb import ttfb
@@ -22,12 +23,14 @@ __all__ = [
     "comparison",
     "contributions",
     "distribution",
+    "field_history",
     "filmstrip",
     "filmstrip_compare",
     "heatmap",
     "metric_by_group",
     "trend",
     "ttfb",
+    "versus_field",
     "video",
     "visual_progress",
     "waterfall",

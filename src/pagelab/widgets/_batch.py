@@ -40,8 +40,10 @@ class BatchComparison(Panel):
     After a run, ``.results`` holds the :class:`~pagelab.Results` for the cells below, the
     summary table shows the ``agg`` of each metric per cell (units in the headers, the
     representative run's report linked), the plot shows every run of the chosen metric,
-    and the comparison tests every cell against the baseline cell. ``runs`` defaults to
-    :data:`pagelab.stats.MIN_RUNS` (5), the fewest a comparison gives a verdict from.
+    and the comparison tests every cell against the baseline cell. ``runs`` defaults to 5:
+    one above :data:`pagelab.stats.MIN_RUNS` (4, the fewest a comparison can give a verdict
+    from, and then only when every run of one side beats every run of the other), so one
+    run out of place still allows a verdict (p = 0.016).
     Exports are written to ``export_dir`` (default: the working directory).
     """
 
@@ -56,7 +58,7 @@ class BatchComparison(Panel):
         locations: Sequence[str] = ("us",),
         connection: str | None = None,
         throttling_method: str = "simulated",
-        runs: int = MIN_RUNS,
+        runs: int = MIN_RUNS + 1,
         metric: str = "largest_contentful_paint",
         export_dir: Path | str = ".",
     ) -> None:
