@@ -309,3 +309,16 @@ def test_a_plot_as_a_cells_last_line_shows_only_its_figure(frame: pd.DataFrame) 
         assert shown(other)[0]["text/plain"].startswith("<Axes")
     finally:
         plt.close("all")
+
+
+def test_every_plot_shows_only_its_figure() -> None:
+    """Every public plot returning Axes or a Figure goes through ``shows_its_figure`` (the
+    field and visual plots of this round did not at first)."""
+    import inspect
+
+    drawn = {"Axes", "Figure", "tuple[Axes, Axes]"}
+    plotting = [name for name in plots.__all__ if inspect.isfunction(getattr(plots, name))
+                and inspect.signature(getattr(plots, name)).return_annotation in drawn]
+    assert {"metric_by_group", "versus_field", "filmstrip_compare"} <= set(plotting)
+    bare = [name for name in plotting if not hasattr(getattr(plots, name), "__wrapped__")]
+    assert bare == []

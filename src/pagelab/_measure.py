@@ -525,6 +525,17 @@ class Results:
 
         return main_thread(self)
 
+    def visual_progress(self) -> pd.DataFrame:
+        """How complete each successful run's page looked over time, as Speed Index measures
+        it: one row per screenshot, ``id``, ``run``, the cell columns, ``time_ms`` (ms since
+        navigation start) and ``progress`` (percent, non-decreasing, 100 at the last
+        screenshot). Computed from every screenshot of the run's trace (the ``screenshots``
+        resource), or the LHR's thumbnails for a run stored without them; the method is
+        in docs/analysis.md (visual progress)."""
+        from pagelab.frames import visual_progress
+
+        return visual_progress(self)
+
     # -- analysis (pagelab.stats, pagelab.plots, pagelab.export) ----------------------------
 
     def summary(

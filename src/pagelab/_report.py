@@ -203,7 +203,7 @@ def _explained(results: object, frame: pd.DataFrame,
     """Why b differs from a, from each run's LHR (read through the runner of ``Results``),
     with the contributions plot and the waterfalls and filmstrips of each side's
     representative run in the cell of the largest contribution."""
-    from pagelab.stats import explain
+    from pagelab.stats import explain, representative_id
 
     by, a, b = chosen
     try:
@@ -217,7 +217,7 @@ def _explained(results: object, frame: pd.DataFrame,
     cell = explanation.cell_of(0)
     runs = ""
     if cell in explanation.run_ids:
-        ids = [_representative(frame, side) for side in explanation.run_ids[cell]]
+        ids = [representative_id(frame, side) for side in explanation.run_ids[cell]]
         images.extend(_side_by_side(results, explanation, ids[0], ids[1]))
         where = f" in {cell}" if cell else ""
         runs = (f"Waterfalls and filmstrips{where}: the representative run of each side, "
@@ -229,18 +229,6 @@ def _contributions(explanation: Explanation, ax: Axes) -> object:
     from pagelab import plots
 
     return plots.contributions(explanation, ax=ax)
-
-
-def _representative(frame: pd.DataFrame, ids: Sequence[str]) -> str:
-    """The run among ``ids`` that Lighthouse's ``computeMedianRun`` would pick."""
-    from pagelab.stats import representative_run
-
-    runs = frame[frame["id"].astype("string").isin(list(ids))]
-    if "first_contentful_paint" in runs.columns:
-        label = representative_run(runs)
-        if label is not None:
-            return str(runs.at[label, "id"])
-    return str(ids[0])
 
 
 def _side_by_side(results: object, explanation: Explanation, a_id: str,

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._explain import amount, causes, item_text
+from pagelab.frames import timed_images
 
 from ._common import plain, pyplot, shows_its_figure
-from ._run import _thumbnails, filmstrip, waterfall
+from ._run import filmstrip, waterfall
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -68,7 +69,7 @@ def compare_filmstrips(
     first thumbnail to the later last one, each showing what the page looked like then (its
     latest thumbnail at or before the tick). ``a`` and ``b`` are LHRs or
     ``runner.filmstrip(report)``."""
-    strips = [_thumbnails(a), _thumbnails(b)]
+    strips = [timed_images(a), timed_images(b)]
     if not strips[0] or not strips[1]:
         raise InvalidInputError("compare_filmstrips: both runs need thumbnails")
     if frames < 2:

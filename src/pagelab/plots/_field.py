@@ -15,7 +15,15 @@ import pandas as pd
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import RATING_FILL, Metric, metric
 
-from ._common import NEUTRAL_FILL, axis_label, new_axes, plain, threshold_lines, value_limits
+from ._common import (
+    NEUTRAL_FILL,
+    axis_label,
+    new_axes,
+    plain,
+    shows_its_figure,
+    threshold_lines,
+    value_limits,
+)
 from ._matrix import _concise, _date_locator, _legend
 
 if TYPE_CHECKING:
@@ -56,6 +64,7 @@ def _cell_label(row: pd.Series) -> str:
     return f"{label} \u00b7 {device}" if isinstance(device, str) else label
 
 
+@shows_its_figure
 def versus_field(table: pd.DataFrame, metric: str = "largest_contentful_paint",
                  ax: Axes | None = None) -> Axes:
     """Lab beside field for one metric: per cell (a row), the lab median (a dot) and the
@@ -107,6 +116,7 @@ def _dedupe_legend(ax: Axes) -> None:
                   bbox_to_anchor=(1.01, 1), frameon=False)
 
 
+@shows_its_figure
 def field_history(frame: pd.DataFrame, metric: str = "largest_contentful_paint",
                   ax: Axes | None = None) -> Axes:
     """The field p75 of one metric over time: a line per page or origin and form factor,
