@@ -440,9 +440,14 @@ const INTERACTING_ACTIONS = new Set(['click', 'type', 'press']);
 const SETTLE_BOUND_MS = 3000;
 
 // In the page (and every document a navigation in the timespan opens): counts interactions
-// from here on and records the ids of those whose Event Timing entry has been reported.
+// from here on and records the ids of those whose Event Timing entry has been reported. A
+// later timespan on the same document starts the count afresh.
 function watchInteractions() {
-  if (window.__pagelabInteractions) return;
+  const known = window.__pagelabInteractions;
+  if (known) {
+    Object.assign(known, {since: performance.interactionCount ?? 0, reported: new Set()});
+    return;
+  }
   const watch = {since: performance.interactionCount ?? 0, reported: new Set()};
   Object.defineProperty(window, '__pagelabInteractions', {value: watch});
   const record = (list) => {
