@@ -6,6 +6,7 @@ on a real regression. Synthetic samples with the dispersion of the recorded real
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -161,8 +162,71 @@ def test_auto_runs_add_runs_only_to_undecided_cells() -> None:
     assert all(count == 1 and "http://demo.test/slow" not in urls for urls, count in calls[1:])
     assert (counts["max"] == counts["count"] - 1).all()  # runs numbered on, per cell
     assert counts["count"].max() <= 9
-    assert auto.stops[cells[0]] == "decided after 5 runs"
+    # Where auto stopped, with the power it reached (the finding: it belongs in the output).
+    assert re.fullmatch(r"decided after 5 runs; power \d+ % for a true "
+                        r"largest_contentful_paint:10% \(CV \d+ %\)", auto.stops[cells[0]])
     assert len(auto.notes()) == 3
+
+
+def test_auto_never_stops_below_the_runs_that_can_decide() -> None:
+    # Issue 33: auto:3-4 kept 3 runs as a baseline and compared 4 runs against them, counts
+    # whose rank test never goes below p = 0.057: a gate that could not fail. auto now raises
+    # its range to the fewest runs that can decide, and says so.
+    import pandas as pd
+
+    from recorded_runs import load_runs
+
+    recorded = load_runs()
+    fast = recorded[recorded["url"] == "http://demo.test/fast"].sort_values("run")
+    calls: list[int] = []
+
+    def measure(cells: list[CellKey], count: int) -> pd.DataFrame:
+        calls.append(count)
+        taken = sum(calls) - count
+        rows = fast.iloc[[(taken + i) % len(fast) for i in range(count)]].copy()
+        rows["largest_contentful_paint"] += 400  # a page 400 ms slower
+        return rows.reset_index(drop=True)
+
+    cells: list[CellKey] = [("http://demo.test/fast", "mobile", "us", None, None, None)]
+    # Saving a baseline: at least the runs that can show a difference against as many.
+    saving = budgets.AutoRuns(GateRule(min_runs=3, max_runs=4), keeps_baseline=True)
+    assert len(saving.run(measure, cells)) == 4
+    assert saving.notes()[0] == ("runs=auto:3-4 raised to auto:4-4: a baseline of fewer than "
+                                 "4 runs cannot show a difference at alpha 0.05 against as "
+                                 "many")
+    # Comparing against 3 baseline runs: 5 new runs are the fewest that can go below 0.05
+    # (2/56 = 0.036), so the page 400 ms slower is caught, not passed as inconclusive.
+    baseline = budgets.make_baseline(fast.iloc[:3], commit="c0ffee")
+    limits = budgets.parse_regression_limits("LCP:10%")
+    calls.clear()
+    auto = budgets.AutoRuns(GateRule(min_runs=3, max_runs=4), baseline, limits)
+    frame = auto.run(measure, cells)
+    assert len(frame) == 5
+    assert auto.notes()[0] == ("runs=auto:3-4 raised to auto:5-5: against a baseline of 3 "
+                               "runs, fewer than 5 cannot show a difference at alpha 0.05")
+    [result] = budgets.compare_baseline(baseline, frame, limits, rule=auto.rule,
+                                        adaptive=True).results
+    assert result.verdict == "regression"
+    assert result.too_few_runs is None
+    assert re.fullmatch(r"decided after 5 runs; power \d+ % .*", auto.stops[cells[0]])
+    # A range that can decide is left as it is.
+    ten = budgets.make_baseline(fast, commit="c0ffee")
+    assert budgets.AutoRuns(GateRule(), ten, limits).deciding_rule(cells) == GateRule()
+
+
+def test_power_reached_is_the_rank_tests() -> None:
+    # The finding: a true 10 % shift at a CV of 10 % (one standard deviation) is caught
+    # about 20 % of the time with 5 runs a side; with 10, about half at 0.05 and a third at
+    # auto's per-look level against 10 runs (0.021; the finding measured 37 %).
+    from pagelab.budgets import rank_test_power
+
+    assert rank_test_power(5, 5, 1.0, 0.05) == pytest.approx(0.21, abs=0.03)
+    assert rank_test_power(10, 10, 1.0, 0.05) == pytest.approx(0.51, abs=0.03)
+    assert rank_test_power(10, 10, 1.0, 0.021) == pytest.approx(0.33, abs=0.03)
+    assert rank_test_power(10, 10, 0.0, 0.05) == pytest.approx(0.05, abs=0.015)
+    # Runs without spread: certain when the counts can reach the level, else never.
+    assert rank_test_power(4, 4, math.inf, 0.05) == 1.0
+    assert rank_test_power(3, 3, math.inf, 0.05) == 0.0
 
 
 def test_gate_keeps_each_connection_a_cell_of_its_own() -> None:

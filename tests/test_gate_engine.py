@@ -32,6 +32,11 @@ def test_measure_auto_against_earlier_results(fast: str) -> None:
     assert len(seen) == len(frame)
     assert frame["run"].tolist() == list(range(len(frame)))
     assert (frame["status"].astype(str) == "success").all()
+    # Where the cell stopped, and the power its runs reached (issue 33's finding).
+    [note] = again.notes
+    assert note.startswith(f"runs=auto: desktop/us {fast} ")
+    assert " runs; power " in note
+    assert "for a true largest_contentful_paint:25% (CV " in note
     with pytest.raises(pagelab.InvalidInputError, match="needs against="):
         pagelab.measure(fast, runs="auto", progress=False)
     with pytest.raises(pagelab.InvalidInputError, match="'auto'"):

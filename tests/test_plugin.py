@@ -326,6 +326,60 @@ def test_large_but_not_significant_is_inconclusive(pytester: pytest.Pytester) ->
     result.stderr.fnmatch_lines(["*--pagelab-alpha: expected a number between 0 and 0.5, got '2'*"])
 
 
+def test_run_counts_that_cannot_decide_are_said_at_save_and_compare(
+        pytester: pytest.Pytester) -> None:
+    # Issue 33: a baseline of 3 runs was saved without a word, and against it a page 400 ms
+    # slower passed as "p -, 4 vs 3, inconclusive": 4 vs 3 runs never go below p = 0.057.
+    frame = pd.read_csv(RUNS)
+    fast = frame[frame["url"] == "http://demo.test/fast"].sort_values("run")
+    fast.iloc[:3].to_csv(pytester.path / "three.csv", index=False)
+    slower = fast.iloc[3:7].copy()
+    slower["largest_contentful_paint"] += 400
+    slower.to_csv(pytester.path / "slower.csv", index=False)
+    pytester.makepyfile(test_pages="""
+        def test_fast(perf):
+            perf.measure("http://demo.test/fast")
+    """)
+    result = pytester.runpytest("--pagelab-replay=three.csv",
+                                "--pagelab-save-baseline=baseline.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([
+        "baseline warning: baseline for mobile/us http://demo.test/fast saved with 3 runs: "
+        "3 vs 3 runs cannot show a difference at alpha 0.05: at least 4 a side",
+    ])
+    assert len(json.loads((pytester.path / "baseline.json").read_text())["cells"]) == 1
+
+    limits = "--pagelab-compare-fail=largest_contentful_paint:10%"
+    result = pytester.runpytest("--pagelab-replay=slower.csv", "--pagelab-compare=baseline.json",
+                                limits, "--pagelab-results=results.json")
+    result.assert_outcomes(passed=1)  # inconclusive passes by default, but not silently
+    reason = "4 vs 3 runs cannot show a difference at alpha 0.05: at least 4 a side"
+    result.stdout.re_match_lines([
+        r"mobile/us http://demo.test/fast\s+largest_contentful_paint\s+\d+ ms\s+\d+ ms\s+"
+        r"\+\d+ ms \(\+\d+ ms to \+\d+ ms\)\s+0.057\s+4 vs 3\s+inconclusive: "
+        + re.escape(reason) + r"\s+pass",
+    ])
+    result.stdout.fnmatch_lines([
+        f"baseline warning: largest_contentful_paint mobile/us http://demo.test/fast: {reason};"
+        " the gate cannot fail it",
+    ])
+    [check] = json.loads((pytester.path / "results.json").read_text())["checks"]
+    assert check["too_few_runs"] == reason
+    assert check["p_value"] == pytest.approx(2 / 35)
+    # The failure line says it too, when inconclusive fails.
+    result = pytester.runpytest("--pagelab-replay=slower.csv", "--pagelab-compare=baseline.json",
+                                limits, "--pagelab-inconclusive=fail")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"largest_contentful_paint inconclusive ({reason}): median *"])
+    # At alpha 0.01 a baseline needs 5 runs a side.
+    result = pytester.runpytest("--pagelab-replay=slower.csv", "--pagelab-alpha=0.01",
+                                "--pagelab-save-baseline=four.json")
+    result.stdout.fnmatch_lines([
+        "baseline warning: baseline for mobile/us http://demo.test/fast saved with 4 runs: "
+        "4 vs 4 runs cannot show a difference at alpha 0.01: at least 5 a side",
+    ])
+
+
 def test_old_baseline_files_still_load(pytester: pytest.Pytester) -> None:
     # A baseline as pagelab wrote it before baselines kept their runs (format 1).
     old = {

@@ -108,14 +108,57 @@ def test_fast_page_against_itself_shows_no_difference(runs: pd.DataFrame) -> Non
     assert (result["p_value"] > 0.05).all()
 
 
-def test_too_few_runs_gives_no_p_value(runs: pd.DataFrame) -> None:
-    four = runs[runs["run"] < 4]
-    result = compare(four, "url", FAST, HEAVY, metrics=["LCP", "TBT"])
+def test_run_counts_that_cannot_decide_say_so(runs: pd.DataFrame) -> None:
+    # Issue 33: the quickstart's runs=3 gave "too few runs (need 5 per side)" on every row,
+    # even LCP 637 against 7 502 ms. 3 against 3 can never go below p = 0.1: the verdict
+    # says so and how many runs can; the p-value and the interval are still shown.
+    three = runs[runs["run"] < 3]
+    result = compare(three, "url", FAST, HEAVY, metrics=["LCP", "TBT"])
     assert result["metric"].tolist() == [LCP, TBT]
-    assert (result["verdict"] == "too few runs (need 5 per side)").all()
-    assert result["p_value"].isna().all()
-    assert result["ci_low"].notna().all()  # the interval is still shown
-    assert (result["n_a"] == 4).all()
+    assert (result["verdict"] == "3 vs 3 runs cannot show a difference at alpha 0.05: at least "
+            "4 a side").all()
+    assert result["p_value"].tolist() == pytest.approx([0.1, 0.1])
+    assert result["ci_low"].notna().all()
+    # 4 a side can: every heavy run slower than every fast one is p = 2/70.
+    four = compare(runs[runs["run"] < 4], "url", FAST, HEAVY, metrics=["LCP", "TBT"])
+    assert (four["verdict"] == "b is slower").all()
+    assert four["p_value"].tolist() == pytest.approx([2 / 70, 2 / 70])
+    assert (four["note"] == "interval from under 5 runs a side: covers less than its "
+            "confidence").all()
+    # The level is compare's: at 99 % confidence 4 a side cannot, 5 can.
+    strict = compare(runs[runs["run"] < 4], "url", FAST, HEAVY, metrics="LCP",
+                     confidence=0.99)
+    assert strict["verdict"].tolist() == [
+        "4 vs 4 runs cannot show a difference at alpha 0.01: at least 5 a side"]
+
+
+def test_the_fewest_runs_come_from_the_exact_test() -> None:
+    from scipy.stats import mannwhitneyu
+
+    from pagelab.stats import min_runs, smallest_p_value, too_few_runs
+
+    for n_a in range(1, 9):
+        for n_b in range(1, 9):
+            # The sides wholly apart: the most extreme split the exact test knows.
+            apart = mannwhitneyu(np.arange(n_a), np.arange(n_b) + 100, method="exact").pvalue
+            assert smallest_p_value(n_a, n_b) == pytest.approx(apart), (n_a, n_b)
+    assert smallest_p_value(3, 4) == pytest.approx(0.057, abs=0.001)
+    assert smallest_p_value(0, 5) == 1.0
+    assert pagelab.stats.MIN_RUNS == min_runs(0.05) == 4
+    assert min_runs(0.01) == 5
+    assert min_runs(0.05, against=3) == 5  # 3 vs 5: 2/56 = 0.036
+    assert min_runs(0.05, against=1) == 40
+    assert min_runs(1e-9) == 17
+    for alpha in (0.2, 0.05, 0.021, 0.01, 0.001):
+        n = min_runs(alpha)
+        assert smallest_p_value(n, n) < alpha <= smallest_p_value(n - 1, n - 1)
+    assert too_few_runs(4, 3, 0.05) == ("4 vs 3 runs cannot show a difference at alpha 0.05: "
+                                        "at least 4 a side")
+    assert too_few_runs(3, 5, 0.05) is None
+    with pytest.raises(InvalidInputError, match="alpha"):
+        min_runs(0)
+    with pytest.raises(InvalidInputError, match="against"):
+        min_runs(0.05, against=0)
 
 
 def test_compare_columns_dtypes_and_relative_difference(runs: pd.DataFrame) -> None:

@@ -65,9 +65,10 @@ def test_controls_offer_every_device_and_location() -> None:
 def test_default_runs_are_what_a_comparison_needs() -> None:
     from pagelab.stats import MIN_RUNS
 
-    # It defaulted to 3 runs in the docs and then said its comparison needs 5.
+    # It defaulted to 3 runs in the docs and then said its comparison needs 5. Now the
+    # fewest that can decide (4 at 0.05) and one to spare: one run out of place still does.
     widget = BatchComparison(urls=["http://127.0.0.1:9/page"])
-    assert widget.runs.value == MIN_RUNS
+    assert widget.runs.value == MIN_RUNS + 1 == 5
     widget._prepare()
     assert "needs" not in widget.status.value
     widget.runs.value = MIN_RUNS - 2
@@ -123,7 +124,8 @@ def test_run_shows_table_plot_and_comparison(compared: BatchComparison) -> None:
     assert widget.baseline.options == ("mobile", "desktop")
     assert widget.baseline.value == "mobile"
     assert widget.comparison is not None
-    assert set(widget.comparison["verdict"]) == {"too few runs (need 5 per side)"}
+    assert set(widget.comparison["verdict"]) == {
+        "2 vs 2 runs cannot show a difference at alpha 0.05: at least 4 a side"}
     assert "Against the baseline mobile" in widget.comparison_table.value
     widget.baseline.value = "desktop"
     assert "Against the baseline desktop" in widget.comparison_table.value
@@ -179,6 +181,33 @@ def test_an_explanation_that_cannot_be_made_is_shown() -> None:
     assert "no runner to read LHRs from" in box
     assert widget._explanation_area.children == ()
     assert not widget.run_button.disabled
+
+
+def test_a_comparison_between_cells_pools_nothing() -> None:
+    """Issue 33: each cell is one URL and device; its comparison with the baseline is within
+    those cells, not "pooled over url" (what the widget used to caption it)."""
+    from recorded_runs import matrix_2x2
+
+    widget = BatchComparison()
+    widget._show(pagelab.Results.from_frame(matrix_2x2()))
+    assert widget.comparison is not None
+    assert set(widget.comparison["cell"]) == set(widget._cells) - {widget.baseline.value}
+    assert not widget.comparison["note"].str.contains("pooled").any()
+    assert "pooled" not in widget.comparison_table.value
+    # The verdicts are those of comparing the two cells' runs directly.
+    base, other = widget.baseline.value, next(c for c in widget._cells
+                                              if c != widget.baseline.value)
+    direct = pagelab.stats.compare(widget.results.frame, widget._cell_columns,
+                                   widget._cells[base], widget._cells[other], within=[])
+    shown = widget.comparison[widget.comparison["cell"] == other]
+    assert list(shown["verdict"]) == list(direct["verdict"])
+    # Two cells: the b side is named by its cell, as the baseline names a.
+    frame = matrix_2x2()
+    widget._show(pagelab.Results.from_frame(frame[frame["url"].str.endswith("/heavy")]))
+    assert widget._cell_columns == ["device"]
+    assert f"{widget.baseline.value} (a)" in widget.comparison_table.value
+    assert f"{next(iter(set(widget._cells) - {widget.baseline.value}))} (b)" in (
+        widget.comparison_table.value)
 
 
 @pytest.mark.engine

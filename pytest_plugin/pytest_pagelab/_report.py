@@ -58,7 +58,8 @@ def _regression_row(check: Mapping[str, Any]) -> tuple[str, ...]:
         difference,
         "\u2013" if p_value is None else f"{p_value:.2g}",
         f"{check.get('n', len(check['values']))} vs {check.get('n_baseline', '?')}",
-        str(check.get("verdict", "")),
+        # The verdict, and why the run counts can never decide, where they cannot.
+        ": ".join(filter(None, [str(check.get("verdict", "")), check.get("too_few_runs")])),
         str(check["label"]),
     )
 

@@ -281,7 +281,7 @@ class PagelabState:
         from pagelab.budgets import AutoRuns
 
         auto = AutoRuns(runs, self.baseline(), self.regression_limits() if self.baseline()
-                        else {}, checks)
+                        else {}, checks, keeps_baseline=bool(self.setting("save_baseline")))
 
         def measure(cells: Sequence[CellKey], count: int) -> pd.DataFrame:
             import pandas as pd

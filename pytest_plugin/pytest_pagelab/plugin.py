@@ -326,36 +326,44 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = _state(config)
     if _is_worker(config):
         return
+    baseline_path = state.setting("save_baseline")
+    if baseline_path:
+        _save_baseline(state, baseline_path)  # first: the reports carry its warnings
     _publish_ci_reports(state)
     results_path = state.setting("results")
-    baseline_path = state.setting("save_baseline")
-    if not (results_path or baseline_path):
+    if not results_path:
         return
-    import pandas as pd
-
     from pagelab import __version__
-    from pagelab.budgets import save_baseline
+
+    document = {
+        "pagelab": __version__,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "aggregation": state.aggregation(),
+        "checks": state.checks,
+        "errors": state.errors,
+        "baseline_warnings": state.warnings,
+        "notes": state.notes,
+        "runs": _unique_runs(state.run_records),
+    }
+    target = Path(results_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def _save_baseline(state: PagelabState, path: str) -> None:
+    """Save the session's runs as a baseline; a cell with too few runs for a comparison to
+    show a difference at ``--pagelab-alpha`` is a baseline warning in the summary."""
+    from pagelab.budgets import save_baseline, too_few_baseline_runs
     from pagelab.frames import from_records
 
     runs = _unique_runs(state.run_records)
-    if results_path:
-        document = {
-            "pagelab": __version__,
-            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "aggregation": state.aggregation(),
-            "checks": state.checks,
-            "errors": state.errors,
-            "baseline_warnings": state.warnings,
-            "notes": state.notes,
-            "runs": runs,
-        }
-        target = Path(results_path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    if baseline_path:
-        frame = from_records(runs) if runs else pd.DataFrame()
-        if not frame.empty:
-            save_baseline(frame, baseline_path, aggregation=state.aggregation())
+    if not runs:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # said once, in the summary
+        baseline = save_baseline(from_records(runs), path, aggregation=state.aggregation(),
+                                 alpha=state.alpha())
+    state.warnings.extend(too_few_baseline_runs(baseline, state.alpha()))
 
 
 def _publish_ci_reports(state: PagelabState) -> None:

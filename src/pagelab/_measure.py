@@ -236,9 +236,10 @@ def measure(
     their wide frame): 5 runs of every cell, then one more run per undecided cell at a
     time, up to 15, until the comparison with ``against`` under the regression ``limits``
     (default ``largest_contentful_paint:10%``) is decided: regressed, or clearly inside the
-    limits (the gate of ``--pagelab-runs=auto``; ``docs/pytest-plugin.md``). No progress
-    bar is shown then (the total is not known); a ``progress`` callable still hears of
-    every run.
+    limits (the gate of ``--pagelab-runs=auto``; ``docs/pytest-plugin.md``), never below
+    the runs that can decide against ``against``'s. ``Results.notes`` then says where each
+    cell stopped and the power its runs reached. No progress bar is shown then (the total
+    is not known); a ``progress`` callable still hears of every run.
 
     ``urls``, ``devices``, ``locations`` and ``connections`` each take one value or a list
     (repeats are dropped). ``urls`` may hold user flows (:class:`~pagelab.Flow`, local
@@ -368,13 +369,15 @@ def _measure_auto(
         order = sorted(range(len(collector.reports)), key=collector.order.__getitem__)
         return Results([collector.reports[i] for i in order]).frame
 
+    auto = AutoRuns(rule, baseline, parsed)
     try:
-        frame = AutoRuns(rule, baseline, parsed).run(measure_some, list(by_key))
+        frame = auto.run(measure_some, list(by_key))
     finally:
         if owned:
             active.close()
     results = Results.from_frame(frame)
     results.runner = active
+    results.notes = auto.notes()
     return results
 
 
@@ -419,6 +422,11 @@ class Results:
         self.runner = runner
         #: True when an interrupt stopped :func:`measure` before every run was done.
         self.interrupted = interrupted
+        #: ``runs="auto"``: where each cell stopped and the power its runs reached
+        #: (``desktop/us http://…/ decided after 6 runs; power 48 % for a true
+        #: largest_contentful_paint:10% (CV 7 %)``), and a run range raised to what can
+        #: decide; empty otherwise.
+        self.notes: list[str] = []
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, interrupted: bool = False) -> Results:
@@ -517,6 +525,17 @@ class Results:
 
         return main_thread(self)
 
+    def visual_progress(self) -> pd.DataFrame:
+        """How complete each successful run's page looked over time, as Speed Index measures
+        it: one row per screenshot, ``id``, ``run``, the cell columns, ``time_ms`` (ms since
+        navigation start) and ``progress`` (percent, non-decreasing, 100 at the last
+        screenshot). Computed from every screenshot of the run's trace (the ``screenshots``
+        resource), or the LHR's thumbnails for a run stored without them; the method is
+        in docs/analysis.md (visual progress)."""
+        from pagelab.frames import visual_progress
+
+        return visual_progress(self)
+
     # -- analysis (pagelab.stats, pagelab.plots, pagelab.export) ----------------------------
 
     def summary(
@@ -589,10 +608,22 @@ class Results:
 
         return explain(self, by, a, b, within=within)
 
+    def versus_field(self, fallback: str | None = "origin", *, api_key: str | None = None,
+                     refresh: bool = False) -> pd.DataFrame:
+        """Lab beside field: per cell and metric the lab median and the Chrome UX Report's
+        p75 of the page on the device's form factor (phones and ``mobile``: phone; laptops
+        and ``desktop``: desktop; tablets: tablet), both ratings and ``ratio`` = lab / field.
+        A page without its own record falls back to its origin (``field_level="origin"``;
+        ``fallback=None``: no fallback). A DataFrame displayed readably in a notebook; key,
+        cache and errors as :func:`pagelab.field.record`'s (docs/field.md)."""
+        from pagelab.field import versus_field
+
+        return versus_field(self.frame, fallback=fallback, api_key=api_key, refresh=refresh)
+
     def export(self, path: str | os.PathLike[str], **options: Any) -> Path:
         """Write the runs to ``path`` by its suffix (:func:`pagelab.export.export`; the
-        ``options`` ``by``, ``a``, ``b``, ``title``, ``explain`` shape the HTML report);
-        returns the path."""
+        ``options`` ``by``, ``a``, ``b``, ``title``, ``explain``, ``field`` shape the HTML
+        report); returns the path."""
         from pagelab.export import export
 
         return export(self, path, **options)

@@ -11,6 +11,7 @@ from the metric registry, :data:`pagelab.models.METRICS`. Decisions: ``docs/anal
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -56,16 +57,14 @@ __all__ = [
 #: ``representative``: the metric values of the cell's representative run).
 AGGREGATIONS: tuple[str, ...] = ("median", "mean", "p75", "p90", "min", "max", "representative")
 
-#: Below this many runs on a side Mann-Whitney U can hardly reach p < 0.05 (with 4 vs 4 the
-#: smallest two-sided exact p is 0.029, one arrangement only), so no p-value is given: the
-#: fewest runs per cell a comparison needs (the widget's default too).
-MIN_RUNS = 5
-_TOO_FEW = f"too few runs (need {MIN_RUNS} per side)"
+#: Shown beside an interval from 2 to _COVERING_RUNS - 1 runs on a side: the percentile
+#: bootstrap of a median then covers the true difference far less often than it says
+#: (measured: 66 % at 2 runs a side, 90 % at 3, 93 % at 4 for a nominal 95 %;
+#: docs/analysis.md).
+_COVERING_RUNS = 5
+_FEW_RUNS_NOTE = (f"interval from under {_COVERING_RUNS} runs a side: covers less than its "
+                  "confidence")
 _NO_DIFFERENCE = "no significant difference"
-#: Shown beside an interval from 2 to MIN_RUNS - 1 runs on a side: the percentile bootstrap
-#: of a median then covers the true difference far less often than it says (measured: 66 %
-#: at 2 runs a side, 90 % at 3, 93 % at 4 for a nominal 95 %; docs/analysis.md).
-_FEW_RUNS_NOTE = f"interval from under {MIN_RUNS} runs a side: covers less than its confidence"
 #: The exact (permutation) p-value is used while the smaller side has at most this many
 #: runs and both sides together at most _EXACT_MAX_TOTAL; above, the normal approximation
 #: with tie and continuity corrections (scipy's) is already close.
@@ -86,6 +85,60 @@ def _metric_dtype(names: Iterable[str]) -> pd.CategoricalDtype:
     extra = [n for n in names if n not in METRICS]
     return pd.CategoricalDtype([*METRIC_NAMES, *extra]) if extra else _METRIC_DTYPE
 _STATS = ("median", "mean", "p75", "p90", "min", "max", "std")
+
+
+# -- how many runs can decide ----------------------------------------------------------------
+# The one computation of it, for compare, the gate, baselines and runs=auto; outside
+# __all__ (the public API stays at most 200 names): users see MIN_RUNS and the verdicts.
+
+
+def smallest_p_value(n_a: int, n_b: int) -> float:
+    """The smallest two-sided p-value the exact rank-sum test (Mann-Whitney U) can give for
+    ``n_a`` against ``n_b`` runs: the two sides wholly apart, no ties, one of the
+    ``C(n_a + n_b, n_a)`` equally likely splits at each end: ``2 / C(n_a + n_b, n_a)``,
+    capped at 1 (1 when a side has no run). Ties only raise it."""
+    if n_a < 1 or n_b < 1:
+        return 1.0
+    return min(1.0, 2 / math.comb(n_a + n_b, n_a))
+
+
+def min_runs(alpha: float = 0.05, against: int | None = None) -> int:
+    """The fewest runs on one side that can show a difference at ``alpha`` (a p-value below
+    it, :func:`smallest_p_value`) against ``against`` runs on the other side, or against as
+    many runs (``None``): 4 at 0.05, 5 at 0.01; against a 3-run baseline, 5 at 0.05."""
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        raise InvalidInputError(f"alpha: expected a number between 0 and 1, got {alpha!r}")
+    if against is not None and (isinstance(against, bool) or not isinstance(against, int)
+                                or against < 1):
+        raise InvalidInputError(f"against: expected a positive number of runs, got {against!r}")
+
+    def enough(n: int) -> bool:
+        return smallest_p_value(n, n if against is None else against) < alpha
+
+    high = 1
+    while not enough(high):  # doubling, then halving: a p-value of 1e-9 needs 2e9 runs
+        high *= 2
+    low = high // 2  # not enough (or 0)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle, high)
+    return high
+
+
+def too_few_runs(n_a: int, n_b: int, alpha: float) -> str | None:
+    """Why ``n_a`` against ``n_b`` runs can never give a p-value below ``alpha``, or None
+    when they can: ``3 vs 4 runs cannot show a difference at alpha 0.05: at least 4 a
+    side``, the verdict :func:`compare` gives and the gate's reason."""
+    if smallest_p_value(n_a, n_b) < alpha:
+        return None
+    return (f"{n_a} vs {n_b} runs cannot show a difference at alpha {alpha:.2g}: at least "
+            f"{min_runs(alpha)} a side")
+
+
+#: The fewest runs a side that can show a difference at :func:`compare`'s default
+#: confidence (0.95): 4, where 4 against 4 reaches p = 0.029 in one order only and 3
+#: against 3 never goes below 0.1. :func:`min_runs` gives it for any level.
+MIN_RUNS = min_runs(0.05)
 
 
 # -- input checks ----------------------------------------------------------------------------
@@ -472,8 +525,9 @@ def _p_value(a: np.ndarray, b: np.ndarray) -> float:
 
 def _verdict(m: Metric, n_a: int, n_b: int, p_value: float, low: float, high: float,
              alpha: float) -> str:
-    if n_a < MIN_RUNS or n_b < MIN_RUNS:
-        return _TOO_FEW
+    too_few = too_few_runs(n_a, n_b, alpha)
+    if too_few is not None:
+        return too_few
     if not (p_value < alpha and (low > 0 or high < 0)):
         return _NO_DIFFERENCE
     higher = low > 0
@@ -519,6 +573,14 @@ def _pooled_note(frame: pd.DataFrame, keys: list[str], within: list[str],
     return f"pooled over {'; '.join(pooled)}" if pooled else ""
 
 
+#: The columns of :func:`compare` after its ``within`` columns (the cell compared within);
+#: for the readable table (:mod:`pagelab._readable`), not in ``__all__`` (the public API
+#: stays at most 200 names).
+COMPARISON_COLUMNS: tuple[str, ...] = (
+    "metric", "unit", "a_median", "b_median", "diff", "rel_diff", "ci_low", "ci_high",
+    "p_value", "effect_size", "n_a", "n_b", "verdict", "note")
+
+
 def compare(
     frame: pd.DataFrame,
     by: str | Sequence[str],
@@ -552,12 +614,14 @@ def compare(
     NaN when it is 0), ``ci_low`` / ``ci_high`` (percentile bootstrap interval of the
     difference of medians at ``confidence``, ``resamples`` resamples, seeded by ``seed``; NaN
     below 2 runs on a side), ``p_value`` (two-sided Mann-Whitney U, exact given the ties
-    with up to 10 runs on the smaller side; NaN below :data:`MIN_RUNS` runs on a side),
+    with up to 10 runs on the smaller side; NaN when a side has no run),
     ``effect_size`` (Cliff's delta of b against a, -1 to 1), ``n_a``, ``n_b``, ``verdict``
     and ``note``. A difference is significant when ``p_value < 1 - confidence`` (0.05) and
     the interval excludes 0, and is then worded by the metric's registry entry ("b is
-    slower", "b is faster", "b scores higher", ...); else "no significant difference", or
-    "too few runs (need 5 per side)". ``note`` says when the interval comes from 2 to 4 runs
+    slower", "b is faster", "b scores higher", ...); else "no significant difference", or,
+    when the run counts can never give a p-value below ``1 - confidence``
+    (:func:`too_few_runs`), "3 vs 3 runs cannot show a difference at alpha 0.05: at least 4
+    a side" (:func:`min_runs`). ``note`` says when the interval comes from 2 to 4 runs
     a side (it then covers the true difference less often than ``confidence``) and what
     ``within=[]`` pooled; empty otherwise. ``attrs["within"]`` lists the ``within`` columns.
     Units are the metric's (ms; CLS unitless; score 0-100). Infinite values are refused.
@@ -626,10 +690,7 @@ def compare(
             xa, xb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]
             rows.append({**where, **_compare_one(m, xa, xb, bootstrap, confidence, alpha,
                                                  pooled)})
-    out_columns = [*groups, "metric", "unit", "a_median", "b_median", "diff", "rel_diff",
-                   "ci_low", "ci_high", "p_value", "effect_size", "n_a", "n_b", "verdict",
-                   "note"]
-    out = pd.DataFrame(rows, columns=out_columns)
+    out = pd.DataFrame(rows, columns=[*groups, *COMPARISON_COLUMNS])
     for key in groups:
         out[key] = out[key].astype(frame[key].dtype)
     out["metric"] = pd.Categorical(out["metric"], dtype=_metric_dtype(names))
@@ -666,6 +727,33 @@ def explain(
             f"{type(results).__name__}; a bare frame has no requests to explain"
         )
     frame = _check_frame(getattr(results, "frame", None))
+    chosen = []
+    run_ids: dict[str, tuple[list[str], list[str]]] = {}
+    for where, ids_a, ids_b in compared_runs(frame, by, a, b, within=within):
+        run_ids[cell_name(where)] = (ids_a, ids_b)
+        chosen.append((where, [results.lhr(i) for i in ids_a], [results.lhr(i) for i in ids_b]))
+    return explain_runs(chosen, a_label=_label(a), b_label=_label(b), run_ids=run_ids)
+
+
+# For explain, the HTML report and pagelab.plots' pictures of a comparison (not in __all__).
+def representative_id(frame: pd.DataFrame, ids: Sequence[str]) -> str:
+    """The run among ``ids`` that Lighthouse's ``computeMedianRun`` would pick (the first
+    without FCP values to pick by)."""
+    runs = frame[frame["id"].astype("string").isin(list(ids))]
+    if _FCP in runs.columns:
+        label = representative_run(runs)
+        if label is not None:
+            return str(runs.at[label, "id"])
+    return str(ids[0])
+
+
+
+def compared_runs(
+    frame: pd.DataFrame, by: str | Sequence[str], a: object, b: object, *,
+    within: str | Sequence[str] | None = None,
+) -> list[tuple[dict[str, object], list[str], list[str]]]:
+    """The successful runs' ids of side a and side b in each cell both have runs in (the
+    cell's ``within`` values first), choosing the runs as :func:`compare` does."""
     if by is None:
         raise InvalidInputError("by: name the column (or columns) whose values a and b are")
     keys = _by_columns(by, frame)
@@ -673,22 +761,18 @@ def explain(
     mask_a = _side_mask(frame, keys, a, "a") & _successful(frame)
     mask_b = _side_mask(frame, keys, b, "b") & _successful(frame)
     codes, cells = _cells(frame, groups)
-    chosen = []
-    run_ids: dict[str, tuple[list[str], list[str]]] = {}
+    found = []
     for cell in range(len(cells)):
         ids_a = frame.loc[mask_a & (codes == cell), "id"].astype(str).tolist()
         ids_b = frame.loc[mask_b & (codes == cell), "id"].astype(str).tolist()
         if ids_a and ids_b:
-            where = {key: _plain(cells.at[cell, key]) for key in groups}
-            run_ids[cell_name(where)] = (ids_a, ids_b)
-            chosen.append((where, [results.lhr(i) for i in ids_a],
-                           [results.lhr(i) for i in ids_b]))
-    if not chosen:
+            found.append(({key: _plain(cells.at[cell, key]) for key in groups}, ids_a, ids_b))
+    if not found:
         raise InvalidInputError(
             f"a and b share no cell with successful runs of both: no {', '.join(groups)} "
-            "has them; explain within=[] to pool every run of each side"
+            "has them; pass within=[] to pool every run of each side"
         )
-    return explain_runs(chosen, a_label=_label(a), b_label=_label(b), run_ids=run_ids)
+    return found
 
 
 def _plain(value: object) -> object:
@@ -711,11 +795,10 @@ def _compare_one(m: Metric, xa: np.ndarray, xb: np.ndarray, bootstrap: Bootstrap
     notes = [pooled] if pooled else []
     if n_a >= 2 and n_b >= 2:
         low, high = bootstrap.interval(xa, xb, confidence)
-        if min(n_a, n_b) < MIN_RUNS:
+        if min(n_a, n_b) < _COVERING_RUNS:
             notes.append(_FEW_RUNS_NOTE)
     if n_a and n_b:
         effect = _cliffs_delta(xa, xb)
-    if n_a >= MIN_RUNS and n_b >= MIN_RUNS:
         p_value = _p_value(xa, xb)
     return {
         "metric": m.name,

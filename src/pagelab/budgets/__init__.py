@@ -39,6 +39,7 @@ from ._adaptive import AutoRuns as AutoRuns
 from ._adaptive import median_interval as median_interval
 from ._adaptive import parse_auto_runs as parse_auto_runs
 from ._baseline import current_commit as current_commit
+from ._baseline import too_few_baseline_runs as too_few_baseline_runs
 from ._ci import budget_source_line as budget_source_line
 from ._ci import code_quality_issues as code_quality_issues
 from ._ci import markdown_summary as markdown_summary
@@ -67,6 +68,7 @@ from ._resources import replayed_lhrs as replayed_lhrs
 from ._resources import resource_limits as resource_limits
 from ._sequential import SimulatedGate as SimulatedGate
 from ._sequential import look_level as look_level
+from ._sequential import rank_test_power as rank_test_power
 from ._sequential import simulate_gate as simulate_gate
 from ._wording import STATUS_LABELS as STATUS_LABELS
 

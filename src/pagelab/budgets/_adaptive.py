@@ -8,18 +8,25 @@ the bootstrap interval of each budgeted metric's median lies wholly on one side 
 budget (the only condition without a baseline). Runs are added in rounds, one run to every
 undecided cell per round, so drift over time spreads over the cells as in
 :func:`pagelab.measure`.
+
+``auto`` never stops below the runs that can decide (:meth:`AutoRuns.deciding_rule`): the
+fewest new runs whose rank test can go below the per-look level against each baseline
+cell's runs, and, for runs that become a baseline, the fewest that can show a difference
+at alpha against as many runs (:func:`pagelab.stats.min_runs`). A range below that is
+raised, and the notes say so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pagelab._cells import CellKey, cell_key, cell_keys, cell_label
 
 from ._baseline import compare_baseline
-from ._gate import GateRule
+from ._gate import MAX_RUNS, GateRule
+from ._sequential import look_level, rank_test_power
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,8 +46,6 @@ Measure = Callable[[Sequence[Cell], int], "pd.DataFrame"]
 def parse_auto_runs(text: str, rule: GateRule | None = None) -> GateRule | None:
     """``auto`` or ``auto:MIN-MAX`` as the rule's run range; None when ``text`` is not auto
     (a number of runs). Raises InvalidInputError for a malformed range."""
-    from dataclasses import replace
-
     from pagelab._exceptions import InvalidInputError
 
     rule = rule or GateRule()
@@ -79,8 +84,91 @@ class AutoRuns:
     baseline: Baseline | None = None
     limits: Mapping[str, RegressionLimit] = field(default_factory=dict)
     checks: Sequence[Check] = ()
+    #: The runs become a baseline: never fewer than a comparison with as many runs needs.
+    keeps_baseline: bool = False
     #: Per cell: the runs it took and why it stopped, for the summary.
     stops: dict[Cell, str] = field(default_factory=dict)
+    #: Why the run range was raised (or could not be), for the summary.
+    raised: list[str] = field(default_factory=list)
+
+    def _baseline_runs(self, cells: Sequence[Cell]) -> Iterator[int]:
+        """Each measured cell's baseline runs per limited metric (cells with runs only)."""
+        if self.baseline is None:
+            return
+        for cell in cells:
+            url, device, location, connection = cell[:4]
+            base = self.baseline.cell(str(url), str(device), str(location),
+                                      None if connection is None else str(connection))
+            if base is None or not base.has_runs:
+                continue
+            for name in self.limits:
+                count = sum(v is not None for v in base.values.get(name, []))
+                if count:
+                    yield count
+
+    def deciding_rule(self, cells: Sequence[Cell]) -> GateRule:
+        """The rule, its range raised where it is too low to decide: at least the new runs
+        whose rank test can go below the per-look level (:func:`look_level`) against each
+        cell's baseline runs, and with :attr:`keeps_baseline` the runs that can show a
+        difference at alpha against as many. Notes why in :attr:`raised`."""
+        from pagelab.stats import min_runs
+
+        rule = self.rule
+        floor, why = rule.min_runs, ""
+        if self.keeps_baseline and min_runs(rule.alpha) > floor:
+            floor = min_runs(rule.alpha)
+            why = (f"a baseline of fewer than {floor} runs cannot show a difference at alpha "
+                   f"{rule.alpha:.2g} against as many")
+        for n_base in sorted(set(self._baseline_runs(cells))):
+            while True:  # a higher minimum means fewer looks: a level as high or higher
+                level = look_level(rule.alpha, n_base, floor, max(rule.max_runs, floor))
+                need = min_runs(level, against=n_base)
+                if need <= floor:
+                    break
+                if need > MAX_RUNS:
+                    self.raised.append(
+                        f"runs=auto: against a baseline of {n_base} runs no count up to "
+                        f"{MAX_RUNS} can show a difference at alpha {level:.2g}; save the "
+                        "baseline again with more runs")
+                    break
+                floor = need
+                why = (f"against a baseline of {n_base} runs, fewer than {need} cannot show a "
+                       f"difference at alpha {level:.2g}")
+        if floor == rule.min_runs:
+            return rule
+        raised = replace(rule, min_runs=floor, max_runs=max(rule.max_runs, floor))
+        self.raised.append(f"runs=auto:{rule.min_runs}-{rule.max_runs} raised to "
+                           f"auto:{raised.min_runs}-{raised.max_runs}: {why}")
+        return raised
+
+    def _power(self, cell: Cell, taken: int) -> str:
+        """``; power 37 % for a true largest_contentful_paint:10% (CV 10 %)``: per limited
+        metric with baseline runs, the chance that the gate's rank test at the per-look
+        level finds a true shift the size of the limit with ``taken`` new runs, at the
+        spread (CV) of the baseline's runs. Empty without a baseline."""
+        import math
+        import statistics
+
+        url, device, location, connection = cell[:4]
+        base = None if self.baseline is None else self.baseline.cell(
+            str(url), str(device), str(location), None if connection is None else str(connection))
+        if base is None or not base.has_runs or not taken:
+            return ""
+        parts = []
+        for name, limit in self.limits.items():
+            values = [v for v in base.values.get(name, []) if v is not None]
+            if len(values) < 2:
+                continue
+            median, spread = statistics.median(values), statistics.stdev(values)
+            shift = abs(limit.allowed(median) - median)
+            level = look_level(self.rule.alpha, len(values), self.rule.min_runs,
+                               self.rule.max_runs)
+            power = rank_test_power(len(values), taken,
+                                    shift / spread if spread else math.inf, level)
+            mean = statistics.fmean(values)
+            cv = f"{spread / abs(mean) * 100:.0f} %" if mean else "n/a"
+            parts.append(f"power {power * 100:.0f} % for a true {limit} (CV {cv})")
+        return "".join(f"; {part}" for part in parts)
 
     def _decided(self, cell: Cell, rows: pd.DataFrame) -> bool:
         """Every regression check against the baseline regressed or is clearly inside its
@@ -110,6 +198,7 @@ class AutoRuns:
         import pandas as pd
 
         cells = [cell_key(cell) for cell in cells]  # a page's four values: its whole key
+        self.rule = self.deciding_rule(cells)
         frame = _numbered(measure(cells, self.rule.min_runs), {})
         # Runs asked for per cell: the loop ends at the maximum even if a cell's runs came
         # back under another key.
@@ -121,9 +210,10 @@ class AutoRuns:
             for cell in undecided:
                 taken = counts.get(cell, 0)
                 if taken and self._decided(cell, _rows(frame, cell)):
-                    self.stops[cell] = f"decided after {taken} runs"
+                    self.stops[cell] = f"decided after {taken} runs{self._power(cell, taken)}"
                 elif max(taken, asked[cell]) >= self.rule.max_runs:
-                    self.stops[cell] = f"undecided at the maximum, {taken} runs"
+                    self.stops[cell] = (f"undecided at the maximum, {taken} runs"
+                                        f"{self._power(cell, taken)}")
                 else:
                     still.append(cell)
             if not still:
@@ -135,8 +225,10 @@ class AutoRuns:
             frame = pd.concat([frame, more], ignore_index=True)
 
     def notes(self) -> list[str]:
-        """``runs=auto: mobile/us https://… decided after 7 runs``, one per cell."""
-        return [f"runs=auto: {cell_label(cell)} {why}" for cell, why in self.stops.items()]
+        """Why the range was raised, then ``runs=auto: mobile/us https://… decided after 7
+        runs``, one per cell."""
+        return [*self.raised,
+                *(f"runs=auto: {cell_label(cell)} {why}" for cell, why in self.stops.items())]
 
 
 def _counts(frame: pd.DataFrame) -> dict[Cell, int]:

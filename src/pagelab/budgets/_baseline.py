@@ -31,7 +31,7 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRIC_NAMES
 
 from ._evaluate import aggregate_cells
-from ._gate import GateRule, RegressionResult, decide, fixed_threshold
+from ._gate import DEFAULT_ALPHA, GateRule, RegressionResult, decide, fixed_threshold
 from ._limits import RegressionLimit, parse_regression_limits
 from ._sequential import look_level
 
@@ -224,14 +224,41 @@ def make_baseline(
                     environment=_environment())
 
 
+def too_few_baseline_runs(baseline: Baseline, alpha: float = DEFAULT_ALPHA) -> list[str]:
+    """One line per cell whose runs are too few for a comparison with as many runs ever to
+    show a difference at ``alpha`` (:func:`pagelab.stats.too_few_runs`): ``baseline for
+    mobile/us http://… saved with 3 runs: 3 vs 3 runs cannot show a difference at alpha
+    0.05: at least 4 a side``."""
+    from pagelab.stats import too_few_runs
+
+    lines = []
+    for cell in baseline.cells:
+        runs = max((sum(v is not None for v in values) for values in cell.values.values()),
+                   default=0)
+        why = too_few_runs(runs, runs, alpha) if runs else None
+        if why is not None:
+            lines.append(f"baseline for {cell_label(cell.key)} saved with {runs} run"
+                         f"{'s' if runs != 1 else ''}: {why}")
+    return lines
+
+
 def save_baseline(
-    data: pd.DataFrame | Baseline, path: str | PathLike[str], *, aggregation: str = "median"
+    data: pd.DataFrame | Baseline, path: str | PathLike[str], *, aggregation: str = "median",
+    alpha: float = DEFAULT_ALPHA,
 ) -> Baseline:
-    """Write the baseline of ``data`` (a wide frame of runs, or a :class:`Baseline`) as JSON."""
+    """Write the baseline of ``data`` (a wide frame of runs, or a :class:`Baseline`) as JSON.
+
+    A cell with too few runs for a comparison with as many to show a difference at
+    ``alpha`` (the gate's false-alarm rate) is saved all the same, with a ``UserWarning``
+    naming it and the runs needed (:func:`too_few_baseline_runs`)."""
+    import warnings
+
     baseline = data if isinstance(data, Baseline) else make_baseline(data, aggregation=aggregation)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(baseline.to_dict(), indent=2) + "\n", encoding="utf-8")
+    for line in too_few_baseline_runs(baseline, alpha):
+        warnings.warn(line, UserWarning, stacklevel=2)
     return baseline
 
 
@@ -314,7 +341,8 @@ def compare_baseline(
 
     Cells or metrics the baseline lacks are warnings, not failures (nothing to compare); a
     baseline from another Lighthouse version or device profile is a warning too, and so is a
-    baseline without runs (format 1), whose cells are compared by the fixed threshold.
+    baseline without runs (format 1), whose cells are compared by the fixed threshold, and
+    run counts that can never show a difference at the level (the gate cannot fail them).
     """
     rule = rule or GateRule()
     results: list[RegressionResult] = []
@@ -355,8 +383,12 @@ def compare_baseline(
                 if adaptive:
                     n_base = sum(v is not None for v in base_values)
                     level = look_level(rule.alpha, n_base, rule.min_runs, rule.max_runs)
-                results.append(decide(name, base_values, values, limit, cell=key, level=level,
-                                      rule=rule, report_url=report_url))
+                result = decide(name, base_values, values, limit, cell=key, level=level,
+                                rule=rule, report_url=report_url)
+                results.append(result)
+                if result.too_few_runs:
+                    warnings.append(f"{name} {where}: {result.too_few_runs}; the gate cannot "
+                                    "fail it")
             elif base_value is None:
                 warnings.append(f"baseline has no {name} for {where}: not compared")
             else:

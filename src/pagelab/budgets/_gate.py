@@ -8,9 +8,13 @@ A metric *regresses* when two things hold at once:
 - the change is **large**: the new median is beyond the ``compare-fail`` limit.
 
 Large but not significant is *inconclusive* ("inconclusive (n=3 vs 5)"): it passes unless
-the rule says inconclusive results fail. Everything else is *ok*. A comparison is *decided*
-when it regressed or when the interval's worse end is within the limit (clearly inside);
-the adaptive runs (:mod:`._sequential`) stop measuring a cell once it is decided.
+the rule says inconclusive results fail. Run counts that can never give a p-value below
+``level`` (:func:`pagelab.stats.too_few_runs`: 4 new runs against a 3-run baseline at 0.05)
+can never fail: the result says so instead of the bare counts ("inconclusive (4 vs 3 runs
+cannot show a difference at alpha 0.05: at least 4 a side)"). Everything else is *ok*. A
+comparison is *decided* when it regressed or when the interval's worse end is within the
+limit (clearly inside); the adaptive runs (:mod:`._sequential`) stop measuring a cell once
+it is decided.
 
 A baseline written before it kept its runs has only aggregates: such a cell is compared by
 the fixed threshold (as before), and the record says so.
@@ -52,6 +56,8 @@ VERDICTS: tuple[Verdict, ...] = ("regression", "inconclusive", "ok")
 DEFAULT_ALPHA = 0.05
 #: Bootstrap resamples behind each interval (stats.compare's default).
 _RESAMPLES = 10_000
+#: The most runs per cell ``runs=auto`` may take (and the plugin's ``--pagelab-runs``).
+MAX_RUNS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +74,9 @@ class GateRule:
         if isinstance(self.alpha, bool) or not 0 < self.alpha < 0.5:
             raise InvalidInputError(f"alpha: expected a number between 0 and 0.5, got "
                                     f"{self.alpha!r}")
-        if not 2 <= self.min_runs <= self.max_runs <= 100:
+        if not 2 <= self.min_runs <= self.max_runs <= MAX_RUNS:
             raise InvalidInputError(
-                f"runs=auto: need 2 <= minimum <= maximum <= 100, got {self.min_runs} and "
+                f"runs=auto: need 2 <= minimum <= maximum <= {MAX_RUNS}, got {self.min_runs} and "
                 f"{self.max_runs}"
             )
 
@@ -100,6 +106,9 @@ class RegressionResult(BudgetResult):
     limit: str = ""
     #: Clearly within the limit (the interval's worse end is inside it).
     inside: bool = False
+    #: Why ``n`` against ``n_baseline`` runs can never show a difference at the level
+    #: (:func:`pagelab.stats.too_few_runs`); None when they can.
+    too_few_runs: str | None = None
 
     @property
     def decided(self) -> bool:
@@ -174,6 +183,8 @@ def decide(
     allowed = limit.allowed(base_median)
     verdict, significant, inside = judge(
         lower_is_better, base_median, median, allowed, interval, p_value, level)
+    # In the gate's order (new runs first, as "n=4 vs 3"), not compare's (baseline first).
+    fields["too_few_runs"] = stats.too_few_runs(len(new), len(base), level)
     result = RegressionResult(
         **fields, expected=allowed, actual=median, message="",
         passed=verdict == "ok" or (verdict == "inconclusive" and not rule.inconclusive_fails),
@@ -262,7 +273,9 @@ def regression_line(result: RegressionResult) -> str:
     name = r.metric
     where = cell_label((r.url, r.device, r.location, r.connection))
     head = f"{name} {r.verdict}"
-    if r.verdict == "inconclusive":
+    if r.too_few_runs:
+        head += f" ({r.too_few_runs})"
+    elif r.verdict == "inconclusive":
         head += f" (n={r.n} vs {r.n_baseline})"
     if r.median is None or r.baseline_median is None:
         return f"{head}: no value {where}"
@@ -279,7 +292,7 @@ def regression_line(result: RegressionResult) -> str:
                      "only)")
     else:
         parts.append("p n/a" if r.p_value is None else f"p={_p(r.p_value)}")
-        if r.verdict != "inconclusive":  # there the run counts lead the line
+        if r.verdict != "inconclusive" and not r.too_few_runs:  # else they lead the line
             parts.append(f"n={r.n} vs {r.n_baseline}")
     limit_text = f"limit {r.limit} ({'at most' if r.operator == '<=' else 'at least'} " \
                  f"{format_value(name, r.expected)})"

@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._scan",
     "pagelab.cli._flow",
     "pagelab.cli._ttfb",
+    "pagelab.cli._field",
     "pagelab.cli._demo",
     "pagelab.cli._examples",
     "pagelab.cli._serve",

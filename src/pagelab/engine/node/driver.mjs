@@ -427,6 +427,74 @@ async function runFlowAction(page, action) {
   }
 }
 
+// -- settling a timespan on the paint after its last interaction (issue 35, point 1) --------
+// Chromium writes an interaction's INP trace events (Responsiveness.Renderer.UserInteraction,
+// EventTiming) only when the frame that follows it has been presented. A step that ends as soon
+// as its last action returns (a `wait_for` already true, a slow raster or a loaded machine)
+// stopped the trace before that, and its INP went missing. So a timespan with an interacting
+// action ends only once the page has reported the Event Timing entry of every interaction it
+// counted (the same task as the trace events), or after SETTLE_BOUND_MS. An interaction whose
+// duration stays under 16 ms has no observable entry (the smallest `durationThreshold`): it
+// waits out the bound. Timespans without such an action are run exactly as before.
+const INTERACTING_ACTIONS = new Set(['click', 'type', 'press']);
+const SETTLE_BOUND_MS = 3000;
+
+// In the page (and every document a navigation in the timespan opens): counts interactions
+// from here on and records the ids of those whose Event Timing entry has been reported. A
+// later timespan on the same document starts the count afresh.
+function watchInteractions() {
+  const known = window.__pagelabInteractions;
+  if (known) {
+    Object.assign(known, {since: performance.interactionCount ?? 0, reported: new Set()});
+    return;
+  }
+  const watch = {since: performance.interactionCount ?? 0, reported: new Set()};
+  Object.defineProperty(window, '__pagelabInteractions', {value: watch});
+  const record = (list) => {
+    for (const entry of list.getEntries()) {
+      if (entry.interactionId) watch.reported.add(entry.interactionId);
+    }
+  };
+  new PerformanceObserver(record).observe({type: 'event', durationThreshold: 16});
+  new PerformanceObserver(record).observe({type: 'first-input'});
+}
+
+// In the page: resolves once every interaction counted since watchInteractions has its entry
+// reported, or after boundMs; says how many were counted and reported.
+function interactionsReported(boundMs) {
+  const watch = window.__pagelabInteractions;
+  if (!watch) return Promise.resolve({counted: 0, reported: 0});
+  const status = () => ({counted: (performance.interactionCount ?? 0) - watch.since,
+    reported: watch.reported.size});
+  return new Promise((resolve) => {
+    const deadline = performance.now() + boundMs;
+    const check = () => {
+      const now = status();
+      if (now.reported >= now.counted || performance.now() >= deadline) resolve(now);
+      else setTimeout(check, 10);
+    };
+    check();
+  });
+}
+
+async function watchTimespanInteractions(page) {
+  const {identifier} = await page.evaluateOnNewDocument(watchInteractions);
+  await page.evaluate(watchInteractions).catch(() => {});
+  return identifier;
+}
+
+async function settleTimespan(page, identifier) {
+  await page.removeScriptToEvaluateOnNewDocument(identifier).catch(() => {});
+  // Bounded here too: an evaluation in a page that is navigating away may never answer.
+  let timer;
+  const bound = new Promise((resolve) => {
+    timer = setTimeout(resolve, SETTLE_BOUND_MS + 1000);
+  });
+  await Promise.race([page.evaluate(interactionsReported, SETTLE_BOUND_MS).catch(() => {}),
+    bound]);
+  clearTimeout(timer);
+}
+
 function describeAction(action) {
   const target = action.selector ?? action.key ?? action.to ?? action.ms;
   return target === undefined ? action.kind : `${action.kind} ${JSON.stringify(target)}`;
@@ -452,6 +520,8 @@ async function runFlow(request) {
           stepIndex += 1;
         } else if (item.kind === 'timespan') {
           await flow.startTimespan({name: item.name});
+          const watching = item.actions.some((action) => INTERACTING_ACTIONS.has(action.kind))
+            ? await watchTimespanInteractions(page) : null;
           for (const [actionIndex, action] of item.actions.entries()) {
             try {
               await runFlowAction(page, action);
@@ -460,6 +530,7 @@ async function runFlow(request) {
               throw err;
             }
           }
+          if (watching !== null) await settleTimespan(page, watching);
           await flow.endTimespan();
           stepIndex += 1;
         } else {
