@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+
 from pagelab._exceptions import InvalidInputError
 
 from ._reports import EngineEnvironment
