@@ -1,0 +1,75 @@
+"""The fitness rule on the real engine (issue 35.2): a run under a CPU hog per core is marked
+``noisy``, and ``pagelab doctor --calibrate`` measures this machine's noise floor."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from pagelab.engine import Engine
+
+pytestmark = pytest.mark.engine
+
+
+@contextmanager
+def cpu_hogs(count: int) -> Iterator[None]:
+    """``count`` busy-loop processes, stopped (and reaped) on the way out."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(count)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
+
+
+def test_a_run_under_a_cpu_hog_per_core_is_noisy(engine: Engine, demo_url: str) -> None:
+    # The rule reads the machine as a run starts (CPU pressure over the last 10 s, the
+    # 1-minute load): the first run under the hogs fills that window with their contention
+    # with Lighthouse's own work, and the second starts into it, as any run does on a
+    # machine that stays busy.
+    with cpu_hogs(os.cpu_count() or 2):
+        engine.run(f"{demo_url}/fast")
+        result = engine.run(f"{demo_url}/fast")
+    environment = result.environment
+    assert environment is not None
+    assert environment.noisy is True, environment
+    assert environment.unfit_reasons, environment
+    print(environment.unfit_reasons, environment.benchmark_index, environment.load_average,
+          environment.cpu_pressure)
+
+
+def test_doctor_calibrate_prints_the_noise_floor() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pagelab", "doctor", "--calibrate", "--runs", "3"],
+        capture_output=True, text=True, timeout=900, check=False)
+    out = result.stdout
+    print(out)
+    assert result.returncode == 0, out + result.stderr
+    assert "calibrating: 3 interleaved runs of 2 demo pages (/fast, /heavy) on mobile" in out
+    assert len(re.findall(r"^  run \d of 6: (fast|heavy) success", out, re.M)) == 6
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("page"))
+    assert header.split() == ["page", "metric", "median", "CV", "5", "runs", "10", "runs",
+                              "20", "runs"]
+    rows = {tuple(line.split()[:2]): line for line in out.splitlines()
+            if line.startswith(("/fast", "/heavy"))}
+    assert ("/fast", "LCP") in rows
+    assert ("/heavy", "LCP") in rows
+    # A row's smallest changes shrink with more runs: CV x 2.3, 1.4, 0.95 (rank test, 80 %).
+    percents = [float(p) for p in re.findall(r"([\d.]+) %", rows[("/heavy", "LCP")])]
+    cv, at_5, at_10, at_20 = percents
+    if cv > 0:
+        assert at_5 > at_10 > at_20
+        assert at_10 == pytest.approx(cv * 1.41, abs=0.1 + 0.02 * cv)
+    assert "smallest change: of a metric's median, that the gate's rank test finds with " \
+           "80% power at alpha 0.05" in out
+    assert re.search(r"^(machine fit in all 6 runs|machine unfit: \d of 6 runs) \(benchmark "
+                     r"index >= 1000, load per CPU <= 1, CPU pressure <= 60 %\)", out, re.M), out
