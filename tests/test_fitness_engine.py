@@ -59,16 +59,21 @@ def test_doctor_calibrate_prints_the_noise_floor() -> None:
     header = next(line for line in out.splitlines() if line.lstrip().startswith("page"))
     assert header.split() == ["page", "metric", "median", "CV", "5", "runs", "10", "runs",
                               "20", "runs"]
-    rows = {tuple(line.split()[:2]): line for line in out.splitlines()
-            if line.startswith(("/fast", "/heavy"))}
-    assert ("/fast", "LCP") in rows
-    assert ("/heavy", "LCP") in rows
-    # A row's smallest changes shrink with more runs: CV x 2.3, 1.4, 0.95 (rank test, 80 %).
-    percents = [float(p) for p in re.findall(r"([\d.]+) %", rows[("/heavy", "LCP")])]
-    cv, at_5, at_10, at_20 = percents
-    if cv > 0:
-        assert at_5 > at_10 > at_20
-        assert at_10 == pytest.approx(cv * 1.41, abs=0.1 + 0.02 * cv)
+    rows = {tuple(line.split()[:2]): line for line in map(str.strip, out.splitlines())
+            if line.startswith(("/fast ", "/heavy "))}
+    assert {("/fast", "LCP"), ("/heavy", "LCP"), ("/heavy", "TBT")} <= set(rows)
+    # The smallest changes are the CV times 2.30, 1.41 and 0.95 (rank test, 80 % power):
+    # shrinking with more runs wherever the runs vary.
+    varied = 0
+    for line in rows.values():
+        percents = [float(p) for p in re.findall(r"([\d.]+) %", line)]
+        if len(percents) < 4 or percents[0] < 0.5:
+            continue
+        cv, at_5, at_10, at_20 = percents
+        assert at_5 > at_10 > at_20, line
+        assert at_10 == pytest.approx(cv * 1.41, abs=0.15), line
+        varied += 1
+    assert varied, out
     assert "smallest change: of a metric's median, that the gate's rank test finds with " \
            "80% power at alpha 0.05" in out
     assert re.search(r"^(machine fit in all 6 runs|machine unfit: \d of 6 runs) \(benchmark "
