@@ -162,3 +162,14 @@ def test_the_baseline_gate_reads_the_frame_noisy_column() -> None:
     assert comparison.warnings == ["desktop/us http://demo.test/heavy: machine unfit: 6 of 6 runs"]
     fit = to_frame([_report(1300.0 + run, FIT, run) for run in range(6)])
     assert budgets.compare_baseline(baseline, fit, limits).results[0].verdict == "regression"
+
+
+def test_the_smallest_detectable_shift_is_where_the_power_reaches_80_percent() -> None:
+    for n, t_test in ((5, 2.0), (10, 1.32), (20, 0.91)):
+        shift = budgets.detectable_shift(n, n, 0.05)
+        assert budgets.rank_test_power(n, n, shift, 0.05) >= budgets.DETECTION_POWER
+        assert budgets.rank_test_power(n, n, round(shift - 0.02, 4), 0.05) < 0.8
+        # The rank test needs a little more than the t-test's textbook figure, not much.
+        assert t_test < shift < t_test * 1.2, (n, shift)
+    # 3 against 3 can never reach p < 0.05: no change is detectable.
+    assert budgets.detectable_shift(3, 3, 0.05) == float("inf")

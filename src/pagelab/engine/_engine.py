@@ -111,7 +111,7 @@ _EOF = object()
 
 def _with_load(environment: EngineEnvironment, load: MachineLoad) -> EngineEnvironment:
     """``environment`` with the machine's load at the run's start, judged by the fitness
-    rule of this machine (``$PAGELAB_FIT_*``)."""
+    rule of this machine (the fitness variables)."""
     loaded = environment.model_copy(update={
         "load_average": load.load_average,
         "cpu_pressure": load.cpu_pressure,
@@ -526,7 +526,7 @@ class Engine:
     ) -> tuple[datetime, MachineLoad, str | None, LighthouseRunSpec]:
         """When the run started, the machine's load then, Chromium's version and the run's
         settings (device profile, throttling, headers, block lists...)."""
-        # A bad $PAGELAB_FIT_* is refused before the run, not after it (_with_load).
+        # A bad fitness variable is refused before the run, not after it (_with_load).
         FitnessRule.from_environment()
         started = datetime.now(UTC)
         load = machine_load()

@@ -58,7 +58,7 @@ class FitnessRule:
 
     @classmethod
     def from_environment(cls) -> FitnessRule:
-        """The rule with the thresholds ``$PAGELAB_FIT_*`` set (the defaults for the rest).
+        """The rule with the thresholds its variables set (the defaults for the rest).
         Raises :class:`~pagelab.InvalidInputError` naming a variable that is not a number."""
         values: dict[str, float] = {}
         for name, (variable, _) in _VARIABLES.items():
