@@ -173,3 +173,12 @@ def test_the_smallest_detectable_shift_is_where_the_power_reaches_80_percent() -
         assert t_test < shift < t_test * 1.2, (n, shift)
     # 3 against 3 can never reach p < 0.05: no change is detectable.
     assert budgets.detectable_shift(3, 3, 0.05) == float("inf")
+
+
+def test_a_noisy_report_says_so_when_shown() -> None:
+    report = _report(1000.0, UNFIT, 0)
+    assert "  noisy: CPU pressure 97 % above 60 %" in str(report)
+    assert "noisy: CPU pressure 97 % above 60 %" in report._repr_html_()
+    fit = _report(1000.0, FIT, 0)
+    assert "noisy" not in str(fit)
+    assert "noisy" not in fit._repr_html_()
