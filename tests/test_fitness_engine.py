@@ -80,5 +80,6 @@ def test_doctor_calibrate_prints_the_noise_floor() -> None:
     assert varied, out
     assert "smallest change: of a metric's median, that the gate's rank test finds with " \
            "80% power at alpha 0.05" in out
+    assert "fewest runs that can show any change at alpha 0.05: 4 a side" in out
     assert re.search(r"^(machine fit in all 6 runs|machine unfit: \d of 6 runs) \(benchmark "
                      r"index >= 1000, load per CPU <= 1, CPU pressure <= 60 %\)", out, re.M), out

@@ -64,7 +64,7 @@ def _percent(value: object) -> str:
 def calibrate(runs: int, alpha: float = 0.05) -> int:
     """Measure, print the noise-floor table and the machine's fitness; 1 when a run
     failed."""
-    from pagelab import measure
+    from pagelab import measure, stats
     from pagelab.budgets import DETECTION_POWER
     from pagelab.demo import serve
     from pagelab.runners import LocalRunner
@@ -100,6 +100,8 @@ def calibrate(runs: int, alpha: float = 0.05) -> int:
     print(f"\nsmallest change: of a metric's median, that the gate's rank test finds with "
           f"{DETECTION_POWER:.0%} power at alpha {alpha:g}, with {' / '.join(counts)} a "
           "side, for runs with this CV")
+    print(f"fewest runs that can show any change at alpha {alpha:g}: {stats.min_runs(alpha)} "
+          "a side")
     noisy = int(frame["noisy"].astype("boolean").fillna(False).sum())
     rule_text = (f"benchmark index >= {rule.min_benchmark_index:g}, load per CPU <= "
                  f"{rule.max_load_per_cpu:g}, CPU pressure <= {rule.max_cpu_pressure:g} %")
