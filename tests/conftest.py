@@ -59,9 +59,12 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PAGELAB_DATA_DIR", str(path))
     monkeypatch.delenv("PAGELAB_API_URL", raising=False)
     monkeypatch.delenv("PAGELAB_API_KEY", raising=False)
+    # A developer's Chrome UX Report key must not send the HTML report's tests to Google.
+    monkeypatch.delenv("PAGELAB_CRUX_API_KEY", raising=False)
+    monkeypatch.delenv("PAGELAB_CRUX_ENDPOINT", raising=False)
     # When this suite runs in CI, the plugin and `pagelab check` under test must not write
     # into the real job summary or print annotations GitHub would show on the pull request.
-    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
         monkeypatch.delenv(name, raising=False)
     return path
 

@@ -239,7 +239,11 @@ def test_explanation_html_is_the_shared_table_and_escapes() -> None:
     assert '<table class="pagelab-explanation"' in page
     assert "Why &lt;b&gt;bloated&lt;/b&gt; differs from http://x/lean</b> (1 vs 1 runs)" in page
     assert "<b>bloated</b>" not in page
-    # b's extra script: its sizes with units, the delta signed and coloured as a loss
+    # b's extra script: its sizes with units, the delta signed and coloured as a loss; the
+    # URL breaks between its parts, never inside one (issue 33)
+    assert "/<wbr>static/<wbr>widget.<wbr>js?<wbr>cb=<wbr>*" in page
+    assert "overflow-wrap:anywhere" not in page
+    page = page.replace("<wbr>", "")
     row = page[page.index("widget.js?cb=*"):]
     row = row[:row.index("</tr>")]
     assert ">0 B<" in row
@@ -249,13 +253,56 @@ def test_explanation_html_is_the_shared_table_and_escapes() -> None:
     assert ">235<" in row  # its weight: 300,206 bytes at 10 Mbit/s
 
 
+def test_each_cause_once_and_in_words() -> None:
+    """Issue 33: one added script read as three causes (the request, its entity's bytes,
+    its resource type's bytes) and the main thread as ``scriptEvaluation``. The causes are
+    ranked once; the totals by entity and type are a table of their own, not bars; the
+    categories are words."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pagelab import plots
+    from pagelab._explain import causes, totals
+    from pagelab.stats import explain
+
+    explanation = explain(_Runs(), "url", "http://x/lean", "http://x/bloated")
+    frame = explanation.frame
+    # The frame keeps every level (the data); the display tells them apart.
+    assert {"request", "entity", "resource type"} <= set(frame["kind"].astype(str))
+    assert len(causes(frame)) + len(totals(frame)) == len(frame)
+    assert not ((causes(frame)["kind"] == "resource type").any())
+    assert set(totals(frame)["unit"]) <= {"bytes", "requests"}
+    page = explanation._repr_html_().replace("<wbr>", "")
+    ranked = page[page.index('<table class="pagelab-explanation"'):]
+    ranked, summed = ranked.split('<table class="pagelab-explanation-totals"')
+    assert ranked.count(">+300 KB</span>") == 1  # the script, once
+    assert ">script evaluation<" in ranked
+    assert "scriptEvaluation" not in page
+    assert ">127.0.0.2<" in summed
+    assert ">script<" in summed
+    assert ">+1 request</span>" in summed
+    assert "requests</span>" not in summed.replace(">+1 request</span>", "")
+    try:
+        ax = plots.contributions(explanation)
+        names = [t.get_text() for t in ax.get_yticklabels()]
+    finally:
+        plt.close("all")
+    assert sum("+300 KB" in n for n in names) == 1, names
+    assert any(n.startswith("script evaluation (") for n in names), names
+    assert not any(n.startswith("script (") for n in names), names
+
+
 def test_amounts_read_as_a_reader_writes_them() -> None:
     from pagelab._explain import amount
 
     assert amount(300_206.0, "bytes") == "300 KB"
     assert amount(-999.0, "bytes", signed=True) == "-999 B"
     assert amount(-0.4, "ms", signed=True) == "0 ms"
-    assert amount(1.0, "requests", signed=True) == "+1 requests"
+    assert amount(1.0, "requests", signed=True) == "+1 request"
+    assert amount(-1.0, "requests", signed=True) == "-1 request"
+    assert amount(2.0, "requests", signed=True) == "+2 requests"
     assert amount(float("nan"), "ms") == "\u2013"
 
 
@@ -264,11 +311,11 @@ def test_html_report_explains_two_cells() -> None:
 
     runs = _Reported()
     page = html_report(runs)
-    section = _section(page)
+    section = _section(page).replace("<wbr>", "")
     assert "Why http://x/bloated (b) differs from http://x/lean (a)" in section
     assert ("http://x/bloated loads 1 more script (300 KB, 127.0.0.2) and spends +296 ms in "
             "script evaluation.") in section
-    assert section.index("scriptEvaluation") < section.index("widget.js?cb=*")
+    assert section.index(">script evaluation<") < section.index("widget.js?cb=*")
     # contributions, the waterfalls on one axis, the filmstrips: embedded PNGs with alt text
     images = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,', section)
     assert len(images) == 3

@@ -231,6 +231,69 @@ def test_check_writes_markdown_codequality_and_annotations(
     assert summary.read_text().startswith("## \u274c pagelab budgets: failed\n")
 
 
+#: Where the recorded runs' reports were written (their ``file://`` report URLs).
+RECORDED_REPORTS = "file:///tmp/tmp6dunv3dt/"
+
+
+def test_under_github_actions_reports_are_named_relative_to_the_workspace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The recorded runs, their reports moved into the checkout (PAGELAB_DATA_DIR there, as
+    # docs/pytest-plugin.md's workflow does), at a path a file:// URL percent-encodes.
+    workspace = tmp_path / "work space"
+    workspace.mkdir()
+    store = (workspace / "pagelab-data").as_uri() + "/"
+    assert RECORDED_REPORTS in RUNS.read_text()
+    (workspace / "runs.csv").write_text(RUNS.read_text().replace(RECORDED_REPORTS, store))
+    (workspace / "budgets.yaml").write_text(BUDGET_FILE.replace("8000", "7000"))
+    summary = tmp_path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(workspace))
+    monkeypatch.chdir(tmp_path)  # not the workspace: GITHUB_WORKSPACE decides
+    args = ["check", str(workspace / "budgets.yaml"), "--replay", str(workspace / "runs.csv"),
+            "--no-progress"]
+
+    def reports_named() -> tuple[list[str], str]:
+        assert main(args) == 1
+        # The annotations' messages (their file= is relative to the working directory).
+        commands = [line.split("::", 2)[2] for line in capsys.readouterr().out.splitlines()
+                    if line.startswith("::")]
+        text = summary.read_text()
+        summary.unlink()
+        return commands, text
+
+    commands, text = reports_named()
+    assert len(commands) == 2
+    for shown in (*commands, text):
+        assert str(tmp_path) not in shown
+        assert "file:" not in shown
+        assert "%20" not in shown
+    assert " report: pagelab-data/artifacts/lt_" in commands[0]
+    assert commands[0].endswith("/report.html")
+    row = next(line for line in text.splitlines() if line.startswith("| \u274c fail"))
+    assert row.endswith("/report.html` |")
+    assert "| `pagelab-data/artifacts/lt_" in row
+    assert "report: pagelab-data/artifacts/lt\\_" in text  # the failure line, Markdown-escaped
+
+    # No GITHUB_WORKSPACE: the working directory is the workspace.
+    monkeypatch.delenv("GITHUB_WORKSPACE")
+    monkeypatch.chdir(workspace)
+    assert reports_named() == (commands, text)
+
+    # A report outside the workspace is named by its whole path (decoded), not a URL.
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "elsewhere"))
+    commands, text = reports_named()
+    assert f" report: {workspace}/pagelab-data/artifacts/lt_" in commands[0]
+    assert f"| `{workspace}/pagelab-data/artifacts/lt_" in text
+
+    # Outside GitHub Actions the Markdown file names the report by its whole path.
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
+        monkeypatch.delenv(name)
+    assert main([*args, "--markdown", str(tmp_path / "local.md")]) == 1
+    assert f"| `{workspace}/pagelab-data/artifacts/lt_" in (tmp_path / "local.md").read_text()
+
+
 # -- the pure functions -------------------------------------------------------------------
 
 

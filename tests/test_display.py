@@ -4,7 +4,9 @@ escaping, the safe-link rule and the autoescaping templates, on real recorded ru
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import httpx
 import pandas as pd
 import pytest
 
@@ -103,27 +105,57 @@ def test_compare_is_a_dataframe_with_labelled_readable_display(
         metrics=["LCP"]).columns)
     shown = compared._repr_html_()
     page = HtmlParts(shown)
-    # The cell each row compares within comes first (one comparison per device, location).
-    assert page.headers[:8] == ["device", "location", "metric", "http://demo.test/fast (a)",
-                                "http://demo.test/heavy (b)", "b \u2212 a", "b vs a",
-                                "95 % interval of b \u2212 a"]
+    # What a reader came for first: the verdict, the medians, the difference; the evidence
+    # last, folded into one column (issue 33: the verdict was off-screen). The cell every
+    # row compares within (one device, one location here) is said once, above.
+    assert page.headers == ["metric", "verdict",
+                            "http://demo.test/fast (a)", "http://demo.test/heavy (b)",
+                            "b \u2212 a", "95 % interval of b\u00a0\u2212\u00a0a"]
+    assert "Within device <b>mobile</b> \u00b7 location <b>us</b>" in shown
     assert "rel_diff" not in shown
     assert "LCP (ms)" in shown
     assert re.search(r">\+\d[\d,.]* %<", shown)  # the relative difference, with its unit
+    # p, Cliff's delta and the runs beneath the interval, each labelled.
+    assert re.search(r"p &lt; 0\.001 \u00b7 \u03b4 \+1\.00 \u00b7 runs \d+ / \d+", shown)
+    # The footer counts the columns the table has, not the frame's alone.
+    assert f"{len(compared.columns)} columns shown as {len(page.headers)} " in shown
     assert not re.search(r"\d\.\d{4,}", shown)
     # A significant verdict is coloured: heavy is slower (worse) on LCP.
     poor = RATING_COLOURS["poor"]
     assert re.search(rf"background:{poor[0]};color:{poor[1]}[^>]*>b is slower<", shown)
 
 
+def test_a_note_every_row_shares_is_said_once() -> None:
+    """Issue 33: "interval from under 5 runs a side" under each of 8 verdicts made the
+    table tall and wide; said once under the table, it is still there."""
+    frame = matrix_frame()
+    few = pagelab.Results.from_frame(
+        frame[frame.groupby(["url", "device"]).cumcount() < 2].reset_index(drop=True))
+    compared = few.compare(by="url", a="http://demo.test/fast", b="http://demo.test/heavy")
+    note = str(compared["note"].iloc[0])
+    assert note.startswith("interval from under 5 runs")
+    assert (compared["note"] == note).all()
+    shown = compared._repr_html_()
+    assert shown.count(note) == 1
+    assert f"Every row: {note}." in shown
+    # A note only some rows have stays under their verdicts.
+    mixed = Comparison(compared.frame.assign(note=[note] + [""] * (len(compared) - 1)))
+    assert "Every row" not in mixed._repr_html_()
+    assert mixed._repr_html_().count(note) == 1
+
+
 def test_compare_shows_columns_it_does_not_know(results: pagelab.Results) -> None:
     """Columns another version of compare adds (the cell a row compares within) are shown
-    as text before the metric."""
-    compared = Comparison(results.compare(by="url", a="http://demo.test/fast",
-                                          b="http://demo.test/heavy", metrics=["LCP"])
-                          .frame.assign(browser="chromium"))
+    as text before the metric; one every row shares is said once, above the table."""
+    plain = results.compare(by="url", a="http://demo.test/fast", b="http://demo.test/heavy",
+                            metrics=["LCP", "CLS"]).frame
+    compared = Comparison(plain.assign(browser=["chromium", "firefox"]))
     page = HtmlParts(compared._repr_html_())
-    assert page.headers[:4] == ["device", "location", "browser", "metric"]
+    assert page.headers[:2] == ["browser", "metric"]
+    assert "Within device <b>mobile</b>" in compared._repr_html_()
+    same = Comparison(plain.assign(browser="chromium"))._repr_html_()
+    assert HtmlParts(same).headers[0] == "metric"
+    assert "location <b>us</b> \u00b7 browser <b>chromium</b>" in same
 
 
 def test_hostile_url_and_report_address_stay_inert(results: pagelab.Results) -> None:
@@ -199,6 +231,47 @@ def test_every_face_links_a_web_report() -> None:
                         batch_type="multiple-urls", status="completed", reports=[item])
     for shown in (report._repr_html_(), batch._repr_html_(), batch_comparison_page(batch)):
         assert HtmlParts(shown).links == [target]
+
+
+def test_notebook_faces_serve_a_report_file_that_documents_keep(
+        tmp_path: Path, results: pagelab.Results) -> None:
+    """Issue 33: a notebook's browser refuses a ``file://`` link ("Not allowed to load local
+    resource"). In a notebook's display a stored report is linked from the kernel's loopback
+    server, which serves that file and nothing else; a document written to disk (the export
+    report) keeps the file's address."""
+    stored = tmp_path / "reports" / "lt 1.html"
+    stored.parent.mkdir()
+    stored.write_text("<!doctype html><title>Lighthouse Report</title>")
+    other = tmp_path / "secret.txt"
+    other.write_text("not linked")
+    file_url = stored.as_uri()
+    report = _report("http://demo.test/fast", file_url)
+    item = BatchItem(**report.model_dump(include=set(BatchItem.model_fields)))
+    batch = BatchReport(id="b1", urls=[report.url], devices=["mobile"], locations=["us"],
+                        batch_type="multiple-urls", status="completed", reports=[item])
+    frame = results.frame.assign(report_url=pd.array([file_url] * len(results.frame),
+                                                     dtype="string"))
+    with_file = pagelab.Results.from_frame(frame)
+    shown = [report._repr_html_(), item._repr_html_(), batch._repr_html_(),
+             with_file.summary()._repr_html_(), with_file._repr_html_()]
+    links = [link for html in shown for link in HtmlParts(html).links]
+    assert len(links) >= len(shown)
+    assert len(set(links)) == 1  # one file, one address
+    served = links[0]
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/[\w-]+/\d+/lt%201\.html", served)
+    assert f'title="{file_url}"' in shown[0]  # where the file is, in the tooltip
+    answer = httpx.get(served)
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "text/html"
+    assert answer.text == stored.read_text()
+    # Nothing but the linked file: another name, another number, another token.
+    origin, token, number, _ = served.rsplit("/", 3)
+    for wrong in (f"{origin}/{token}/{number}/secret.txt", f"{origin}/{token}/99/lt%201.html",
+                  f"{origin}/{'x' * len(token)}/{number}/lt%201.html", f"{origin}/{token}/"):
+        assert httpx.get(wrong).status_code == 404, wrong
+    # The export report is a file on disk: its links stay file addresses.
+    assert file_url in HtmlParts(html_report(frame, metrics=["LCP"])).links
+    assert served not in html_report(frame, metrics=["LCP"])
 
 
 # -- templates ----------------------------------------------------------------------------

@@ -9,11 +9,12 @@ namespace and run in order, from the repository root.
 What a snippet needs is real and started here, once for the module (``docs_env``): the
 bundled demo site and a ``pagelab serve`` app on loopback (its worker off, so created
 Lighthouse tests stay queued; TTFB probes run), a key with credits, an empty data dir and a
-scratch working directory holding ``runs.csv``, the recorded demo runs of ``tests/data/`` at
-the demo site's address. Before a shell block runs, the demo site's documented address
-``http://127.0.0.1:8080`` and the API's ``http://127.0.0.1:8000`` are replaced by the real
-ones and the outside host of the API examples, ``https://example.com/``, by the demo site
-(tests never reach outside hosts); ``$API`` and ``$KEY`` are set as the pages say.
+scratch working directory holding ``runs.csv`` and ``results.json``, the recorded demo runs
+of ``tests/data/`` at the demo site's address. Before a shell block runs, the demo site's
+documented address ``http://127.0.0.1:8080`` and the API's ``http://127.0.0.1:8000`` are
+replaced by the real ones and the outside host of the API examples, ``https://example.com/``,
+by the demo site (tests never reach outside hosts); ``$API`` and ``$KEY`` are set as the
+pages say.
 
 A block that cannot run here says why in the page, just above it:
 ``<!-- skip: next "reason" -->``. Pages with a block that runs Lighthouse are marked
@@ -36,6 +37,7 @@ from unittest import SkipTest
 
 import pytest
 
+from doc_pages import API_ADDRESS, DEMO_ADDRESS, FENCE, console_session
 from docs_reference import REPO
 
 sybil = pytest.importorskip("sybil", reason="the docs extra: pip install 'pagelab[docs]'")
@@ -48,9 +50,7 @@ from sybil.parsers.markdown import (  # noqa: E402
     SkipParser,
 )
 
-#: Where the documented commands point, and what the tests put there instead.
-DEMO_ADDRESS = "http://127.0.0.1:8080"
-API_ADDRESS = "http://127.0.0.1:8000"
+#: The outside host of the API examples (the tests put the demo site there instead).
 OUTSIDE_PAGE = "https://example.com/"
 #: Pages with a block that runs Lighthouse.
 ENGINE_PAGES = {"docs/quickstart.md"}
@@ -100,6 +100,8 @@ def docs_env() -> Iterator[DocsEnvironment]:
     from live_server import LiveServer
 
     from pagelab.demo import DemoServer
+    from pagelab.export import export
+    from pagelab.frames import read_runs
     from pagelab.service import Settings
 
     with tempfile.TemporaryDirectory(prefix="pagelab-docs-") as tmp:
@@ -125,10 +127,13 @@ def docs_env() -> Iterator[DocsEnvironment]:
             }
             for name in ("PAGELAB_API_URL", "PAGELAB_API_KEY"):
                 environ.pop(name, None)
-            # runs.csv (docs/quickstart-ci.md): the recorded demo runs, at this demo's origin.
+            # runs.csv (docs/analysis.md): the recorded demo runs, at this demo's origin; the
+            # same runs as results.json, where docs/quickstart-ci.md's pytest step (skipped
+            # here: tests/test_wheel.py runs it) keeps the runs it measured.
             recorded = (REPO / "tests" / "data" / "runs-demo.csv").read_text(encoding="utf-8")
-            (root / "work" / "runs.csv").write_text(
-                recorded.replace("http://demo.test", demo.url), encoding="utf-8")
+            runs = root / "work" / "runs.csv"
+            runs.write_text(recorded.replace("http://demo.test", demo.url), encoding="utf-8")
+            export(read_runs(runs), root / "work" / "results.json")
             yield DocsEnvironment(demo.url, api.base_url, key, root / "work", environ)
 
 
@@ -150,17 +155,6 @@ def run_shell(example: Example) -> str | None:
     source = env.localize(example.parsed)
     completed = _bash(env, source)
     return _failure(source, completed) if completed.returncode != 0 else None
-
-
-def console_session(block: str) -> list[tuple[str, str]]:
-    """A ``console`` block's ``$`` commands, each with the output shown below it."""
-    session: list[tuple[str, list[str]]] = []
-    for line in block.splitlines():
-        if line.startswith("$ "):
-            session.append((line[2:], []))
-        elif session:
-            session[-1][1].append(line)
-    return [(command, "\n".join(output) + "\n") for command, output in session]
 
 
 def run_console(example: Example) -> str | None:
@@ -264,8 +258,6 @@ def test_the_count_follows_skip_directives() -> None:
     assert 0 < skipped < blocks
 
 
-#: A fence at the start of a line (blocks indented in lists hold commands, not outputs).
-FENCE = re.compile(r"```(\S*)")
 ILLUSTRATIVE = re.compile(r"_Illustrative: \S.*\._")
 
 

@@ -114,13 +114,15 @@ def test_batch_of_demo_pages_measures_their_traits(
     assert b"canary-pass-9f3" not in stored
     assert b"canary-cookie-7c1" not in stored
 
-    # Artifacts: the full LHR, the HTML report, the final screenshot, the filmstrip and the
-    # HAR of the run (built from the DevTools log, secrets scrubbed).
+    # Artifacts: the full LHR, the HTML report, the final screenshot, the filmstrip, every
+    # screenshot of the trace and the HAR of the run (built from the DevTools log, secrets
+    # scrubbed).
     store = Store(data_dir)
     with store.connection() as conn:
         names = set(store.artifacts.names(conn, fast.id or ""))
         lhr = json.loads(store.artifacts.read(conn, fast.id or "", "lighthouse-json") or b"{}")
-    assert names == {"lighthouse-json", "html-report", "screenshot", "filmstrip", "har"}
+    assert names == {"lighthouse-json", "html-report", "screenshot", "filmstrip", "screenshots",
+                     "har"}
     assert lhr["lighthouseVersion"] == pinned_lighthouse_version()
     assert lhr["audits"]["largest-contentful-paint"]["numericValue"] == pytest.approx(
         fast.metrics.largest_contentful_paint

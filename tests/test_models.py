@@ -230,6 +230,11 @@ def test_one_validation_translator_for_every_face() -> None:
     assert str(invalid_input(caught.value, as_option=True)) == (
         "--max-attempts: Input should be greater than or equal to 1"
     )
+    with pytest.raises(ValidationError) as caught:
+        FleetSettings(broker_url="redis://127.0.0.1:6379/0", secret="s" * 64, max_message_mb=0)
+    assert str(invalid_input(caught.value, as_option=True)) == (
+        "--max-message-mb: Input should be greater than or equal to 1"
+    )
 
 
 def test_refused_names_suggest_the_closest_valid_one() -> None:

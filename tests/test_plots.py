@@ -283,3 +283,42 @@ def test_heatmap_needs_improvement_and_no_thresholds(frame: pd.DataFrame) -> Non
         plots.heatmap(frame, "LCP", aggregation="mode")
     with pytest.warns(DeprecationWarning, match="agg= is deprecated"):
         plots.heatmap(frame, "speed_index", columns="device", agg="max")
+
+
+def test_a_plot_as_a_cells_last_line_shows_only_its_figure(frame: pd.DataFrame) -> None:
+    """Issue 33: ``plots.metric_by_group(...)`` as a cell's last line printed ``<Axes: ...>``
+    above the figure. IPython's own formatter (what a notebook's kernel runs on a cell's
+    result) finds nothing to print for a plot's Axes, a pair of them included, while
+    anything else prints as before; the Axes and the pair stay what they were."""
+    import json
+
+    import matplotlib.pyplot as plt
+    from IPython.core.formatters import DisplayFormatter
+
+    shown = DisplayFormatter().format
+    try:
+        ax = plots.metric_by_group(frame, "largest_contentful_paint", by="url")
+        lhr = json.loads((Path(__file__).parent / "data" / "lhr-lean-desktop.json").read_text())
+        pair = plots.compare_waterfalls(lhr, lhr)
+        assert isinstance(ax, Axes)
+        assert isinstance(pair, tuple)
+        assert len(pair) == 2
+        assert shown(ax) == ({}, {})
+        assert shown(pair) == ({}, {})
+        other = Figure().add_subplot()
+        assert shown(other)[0]["text/plain"].startswith("<Axes")
+    finally:
+        plt.close("all")
+
+
+def test_every_plot_shows_only_its_figure() -> None:
+    """Every public plot returning Axes or a Figure goes through ``shows_its_figure`` (the
+    field and visual plots of this round did not at first)."""
+    import inspect
+
+    drawn = {"Axes", "Figure", "tuple[Axes, Axes]"}
+    plotting = [name for name in plots.__all__ if inspect.isfunction(getattr(plots, name))
+                and inspect.signature(getattr(plots, name)).return_annotation in drawn]
+    assert {"metric_by_group", "versus_field", "filmstrip_compare"} <= set(plotting)
+    bare = [name for name in plotting if not hasattr(getattr(plots, name), "__wrapped__")]
+    assert bare == []

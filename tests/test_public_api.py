@@ -35,7 +35,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "PagelabError", "RateLimitedError", "RequestTimeoutError", "Results", "RetryPolicy",
         "Runner", "ServerError", "StoreError", "Summary", "TTFBResult", "TestReport",
         "TestStatus", "ThrottlingMethod", "TransportError", "__version__", "budgets",
-        "connect", "export", "frames", "measure", "metric", "plots", "stats", "widgets",
+        "connect", "export", "field", "frames", "measure", "metric", "plots", "stats", "widgets",
     ],
     "pagelab.budgets": [
         "AssertionResult", "Baseline", "BaselineComparison", "BudgetFile", "BudgetResult",
@@ -49,12 +49,19 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "pagelab.cli": ["main"],
     "pagelab.client": ["AsyncClient", "Client", "RetryPolicy"],
-    "pagelab.demo": ["PAGES", "WIDGET_BYTES", "DemoServer", "RecordedRequest", "serve"],
+    "pagelab.demo": [
+        "PAGES", "WIDGET_BYTES", "CruxStandIn", "DemoServer", "RecordedRequest",
+        "serve",
+    ],
     "pagelab.engine": [
         "REFUSED_NETWORKS", "Engine", "RunResult", "TargetPolicy", "TargetRefusedError",
         "ensure_browser_user",
     ],
-    "pagelab.export": ["SUFFIXES", "export", "html_report"],
+    "pagelab.export": ["SUFFIXES", "compare_video", "export", "html_report"],
+    "pagelab.field": [
+        "FieldError", "FieldKeyError", "FieldNotFoundError", "FieldQuotaError",
+        "FieldTransportError", "history", "record",
+    ],
     "pagelab.fleet": ["FleetSettings"],
     "pagelab.frames": [
         "AUDIT_COLUMNS", "CELL", "COLUMNS", "MAIN_THREAD_COLUMNS", "REQUEST_COLUMNS",
@@ -76,7 +83,8 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "pagelab.plots": [
         "Video", "compare_filmstrips", "compare_waterfalls", "comparison", "contributions",
-        "distribution", "filmstrip", "heatmap", "metric_by_group", "trend", "ttfb", "video",
+        "distribution", "field_history", "filmstrip", "filmstrip_compare", "heatmap",
+        "metric_by_group", "trend", "ttfb", "versus_field", "video", "visual_progress",
         "waterfall",
     ],
     "pagelab.runners": [
@@ -95,8 +103,10 @@ PUBLIC_API: dict[str, list[str]] = {
     "pytest_pagelab.items": [],
     "pytest_pagelab.plugin": ["Perf"],
 }
-#: Issue 21: a small API. Raise it only with a reason written in docs/decisions.md.
-MAX_PUBLIC_NAMES = 200
+#: Issue 21: a small API. Raise it only with a reason written in docs/decisions.md
+#: (200 -> 215: issue 38's field data, a new room of 7 names and its 3 faces; 215 -> 218:
+#: issue 40's filmstrip_compare, visual_progress and compare_video).
+MAX_PUBLIC_NAMES = 218
 
 
 def public_modules() -> dict[str, ModuleType]:

@@ -1,23 +1,34 @@
 """The wheel a pip user installs holds what they need: both packages, their data files, the
-example notebooks, the entry points and the extras.
+example notebooks, the entry points and the extras; and the quickstarts run word for word in
+a fresh virtualenv made from it.
 
 The wheel is built from this checkout by hatchling (the build backend, in the ``dev`` extra)
-without build isolation, so the test needs no network.
+without build isolation, so that needs no network; the quickstarts' ``pip install`` lines
+fetch the dependencies as a reader's would (pip's configured indexes and cache).
 """
 
 from __future__ import annotations
 
 import configparser
+import doctest
+import json
 import os
+import re
+import shlex
+import signal
 import subprocess
 import sys
 import zipfile
 from email.message import Message
 from email.parser import Parser
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from packaging.requirements import Requirement
+
+from doc_pages import API_ADDRESS, DEMO_ADDRESS, Block, console_session, fenced_blocks
+from jupyter_browser import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"pagelab": ROOT / "src" / "pagelab",
@@ -140,3 +151,223 @@ def test_the_installed_wheel_copies_its_notebooks(wheel: Path, tmp_path: Path) -
     assert result.stdout.startswith(str(site / "pagelab"))
     copied = sorted(path.name for path in (tmp_path / "mine").iterdir())
     assert copied == sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
+
+
+# -- the quickstarts, word for word ---------------------------------------------------------
+
+QUICKSTARTS = ["docs/quickstart.md", "docs/quickstart-ci.md", "docs/quickstart-server.md"]
+#: A Markdown link's target: ``[text](target)``.
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("page", QUICKSTARTS)
+def test_the_quickstarts_link_files_of_the_repository(page: str) -> None:
+    # Readers follow a quickstart on the repository's page too, where only committed files
+    # open: the generated references (docs/reference/) exist in the built site only.
+    text = (ROOT / page).read_text(encoding="utf-8")
+    targets = [t for t in LINK.findall(text) if "://" not in t and not t.startswith("#")]
+    assert targets
+    missing = [t for t in targets if not ((ROOT / page).parent / t.split("#")[0]).exists()]
+    assert missing == []
+
+
+#: The page's languages a reader runs: shell lines, Python, and ``$`` lines of a console.
+RUN_LANGUAGES = {"sh", "python", "console"}
+#: The quickstart's own virtualenv (docs/quickstart.md creates it; the others assume one).
+VENV = "pagelab-env"
+#: What the script runs before the page: curl fails on an HTTP error (the pages use
+#: ``curl -s``, which would not), and a wait for a server the page started with ``&``, as a
+#: reader waits before the next command.
+PREAMBLE = """\
+set -euo pipefail
+curl() { command curl --fail-with-body "$@"; }
+wait_tries=1200   # of 0.1 s
+wait_for_port() {
+  for _ in $(seq "$wait_tries"); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "nothing listens on 127.0.0.1:$1" >&2
+  return 1
+}
+"""
+#: After the page: every server it started in the background still runs; then stop them.
+EPILOGUE = """\
+echo "=== the page's background jobs"
+jobs -l
+if [ "$(jobs -rp | wc -l)" -ne "$(jobs -p | wc -l)" ]; then
+  echo "a server the page started in the background has stopped" >&2
+  exit 1
+fi
+kill $(jobs -p) 2>/dev/null || true
+"""
+
+
+class Servers:
+    """Where this test runs the documented servers: a free port for each."""
+
+    def __init__(self) -> None:
+        self.ports = {urlsplit(address).port: free_port()
+                      for address in (DEMO_ADDRESS, API_ADDRESS)}
+        #: JupyterLab's (the page gives none: its config file here does).
+        self.jupyter = free_port()
+
+    def localize(self, source: str) -> str:
+        """The documented ports (``127.0.0.1:8080``, ``--port 8080``) replaced by ours."""
+        for documented, ours in self.ports.items():
+            source = (source.replace(f"127.0.0.1:{documented}", f"127.0.0.1:{ours}")
+                      .replace(f"--port {documented}", f"--port {ours}"))
+        return source
+
+    def documented(self, output: str) -> str:
+        for documented, ours in self.ports.items():
+            output = output.replace(f"127.0.0.1:{ours}", f"127.0.0.1:{documented}")
+        return output
+
+
+#: A command the page leaves running in the background on a port: ``... --port N ... &``.
+BACKGROUND_SERVER = re.compile(r"--port (\d+)[^#\n]*&[ \t]*(?:#.*)?$", re.MULTILINE)
+#: ``jupyter lab ... &``: JupyterLab left running, on the port its config names.
+BACKGROUND_JUPYTER = re.compile(r"^jupyter lab\b[^#\n]*&[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def quickstart_script(blocks: list[Block], page: str, servers: Servers,
+                      outputs: Path) -> tuple[str, list[tuple[str, str, Path]]]:
+    """One bash script running the page's blocks in order, as a reader types them into one
+    shell, and the console commands whose output the page shows (command, what the page
+    shows, the file the script writes the output to)."""
+    lines = [PREAMBLE]
+    shown: list[tuple[str, str, Path]] = []
+    for block in blocks:
+        if block.language not in RUN_LANGUAGES:
+            continue
+        source = servers.localize(block.source)
+        lines.append(f"echo {shlex.quote(f'=== {page}:{block.line} ({block.language})')}")
+        if block.language == "sh":
+            lines.append(source)
+        elif block.language == "python":
+            lines += ["python - <<'PAGELAB_QUICKSTART_PYTHON'", source.rstrip("\n"),
+                      "PAGELAB_QUICKSTART_PYTHON"]
+        else:
+            for command, expected in console_session(block.source):
+                output = outputs / f"{len(shown)}.txt"
+                lines += [f"{{ {servers.localize(command)}\n}} > {shlex.quote(str(output))}",
+                          f"cat {shlex.quote(str(output))}"]
+                shown.append((command, expected, output))
+        lines += [f"wait_for_port {port}" for port in BACKGROUND_SERVER.findall(source)]
+        if BACKGROUND_JUPYTER.search(source):
+            lines.append(f"wait_for_port {servers.jupyter}")
+    lines.append(EPILOGUE)
+    return "\n".join(lines) + "\n", shown
+
+
+def test_a_quickstart_becomes_one_script(tmp_path: Path) -> None:
+    servers = Servers()
+    demo = servers.ports[8080]
+    page = ("Start it:\n\n```sh\npagelab demo serve --port 8080 &    # until stopped\n```\n\n"
+            "```python\nprint('http://127.0.0.1:8080/fast')\n```\n\n```yaml\nx: 1\n```\n\n"
+            "```console\n$ echo 127.0.0.1:8080\n127.0.0.1:8080\n```\n\n"
+            "```sh\njupyter lab here &\n```\n")
+    script, shown = quickstart_script(fenced_blocks(page), "p.md", servers, tmp_path)
+    assert f"pagelab demo serve --port {demo} &" in script
+    assert script.index(f"wait_for_port {demo}") > script.index("demo serve")
+    assert script.index(f"wait_for_port {servers.jupyter}") > script.index("jupyter lab")
+    assert f"print('http://127.0.0.1:{demo}/fast')" in script
+    assert "x: 1" not in script
+    # The command runs on our port; the page's output stays as the page shows it.
+    assert f"echo 127.0.0.1:{demo}" in script
+    assert shown == [("echo 127.0.0.1:8080", "127.0.0.1:8080\n", tmp_path / "0.txt")]
+    unserved = (script.replace(f"pagelab demo serve --port {demo} &", "true")
+                .replace("wait_tries=1200", "wait_tries=3"))
+    completed = subprocess.run(["bash", "-c", unserved], capture_output=True, text=True,
+                               timeout=60, check=False)
+    assert completed.returncode == 1  # nothing listens: the wait says so
+    assert f"nothing listens on 127.0.0.1:{demo}" in completed.stderr
+
+
+def _page_environment(tmp_path: Path, venv: Path, servers: Servers) -> dict[str, str]:
+    """A reader's shell: no checkout on sys.path, no other virtualenv on PATH (the CI and
+    server quickstarts run in the quickstart's one, activated), the machine's engine
+    install; a store of its own, and JupyterLab allowed to run as root (this machine's user)
+    without a browser, on our port."""
+    jupyter = tmp_path / "jupyter-config"
+    jupyter.mkdir()
+    (jupyter / "jupyter_server_config.json").write_text(json.dumps(
+        {"ServerApp": {"allow_root": True, "open_browser": False, "ip": "127.0.0.1",
+                       "port": servers.jupyter, "port_retries": 0}}))
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("PYTHONPATH", "VIRTUAL_ENV", "PAGELAB_API_URL", "PAGELAB_API_KEY",
+                           "PYTEST_ADDOPTS", "PYTEST_PLUGINS")
+           and not name.startswith(("GITHUB_", "PYTEST_XDIST", "COV_"))}
+    outer = {Path(sys.prefix) / "bin", Path(sys.executable).parent}
+    path = [entry for entry in env.get("PATH", "").split(os.pathsep)
+            if entry and Path(entry) not in outer and not (Path(entry) / "activate").is_file()]
+    env.update({
+        "PATH": os.pathsep.join([str(venv / "bin"), *path]),
+        "VIRTUAL_ENV": str(venv),
+        "PAGELAB_DATA_DIR": str(tmp_path / "data"),
+        "JUPYTER_CONFIG_DIR": str(jupyter),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),  # not the user's
+    })
+    return env
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    # The script and every server it left: its own process group, started here.
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@pytest.mark.engine
+@pytest.mark.timeout(2400)
+@pytest.mark.parametrize("page", QUICKSTARTS)
+def test_the_quickstart_runs_word_for_word(wheel: Path, tmp_path: Path, page: str) -> None:
+    work = tmp_path / "work"
+    outputs = tmp_path / "outputs"
+    work.mkdir()
+    outputs.mkdir()
+    venv = work / VENV
+    servers = Servers()
+    env = _page_environment(tmp_path, venv, servers)
+    # The reader's `pip install "pagelab[...]"` finds pagelab installed, from this wheel, and
+    # brings its dependencies; `python3 -m venv pagelab-env` (docs/quickstart.md) keeps it.
+    for command in (["python3", "-m", "venv", str(venv)],
+                    [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                     "--no-deps", str(wheel)]):
+        made = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600,
+                              check=False)
+        assert made.returncode == 0, made.stdout + made.stderr
+
+    blocks = fenced_blocks((ROOT / page).read_text(encoding="utf-8"))
+    script, shown = quickstart_script(blocks, page, servers, outputs)
+    log = tmp_path / "log.txt"
+    with log.open("wb") as stream:
+        process = subprocess.Popen(["bash", "-c", script], cwd=work, env=env,
+                                   stdin=subprocess.DEVNULL, stdout=stream,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            status = process.wait(timeout=2300)
+        finally:
+            _stop(process)
+    printed = log.read_text(encoding="utf-8", errors="replace")
+    assert status == 0, printed[-6000:]
+
+    checker = doctest.OutputChecker()
+    flags = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+    for command, expected, output in shown:
+        got = servers.documented(output.read_text(encoding="utf-8"))
+        assert checker.check_output(expected, got, flags), (
+            f"$ {command}\n--- the page shows\n{expected}--- printed\n{got}")
+
+    # What ran was the wheel's pagelab, in the page's virtualenv.
+    installed = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import pagelab; print(pagelab.__file__)"],
+        env=env, cwd=work, capture_output=True, text=True, timeout=120, check=True)
+    assert installed.stdout.startswith(str(venv)), installed.stdout

@@ -183,6 +183,33 @@ def test_an_explanation_that_cannot_be_made_is_shown() -> None:
     assert not widget.run_button.disabled
 
 
+def test_a_comparison_between_cells_pools_nothing() -> None:
+    """Issue 33: each cell is one URL and device; its comparison with the baseline is within
+    those cells, not "pooled over url" (what the widget used to caption it)."""
+    from recorded_runs import matrix_2x2
+
+    widget = BatchComparison()
+    widget._show(pagelab.Results.from_frame(matrix_2x2()))
+    assert widget.comparison is not None
+    assert set(widget.comparison["cell"]) == set(widget._cells) - {widget.baseline.value}
+    assert not widget.comparison["note"].str.contains("pooled").any()
+    assert "pooled" not in widget.comparison_table.value
+    # The verdicts are those of comparing the two cells' runs directly.
+    base, other = widget.baseline.value, next(c for c in widget._cells
+                                              if c != widget.baseline.value)
+    direct = pagelab.stats.compare(widget.results.frame, widget._cell_columns,
+                                   widget._cells[base], widget._cells[other], within=[])
+    shown = widget.comparison[widget.comparison["cell"] == other]
+    assert list(shown["verdict"]) == list(direct["verdict"])
+    # Two cells: the b side is named by its cell, as the baseline names a.
+    frame = matrix_2x2()
+    widget._show(pagelab.Results.from_frame(frame[frame["url"].str.endswith("/heavy")]))
+    assert widget._cell_columns == ["device"]
+    assert f"{widget.baseline.value} (a)" in widget.comparison_table.value
+    assert f"{next(iter(set(widget._cells) - {widget.baseline.value}))} (b)" in (
+        widget.comparison_table.value)
+
+
 @pytest.mark.engine
 def test_exports_write_the_shown_results(compared: BatchComparison) -> None:
     written = [compared.export(suffix) for suffix in (".csv", ".xlsx", ".html")]

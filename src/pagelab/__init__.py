@@ -9,8 +9,8 @@ API), as typed reports and pandas DataFrames.
     >>> results.compare(by="device", a="mobile", b="desktop")
 
 The analysis modules (``frames``, ``stats``, ``measure``, ``plots``, ``export``,
-``budgets``, ``widgets``) load on first use, so ``import pagelab`` (and ``pagelab serve``)
-stays light.
+``budgets``, ``field``, ``widgets``) load on first use, so ``import pagelab`` (and
+``pagelab serve``) stays light.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ from .runners import ApiRunner, LocalRunner, Runner, connect
 if TYPE_CHECKING:
     # Not widgets: a face, which imports this package; the root never imports up into it.
     # ``from pagelab.widgets import ...`` is fully typed; ``pagelab.widgets`` reads as Any.
-    from . import budgets, export, frames, plots, stats
+    from . import budgets, export, field, frames, plots, stats
     from ._measure import Results, measure
     from ._readable import Comparison, Summary
 
@@ -121,6 +121,7 @@ __all__ = [
     "budgets",
     "connect",
     "export",
+    "field",
     "frames",
     "measure",
     "metric",
@@ -131,7 +132,8 @@ __all__ = [
 
 # Submodules and names loaded on first access (PEP 562): pandas, matplotlib and ipywidgets
 # are paid for only by code that uses them.
-_LAZY_MODULES = frozenset({"budgets", "export", "frames", "plots", "stats", "widgets"})
+_LAZY_MODULES = frozenset({"budgets", "export", "field", "frames", "plots", "stats",
+                           "widgets"})
 _LAZY_NAMES: dict[str, str] = {"Comparison": "._readable", "Results": "._measure",
                                "Summary": "._readable", "measure": "._measure"}
 #: Old names that still work, with a DeprecationWarning: old name -> (new name, why).

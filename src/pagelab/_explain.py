@@ -24,9 +24,9 @@ from pagelab.frames import main_thread, requests, third_parties, user_timings
 from pagelab.frames import resource_type as budget_type
 from pagelab.models import RATING_COLOURS
 
-__all__ = ["EXPLANATION_COLUMNS", "KINDS", "Explanation", "amount", "cell_name",
-           "contributions_table", "explain_runs", "explanation_html", "normalise_url",
-           "throughput_kbps"]
+__all__ = ["EXPLANATION_COLUMNS", "KINDS", "Explanation", "amount", "causes", "cell_name",
+           "contributions_table", "explain_runs", "explanation_html", "item_text",
+           "normalise_url", "throughput_kbps", "totals"]
 
 #: The kinds of contribution, in the order ties are ranked.
 KINDS: tuple[str, ...] = ("request", "entity", "resource type", "main thread", "user timing")
@@ -41,6 +41,11 @@ EXPLANATION_COLUMNS: dict[str, Any] = {
     "unit": "string",
     "weight_ms": "float64",
 }
+
+#: The (kind, unit) rows that add up requests already listed (an entity's bytes, a resource
+#: type's bytes and count): another level of the same bytes, not another cause.
+_TOTALS = frozenset({("entity", "bytes"), ("resource type", "bytes"),
+                     ("resource type", "requests")})
 
 # Query parameters whose values change on every load (tag snippets' cache busters).
 _CACHE_BUSTERS = frozenset({"_", "cb", "cachebust", "cachebuster", "nocache", "rnd", "rand",
@@ -173,6 +178,9 @@ class Explanation:
     cells: list[str] = field(default_factory=list)
     #: Per cell (its name in ``cells``): the ids of a's runs and of b's, when known.
     run_ids: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+    #: A main-thread category's words (``scriptEvaluation``: ``script evaluation``), as
+    #: the runs' Lighthouse names it; the table, the plot and the summary show these.
+    labels: dict[str, str] = field(default_factory=dict)
 
     def cell_of(self, position: int = 0) -> str:
         """The name (as in ``cells``) of the cell of the ``frame`` row at ``position``; the
@@ -191,21 +199,51 @@ class Explanation:
 def explanation_html(explanation: Explanation, *, rows: int = 15,
                      heading: bool = True) -> Markup:
     """The explanation as HTML: a heading (unless ``heading`` is False, as where the page
-    already has one), the summary and the ``rows`` largest contributions as a table."""
+    already has one), the summary, the ``rows`` largest causes as a table, then the same
+    bytes totalled by entity and resource type, apart (each cause is shown once)."""
     parts = []
     if heading:
         parts.append(Markup("<p><b>Why {} differs from {}</b> ({} vs {} runs)</p>").format(
             explanation.b_label, explanation.a_label, *explanation.runs))
     parts.append(Markup('<p class="pagelab-explain-summary">{}</p>').format(
         explanation.summary))
-    parts.append(contributions_table(explanation.frame.head(rows)))
+    parts.append(contributions_table(causes(explanation.frame).head(rows),
+                                     labels=explanation.labels))
+    summed = totals(explanation.frame).head(rows)
+    if len(summed):
+        parts.append(Markup('<p class="pagelab-explain-totals">{}</p>').format(
+            "The same requests totalled by entity and by resource type (not more causes):"))
+        parts.append(contributions_table(summed, css_class="pagelab-explanation-totals"))
     return Markup("").join(parts)
 
 
-def contributions_table(frame: pd.DataFrame) -> Markup:
-    """The rows of an explanation's frame as a table: the cell's columns, then kind, item,
-    a, b and the delta (each with its unit; more in b coloured poor, less good) and the
-    weight the ranking used."""
+def _is_total(frame: pd.DataFrame) -> pd.Series:
+    pairs = zip(frame["kind"].astype(str), frame["unit"].astype(str), strict=True)
+    return pd.Series([pair in _TOTALS for pair in pairs], index=frame.index, dtype=bool)
+
+
+def causes(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of an explanation's frame that are causes (a request, main-thread time, a
+    user timing), largest first; not the totals that add requests up (:func:`totals`)."""
+    return frame[~_is_total(frame)]
+
+
+def totals(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows that total requests by entity or resource type (bytes, request counts)."""
+    return frame[_is_total(frame)]
+
+
+def item_text(kind: str, item: str, labels: Mapping[str, str]) -> str:
+    """An item as a reader names it: a main-thread category in words, else as it is."""
+    return labels.get(item, item) if kind == "main thread" else item
+
+
+def contributions_table(frame: pd.DataFrame, *, labels: Mapping[str, str] | None = None,
+                        css_class: str = "pagelab-explanation") -> Markup:
+    """The rows of an explanation's frame as a table: the cell's columns, then kind, item
+    (a main-thread category in ``labels``' words; a URL breaks between its parts), a, b and
+    the delta (each with its unit; more in b coloured poor, less good) and the weight the
+    ranking used."""
     within = [c for c in frame.columns if c not in EXPLANATION_COLUMNS]
     headers = [*within, "Kind", "Item", "a", "b", "\u0394 (b - a)", "Weight (ms)"]
     titles = [*[""] * len(within), "", "", "median over a's runs", "median over b's runs",
@@ -217,7 +255,7 @@ def contributions_table(frame: pd.DataFrame) -> Markup:
         colours = RATING_COLOURS["poor" if delta > 0 else "good"]
         body.append([
             *(MISSING if _absent(row[c]) else str(row[c]) for c in within),
-            str(row["kind"]), str(row["item"]),
+            str(row["kind"]), item_text(str(row["kind"]), str(row["item"]), labels or {}),
             amount(row["a"], unit), amount(row["b"], unit),
             pill(amount(delta, unit, signed=True), colours),
             amount(row["weight_ms"], "ms", unit_shown=False),
@@ -226,7 +264,7 @@ def contributions_table(frame: pd.DataFrame) -> Markup:
     return table(headers, body, titles=titles,
                  align=[*["left"] * (n + 2), *["right"] * 4],
                  wrap=[*[False] * (n + 1), True, *[False] * 4],
-                 css_class="pagelab-explanation")
+                 css_class=css_class)
 
 
 def _absent(value: object) -> bool:
@@ -235,7 +273,8 @@ def _absent(value: object) -> bool:
 
 def amount(value: object, unit: str, *, signed: bool = False, unit_shown: bool = True) -> str:
     """``value`` of ``unit`` as a reader wants it: bytes in B or KB (1 KB = 1,000 bytes),
-    ms and request counts whole, ``signed`` with a + or - sign; a missing value is a dash."""
+    ms and request counts whole (one ``request``), ``signed`` with a + or - sign; a missing
+    value is a dash."""
     if not isinstance(value, int | float | np.integer | np.floating) or _absent(value):
         return MISSING
     number = float(value)
@@ -246,6 +285,8 @@ def amount(value: object, unit: str, *, signed: bool = False, unit_shown: bool =
     text = f"{number:{sign},.0f}"
     if text in ("+0", "-0", "0"):
         text = "0"
+    if unit == "requests" and text.lstrip("+-") == "1":
+        unit = "request"  # "+1 request", "2 requests"
     return f"{text} {unit}" if unit_shown else text
 
 
@@ -314,13 +355,11 @@ def _summary(rows: Sequence[Mapping[str, Any]], a_runs: Sequence[_Run],
         top = grown[0]
         word = "grows" if top["delta"] > 0 else "shrinks"
         clauses.append(f"{word} {_short(top['item'])} by {amount(abs(top['delta']), 'bytes')}")
-    labels: dict[str, str] = {}
-    for run in (*a_runs, *b_runs):
-        labels.update(run.main_thread_labels)
+    labels = _labels((*a_runs, *b_runs))
     for row in rows:
         if row["kind"] == "main thread" and row["weight_ms"] >= _SUMMARY_MS * 2.5:
-            label = labels.get(row["item"], row["item"]).lower()
-            clauses.append(f"spends {row['delta']:+,.0f} ms in {label}")
+            clauses.append(f"spends {row['delta']:+,.0f} ms in "
+                           f"{item_text('main thread', row['item'], labels)}")
     for row in rows:
         if row["kind"] == "user timing" and row["weight_ms"] >= _SUMMARY_MS * 2.5:
             word = "later" if row["delta"] > 0 else "sooner"
@@ -330,6 +369,20 @@ def _summary(rows: Sequence[Mapping[str, Any]], a_runs: Sequence[_Run],
                 "time (no difference worth 20 ms or more).")
     body = ", ".join(clauses[:-1]) + (" and " if len(clauses) > 1 else "") + clauses[-1]
     return f"{b_label} {body}."
+
+
+def _labels(runs: Iterable[_Run]) -> dict[str, str]:
+    """Main-thread category -> its words: Lighthouse's label with title-case words in lower
+    case (``Script Evaluation``: ``script evaluation``; ``Parse HTML & CSS``: ``parse HTML &
+    CSS``)."""
+    labels: dict[str, str] = {}
+    for run in runs:
+        for category, label in run.main_thread_labels.items():
+            if isinstance(label, str) and label:
+                labels[category] = " ".join(
+                    word.lower() if word[:1].isupper() and word[1:].islower() else word
+                    for word in label.split())
+    return labels
 
 
 def _short(url: str) -> str:
@@ -358,10 +411,12 @@ def explain_runs(
     names: list[str] = []
     counts = [0, 0]
     within: list[str] = []
+    labels: dict[str, str] = {}
     for where, a_lhrs, b_lhrs in cells:
         within = list(where)
         a_runs = [_run(lhr) for lhr in a_lhrs]
         b_runs = [_run(lhr) for lhr in b_lhrs]
+        labels.update(_labels((*a_runs, *b_runs)))
         counts[0] += len(a_runs)
         counts[1] += len(b_runs)
         rows = _contributions(a_runs, b_runs)
@@ -382,4 +437,4 @@ def explain_runs(
     summary = summaries[0] if len(summaries) == 1 else " ".join(
         f"{name}: {text}" if name else text for name, text in zip(names, summaries, strict=True))
     return Explanation(frame, summary, a_label, b_label, (counts[0], counts[1]), names,
-                       dict(run_ids or {}))
+                       dict(run_ids or {}), labels)

@@ -7,18 +7,25 @@ lands, so a helper cannot forget to escape and a template cannot escape twice. W
 come from the Jinja2 templates in ``pagelab/templates`` with autoescaping on (:func:`render`).
 
 Nothing is loaded from anywhere: colours are inline; the only links are reports' addresses
-that pass :func:`safe_url`. This module knows no metric: how a metric's value or a status is
-coloured (the registry's palette) is :mod:`pagelab.models`' (``metric_value``,
-``status_pill``), so the models may use this module and imports flow one way.
+that pass :func:`safe_url` (in a notebook's display, :func:`for_notebook`, a report file's
+address is served from loopback: a notebook's browser refuses ``file://``). This module
+knows no metric: how a metric's value or a status is coloured (the registry's palette) is
+:mod:`pagelab.models`' (``metric_value``, ``status_pill``), so the models may use this
+module and imports flow one way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from functools import cache
-from typing import TYPE_CHECKING, Any
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import cache, wraps
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from markupsafe import Markup, escape
+
+from pagelab._served import served_url
 
 if TYPE_CHECKING:
     import jinja2
@@ -26,7 +33,9 @@ if TYPE_CHECKING:
 __all__ = [
     "MISSING",
     "Markup",
+    "breakable",
     "escape",
+    "for_notebook",
     "link",
     "pill",
     "render",
@@ -54,14 +63,45 @@ def safe_url(url: object) -> str | None:
     return stripped
 
 
+#: Whether the HTML being made is a notebook's display (:func:`for_notebook`).
+_IN_NOTEBOOK: ContextVar[bool] = ContextVar("pagelab_in_notebook", default=False)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def for_notebook(render: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``render`` (a ``_repr_html_``, a widget's table) makes HTML a notebook shows: its
+    links to report files point to the loopback server of :mod:`pagelab._served`, since a
+    notebook's browser refuses ``file://`` links. Documents written to disk keep them."""
+
+    @wraps(render)
+    def rendering(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with _notebook():
+            return render(*args, **kwargs)
+
+    return rendering
+
+
+@contextmanager
+def _notebook() -> Iterator[None]:
+    token = _IN_NOTEBOOK.set(True)
+    try:
+        yield
+    finally:
+        _IN_NOTEBOOK.reset(token)
+
+
 def link(url: object, text: str, *, fallback: str | None = None) -> Markup:
     """A link opening ``url`` in a new tab when :func:`safe_url` allows it; else
-    ``fallback`` as text (nothing by default)."""
+    ``fallback`` as text (nothing by default). In a notebook's display (:func:`for_notebook`)
+    a report file's link is served from loopback, the file's path in its tooltip."""
     target = safe_url(url)
     if target is None:
         return escape(fallback) if fallback else Markup("")
-    return Markup('<a href="{}" target="_blank" rel="noopener noreferrer">{}</a>').format(
-        target, text)
+    served = served_url(target) if _IN_NOTEBOOK.get() else target
+    tip = Markup(' title="{}"').format(target) if served != target else Markup("")
+    return Markup('<a href="{}"{} target="_blank" rel="noopener noreferrer">{}</a>').format(
+        served, tip, text)
 
 
 def pill(text: str, colours: tuple[str, str], title: str = "") -> Markup:
@@ -80,7 +120,20 @@ _TABLE = "border-collapse:collapse;margin:6px 0;font-size:13px"
 _TH = ("padding:3px 8px;border-bottom:1px solid #bdc1c6;font-weight:600;text-align:{align};"
        "vertical-align:bottom")
 _TD = "padding:3px 8px;border-bottom:1px solid #e8eaed;text-align:{align};vertical-align:top"
-_WRAP = "white-space:normal;overflow-wrap:anywhere;min-width:12em;max-width:30em"
+# Wrapping columns break at spaces and at :func:`breakable`'s points (a URL after its
+# slashes), inside a word only when a part is wider than the column.
+_WRAP = "white-space:normal;overflow-wrap:break-word;min-width:8em;max-width:30em"
+#: Where a URL or a path may break: after each of these characters.
+_BREAK_AFTER = re.compile(r"(?<=[/?&=._])(?=[^/?&=._])")
+
+
+def breakable(text: object) -> Markup:
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each ``/ ? & = . _``
+    so a URL wraps between its parts, never in the middle of one."""
+    if isinstance(text, Markup):
+        return text
+    # Split the text, then escape each part: a break never lands inside an entity.
+    return Markup("<wbr>").join(_BREAK_AFTER.split(str(text)))
 
 
 def table(
@@ -97,7 +150,8 @@ def table(
     """A table; a cell or header is text (escaped) or :class:`Markup` (kept).
 
     ``align`` per column (``left`` / ``right``; default left for the first column, right
-    after), ``titles`` a tooltip per header, ``wrap`` which columns may wrap (long URLs),
+    after), ``titles`` a tooltip per header, ``wrap`` which columns may wrap (long URLs:
+    their text cells break between a URL's parts, :func:`breakable`),
     ``row_keys`` go in each row's ``data-key`` (what a browser test finds a row by) and
     ``row_styles`` are extra inline styles per row (a failed run's tint).
     """
@@ -123,8 +177,8 @@ def table(
         extra = next(styles) if styles is not None else ""
         style = Markup(' style="{}"').format(extra) if extra else Markup("")
         cells = Markup("").join(
-            Markup('<td style="{}">{}</td>').format(s, cell)
-            for s, cell in zip(cell_styles, row, strict=True)
+            Markup('<td style="{}">{}</td>').format(s, breakable(cell) if w else cell)
+            for s, w, cell in zip(cell_styles, wraps, row, strict=True)
         )
         body.append(Markup("<tr{}{}>{}</tr>").format(key, style, cells))
     return Markup('<table class="{}" style="{}"><thead><tr>{}</tr></thead>'

@@ -525,6 +525,17 @@ class Results:
 
         return main_thread(self)
 
+    def visual_progress(self) -> pd.DataFrame:
+        """How complete each successful run's page looked over time, as Speed Index measures
+        it: one row per screenshot, ``id``, ``run``, the cell columns, ``time_ms`` (ms since
+        navigation start) and ``progress`` (percent, non-decreasing, 100 at the last
+        screenshot). Computed from every screenshot of the run's trace (the ``screenshots``
+        resource), or the LHR's thumbnails for a run stored without them; the method is
+        in docs/analysis.md (visual progress)."""
+        from pagelab.frames import visual_progress
+
+        return visual_progress(self)
+
     # -- analysis (pagelab.stats, pagelab.plots, pagelab.export) ----------------------------
 
     def summary(
@@ -597,10 +608,22 @@ class Results:
 
         return explain(self, by, a, b, within=within)
 
+    def versus_field(self, fallback: str | None = "origin", *, api_key: str | None = None,
+                     refresh: bool = False) -> pd.DataFrame:
+        """Lab beside field: per cell and metric the lab median and the Chrome UX Report's
+        p75 of the page on the device's form factor (phones and ``mobile``: phone; laptops
+        and ``desktop``: desktop; tablets: tablet), both ratings and ``ratio`` = lab / field.
+        A page without its own record falls back to its origin (``field_level="origin"``;
+        ``fallback=None``: no fallback). A DataFrame displayed readably in a notebook; key,
+        cache and errors as :func:`pagelab.field.record`'s (docs/field.md)."""
+        from pagelab.field import versus_field
+
+        return versus_field(self.frame, fallback=fallback, api_key=api_key, refresh=refresh)
+
     def export(self, path: str | os.PathLike[str], **options: Any) -> Path:
         """Write the runs to ``path`` by its suffix (:func:`pagelab.export.export`; the
-        ``options`` ``by``, ``a``, ``b``, ``title``, ``explain`` shape the HTML report);
-        returns the path."""
+        ``options`` ``by``, ``a``, ``b``, ``title``, ``explain``, ``field`` shape the HTML
+        report); returns the path."""
         from pagelab.export import export
 
         return export(self, path, **options)

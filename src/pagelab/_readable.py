@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab._html import MISSING, Markup, link, pill, table
+from pagelab._html import MISSING, Markup, breakable, for_notebook, link, pill, table
 from pagelab._public import publish
 from pagelab.models import (
     HEADLINE_METRICS,
@@ -31,16 +31,16 @@ from pagelab.models import (
     status_pill,
 )
 
-__all__ = ["Comparison", "Summary", "comparison_table", "failed_runs_table", "frame_table",
-           "runs_html", "summary_table"]
+__all__ = ["READABLE_BOX", "Comparison", "ReadableFrame", "Summary", "comparison_table",
+           "failed_runs_table", "frame_table", "runs_html", "summary_table"]
 
 _NOTE = Markup('<span style="display:block;color:#5f6368;font-size:11px">{}</span>')
+#: A verdict's note wraps beneath it, as wide as a short verdict at most.
+_HINT = Markup('<div style="color:#5f6368;font-size:12px">{}</div>')
+_VERDICT_NOTE = Markup('<span style="display:block;color:#5f6368;font-size:11px;'
+                       'white-space:normal;max-width:16em">{}</span>')
 _CV = Markup('<span style="display:block;color:#5f6368;font-size:11px">CV {}</span>')
 _FAILED_ROW = "background:{}".format(RATING_COLOURS["poor"][0])
-#: Comparison columns drawn by this module; any other column (the cell's device or
-#: location, say) is shown as text before them.
-_COMPARISON_COLUMNS = ("metric", "unit", "a_median", "b_median", "diff", "rel_diff", "ci_low",
-                       "ci_high", "p_value", "effect_size", "n_a", "n_b", "verdict", "note")
 _SUMMARY_COUNTS = ("runs", "failed", "engine_failures", "noisy")
 _SUMMARY_LINKS = ("representative_id", "representative_report_url")
 #: What a noisy run is, in the tables' words (the summary's header tip, the report's line).
@@ -194,43 +194,73 @@ def _side(value: object) -> str:
     return str(value)
 
 
+#: The comparison's columns as shown, first what a reader came for (the verdict, the two
+#: medians, their difference), then the evidence folded into one column:
+#: (header, tooltip, the frame's column it needs).
+_COMPARISON_PLAN: tuple[tuple[str, str, str], ...] = (
+    ("metric", "", "metric"),
+    ("verdict", "significant when p < 0.05 and the interval excludes 0; beneath, what the "
+     "verdict rests on", "verdict"),
+    ("{a}", "median of a's successful runs", "a_median"),
+    ("{b}", "median of b's successful runs", "b_median"),
+    ("b \u2212 a", "difference of the medians; beneath, in percent of a's median", "diff"),
+    ("95 % interval of b\u00a0\u2212\u00a0a", "seeded percentile bootstrap of the difference "
+     "of medians; beneath, the two-sided Mann-Whitney U p, Cliff's \u03b4 (effect size of "
+     "b against a, -1 to 1) and the successful runs per side", "n_a"),
+)
+
+
+def _comparison_columns(compared: pd.DataFrame) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """What a comparison table shows: the columns it does not know that hold a value (the
+    cell a row compares within), and the entries of :data:`_COMPARISON_PLAN` whose column
+    holds one."""
+    from pagelab.stats import COMPARISON_COLUMNS
+
+    others = [str(c) for c in compared.columns if c not in COMPARISON_COLUMNS
+              and _filled(compared, c)]
+    plan = [p for p in _COMPARISON_PLAN if p[2] in compared.columns and _filled(compared, p[2])]
+    return others, plan
+
+
 def comparison_table(compared: pd.DataFrame, *, a: object = None, b: object = None,
                      css_class: str = "pagelab-comparison") -> Markup:
     """A comparison (:func:`pagelab.stats.compare`'s columns) as a readable table: per
-    metric the two medians, the difference with its percent, the bootstrap interval, p,
-    Cliff's delta, the runs per side and the verdict, coloured when significant (green
-    better, red worse). Any other column (the cell a row compares within) comes first, as
-    text. ``a`` / ``b`` name the sides in the headers."""
-    others = [c for c in compared.columns if c not in _COMPARISON_COLUMNS
-              and _filled(compared, c)]
-    name_a = f"{_side(a)} (a)" if a is not None else "a"
-    name_b = f"{_side(b)} (b)" if b is not None else "b"
-    plan: list[tuple[str, str, str]] = [  # (header, tooltip, needed column)
-        ("metric", "", "metric"),
-        (name_a, "median of a's successful runs", "a_median"),
-        (name_b, "median of b's successful runs", "b_median"),
-        ("b \u2212 a", "difference of the medians", "diff"),
-        ("b vs a", "the difference in percent of a's median", "rel_diff"),
-        ("95 % interval of b \u2212 a", "seeded percentile bootstrap of the difference of "
-         "medians", "ci_low"),
-        ("p", "two-sided Mann-Whitney U test", "p_value"),
-        ("Cliff's \u03b4", "effect size of b against a, -1 to 1", "effect_size"),
-        ("runs a / b", "successful runs per side", "n_a"),
-        ("verdict", "significant when p < 0.05 and the interval excludes 0", "verdict"),
-    ]
-    plan = [p for p in plan if p[2] in compared.columns and _filled(compared, p[2])]
-    headers = [str(c) for c in others] + [p[0] for p in plan]
+    metric the verdict first (coloured when significant: green better, red worse; its note
+    beneath), the two medians, the difference with its percent beneath, then the bootstrap
+    interval with p, Cliff's delta and the runs per side beneath: narrow enough for a
+    notebook's output. Any other column (the cell a row compares within) comes first, as
+    text. ``a`` / ``b`` name the sides in the headers. What every row shares is said once:
+    a cell column with one value (above the table) and a note (too few runs for the
+    interval, what was pooled; under it)."""
+    others, plan = _comparison_columns(compared)
+    same = [c for c in others if len(compared) > 1 and compared[c].nunique(dropna=False) == 1]
+    others = [c for c in others if c not in same]
+    notes = set(compared["note"].fillna("").astype(str)) if "note" in compared.columns \
+        else set()
+    shared = notes.pop() if len(compared) > 1 and len(notes) == 1 else ""
+    names = {"{a}": f"{_side(a)} (a)" if a is not None else "a",
+             "{b}": f"{_side(b)} (b)" if b is not None else "b"}
+    # A side named by its URL breaks between the URL's parts, not across the table.
+    headers: list[object] = [*others, *(breakable(names[h]) if h in names else h
+                                        for h, _, _ in plan)]
     titles = [""] * len(others) + [p[1] for p in plan]
-    align = ["left"] * (len(others) + 1) + ["right"] * (len(plan) - 2) + ["left"]
+    align = ["left"] * len(others) + ["left" if c in ("metric", "verdict") else "right"
+                                      for _, _, c in plan]
     rows: list[list[object]] = []
     for _, row in compared.iterrows():
         m = METRICS.get(str(row.get("metric")))
-        cells: list[object] = [_text(row[c], str(c)) for c in others]
+        cells: list[object] = [_text(row[c], c) for c in others]
         for _, _, column in plan:
-            cells.append(_comparison_cell(m, row, column))
+            cells.append(_verdict(m, row, noted=not shared) if column == "verdict"
+                         else _comparison_cell(m, row, column))
         rows.append(cells)
-    return table(headers, rows, align=align, titles=titles, css_class=css_class,
-                 wrap=[c == "url" for c in others] + [False] * len(plan))
+    shown = table(headers, rows, align=align, titles=titles, css_class=css_class,
+                  wrap=[c == "url" for c in others] + [False] * len(plan))
+    within = _HINT.format(Markup("Within {}").format(Markup(" \u00b7 ").join(
+        Markup("{} <b>{}</b>").format(c, breakable(_text(compared[c].iloc[0], c)))
+        for c in same))) if same else Markup("")
+    note = _HINT.format(f"Every row: {shared}.") if shared else Markup("")
+    return Markup("{}{}{}").format(within, shown, note)
 
 
 def _comparison_cell(m: Metric | None, row: pd.Series, column: str) -> object:
@@ -238,34 +268,46 @@ def _comparison_cell(m: Metric | None, row: pd.Series, column: str) -> object:
     if column == "metric":
         return Markup('<span title="{}">{}</span>').format(m.title, m.header) if m else _text(
             row.get("metric"))
-    if column == "verdict":
-        return _verdict(m, row)
     if column == "n_a":
-        return f"{_text(row.get('n_a'))} / {_text(row.get('n_b'))}"
+        return _evidence(m, row)
     if value is None:
         return MISSING
-    if column == "rel_diff":
-        return Metric.format_rel_diff(value)
-    if column == "p_value":
-        return "< 0.001" if value < 0.001 else f"{value:.3f}"
-    if column == "effect_size":
-        return f"{value:+.2f}"
+    if column == "diff":
+        shown = m.format_diff(value, unit=False) if m is not None else _text(value)
+        relative = _number(row.get("rel_diff"))
+        return Markup("{}{}").format(shown, _NOTE.format(
+            Metric.format_rel_diff(relative))) if relative is not None else shown
     if m is None:
         return _text(value)
-    if column == "diff":
-        return m.format_diff(value, unit=False)
-    if column == "ci_low":
-        high = _number(row.get("ci_high"))
-        return f"{m.format_diff(value, unit=False)} to {m.format_diff(high, unit=False)}"
     return metric_value(m, value, unit=False)  # a medians, rated
 
 
-def _verdict(m: Metric | None, row: pd.Series) -> object:
+def _evidence(m: Metric | None, row: pd.Series) -> Markup:
+    """The interval of the difference, and beneath it p, Cliff's delta and the runs."""
+    low, high = _number(row.get("ci_low")), _number(row.get("ci_high"))
+    if low is None or high is None:
+        interval = MISSING
+    elif m is not None:
+        interval = f"{m.format_diff(low, unit=False)} to {m.format_diff(high, unit=False)}"
+    else:
+        interval = f"{_text(low)} to {_text(high)}"
+    p = _number(row.get("p_value"))
+    effect = _number(row.get("effect_size"))
+    beneath = [
+        ("p < 0.001" if p < 0.001 else f"p {p:.3f}") if p is not None else None,
+        f"\u03b4 {effect:+.2f}" if effect is not None else None,
+        f"runs {_text(row.get('n_a'))} / {_text(row.get('n_b'))}",
+    ]
+    return Markup("{}{}").format(interval, _NOTE.format(
+        " \u00b7 ".join(part for part in beneath if part)))
+
+
+def _verdict(m: Metric | None, row: pd.Series, *, noted: bool = True) -> object:
     shown = _verdict_text(m, row)
     note = row.get("note")
     # The note says what the verdict rests on: pooled cells, too few runs for the interval.
-    if isinstance(note, str) and note:
-        return Markup("{}{}").format(shown, _NOTE.format(note))
+    if noted and isinstance(note, str) and note:
+        return Markup("{}{}").format(shown, _VERDICT_NOTE.format(note))
     return shown
 
 
@@ -313,16 +355,16 @@ def failed_runs_table(frame: pd.DataFrame) -> Markup | None:
 
 # -- the frames that display readably ------------------------------------------------------
 
-_BOX = Markup(
+READABLE_BOX = Markup(
     '<div class="{}" style="font-family:system-ui,-apple-system,\'Segoe UI\',sans-serif;'
     'font-size:13px;line-height:1.4;color:#202124;max-width:100%;overflow-x:auto">{}{}</div>'
 )
-_HINT = Markup('<div style="color:#5f6368;font-size:12px">{}</div>')
 
 
-class _Readable(pd.DataFrame):
+class ReadableFrame(pd.DataFrame):
     """A DataFrame that displays readably in a notebook; anything derived from it is a
-    plain DataFrame again (a slice or a copy has no reason to keep the display)."""
+    plain DataFrame again (a slice or a copy has no reason to keep the display). The base
+    of :class:`Summary`, :class:`Comparison` and :mod:`pagelab.field`'s frames."""
 
     @property
     def _constructor(self) -> Any:
@@ -333,28 +375,37 @@ class _Readable(pd.DataFrame):
         """The same data as a plain :class:`pandas.DataFrame` (pandas' own display)."""
         return pd.DataFrame(self)
 
-    def _hint(self) -> Markup:
+    def _hint(self, shown: Markup) -> Markup:
+        """The footer under ``shown`` (this frame's table): how many rows, how many of the
+        frame's columns the table has (others are folded into a cell's second line, the
+        headers or a note, or left out when empty), and where the plain frame is."""
+        # Counted in the table itself, so the footer cannot disagree with what shows.
+        columns = str(shown).count("<th ")
         return _HINT.format(
-            f"{len(self)} rows \u00d7 {len(self.columns)} columns; .frame shows them all "
-            "as a plain DataFrame")
+            f"{len(self)} rows; {len(self.columns)} columns shown as {columns} "
+            "(units in the headers, details beneath the values, empty columns left out); "
+            ".frame shows them all as a plain DataFrame")
 
 
-class Summary(_Readable):
+class Summary(ReadableFrame):
     """:meth:`pagelab.Results.summary`'s table: a DataFrame, displayed readably."""
 
+    @for_notebook
     def _repr_html_(self) -> str:
-        return str(_BOX.format("pagelab-summary-box", summary_table(self), self._hint()))
+        shown = summary_table(self)
+        return str(READABLE_BOX.format("pagelab-summary-box", shown, self._hint(shown)))
 
 
-class Comparison(_Readable):
+class Comparison(ReadableFrame):
     """:meth:`pagelab.Results.compare`'s table: a DataFrame, displayed readably; the compared
     sides are in ``attrs["a"]`` and ``attrs["b"]``."""
 
     def _repr_html_(self) -> str:
-        body = comparison_table(self, a=self.attrs.get("a"), b=self.attrs.get("b"))
-        return str(_BOX.format("pagelab-comparison-box", body, self._hint()))
+        shown = comparison_table(self, a=self.attrs.get("a"), b=self.attrs.get("b"))
+        return str(READABLE_BOX.format("pagelab-comparison-box", shown, self._hint(shown)))
 
 
+@for_notebook
 def runs_html(frame: pd.DataFrame, title: str, summary: pd.DataFrame) -> str:
     """What :class:`pagelab.Results` shows in a notebook: a title line, the summary per cell
     and the failed runs."""
@@ -367,7 +418,7 @@ def runs_html(frame: pd.DataFrame, title: str, summary: pd.DataFrame) -> str:
         parts.append(failed)
     hint = _HINT.format(
         ".frame: one row per run; .summary(): this table as a DataFrame; .long: tidy rows")
-    return str(_BOX.format("pagelab-results", Markup("").join(parts), hint))
+    return str(READABLE_BOX.format("pagelab-results", Markup("").join(parts), hint))
 
 
 # Public as pagelab.Summary and pagelab.Comparison (loaded on first use by the root).

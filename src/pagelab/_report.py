@@ -29,6 +29,7 @@ from pagelab._readable import (
     frame_table,
     summary_table,
 )
+from pagelab.field import VERSUS_NOTE, FieldError, key_configured, versus_field, versus_table
 from pagelab.frames import CELL
 from pagelab.models import (
     HEADLINE_METRICS,
@@ -63,6 +64,30 @@ class _Explained:
     plots: tuple[_Plot, ...] = ()
     runs: str = ""
     note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """The report's field section: lab beside the Chrome UX Report, or why there is none."""
+
+    html: Markup | None = None
+    note: str = ""
+
+
+def _field_section(frame: pd.DataFrame, field: bool | None) -> _Field | None:
+    """``field=None``: the section when a key is configured, an error a note in it;
+    ``True``: the section, an error raised; ``False``: none."""
+    if field is False or (field is None and not key_configured()):
+        return None
+    try:
+        table = versus_field(frame)
+    except (FieldError, InvalidInputError) as exc:
+        if field:
+            raise
+        return _Field(note=f"No field data: {exc}")
+    if table.empty:
+        return _Field(note="The Chrome UX Report has no data for these pages or their origins.")
+    return _Field(versus_table(table), VERSUS_NOTE + ".")
 
 
 def frame_of(data: object) -> pd.DataFrame:
@@ -190,7 +215,7 @@ def _explained(results: object, frame: pd.DataFrame,
     """Why b differs from a, from each run's LHR (read through the runner of ``Results``),
     with the contributions plot and the waterfalls and filmstrips of each side's
     representative run in the cell of the largest contribution."""
-    from pagelab.stats import explain
+    from pagelab.stats import explain, representative_id
 
     by, a, b = chosen
     try:
@@ -204,7 +229,7 @@ def _explained(results: object, frame: pd.DataFrame,
     cell = explanation.cell_of(0)
     runs = ""
     if cell in explanation.run_ids:
-        ids = [_representative(frame, side) for side in explanation.run_ids[cell]]
+        ids = [representative_id(frame, side) for side in explanation.run_ids[cell]]
         images.extend(_side_by_side(results, explanation, ids[0], ids[1]))
         where = f" in {cell}" if cell else ""
         runs = (f"Waterfalls and filmstrips{where}: the representative run of each side, "
@@ -216,18 +241,6 @@ def _contributions(explanation: Explanation, ax: Axes) -> object:
     from pagelab import plots
 
     return plots.contributions(explanation, ax=ax)
-
-
-def _representative(frame: pd.DataFrame, ids: Sequence[str]) -> str:
-    """The run among ``ids`` that Lighthouse's ``computeMedianRun`` would pick."""
-    from pagelab.stats import representative_run
-
-    runs = frame[frame["id"].astype("string").isin(list(ids))]
-    if "first_contentful_paint" in runs.columns:
-        label = representative_run(runs)
-        if label is not None:
-            return str(runs.at[label, "id"])
-    return str(ids[0])
 
 
 def _side_by_side(results: object, explanation: Explanation, a_id: str,
@@ -259,6 +272,7 @@ def html_report(
     title: str | None = None,
     metrics: Iterable[str] | None = None,
     explain: bool = True,
+    field: bool | None = None,
 ) -> str:
     """One self-contained HTML page about ``results`` (``Results`` or the wide frame).
 
@@ -270,8 +284,11 @@ def html_report(
     map of LCP when two cell columns vary); with ``explain`` and ``Results`` (whose runner
     reads each run's LHR), why b differs from a (:func:`pagelab.stats.explain`: the summary
     in words, the ranked contributions and their plot, the waterfalls and filmstrips of each
-    side's representative run); the failed runs. Every text is escaped (the template
-    autoescapes); nothing is loaded from anywhere.
+    side's representative run); the lab medians beside the Chrome UX Report's field p75
+    (:meth:`pagelab.Results.versus_field`) when ``field`` is True, or when it is None and
+    ``PAGELAB_CRUX_API_KEY`` is set (then an error of the API is a note in the section, not a
+    failure); the failed runs. Every text is escaped (the template autoescapes); nothing is
+    loaded from anywhere.
     """
     from pagelab.stats import compare, summarize
 
@@ -323,6 +340,7 @@ def html_report(
         plots=_plots(frame, names, compared,
                      (chosen[1], chosen[2]) if chosen is not None else None),
         explained=explained,
+        field=_field_section(frame, field),
         failed=failed_runs_table(frame),
         n_failed=n_failed,
     )

@@ -70,6 +70,19 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "engine, `pagelab doctor`",
     ),
     EnvironmentVariable(
+        "PAGELAB_CRUX_API_KEY", "(unset)",
+        "The Google Cloud API key `pagelab.field`, `Results.versus_field` and `pagelab field` "
+        "send to the Chrome UX Report API (in the `X-Goog-Api-Key` header; never printed, "
+        "logged or stored); `api_key=` takes precedence.",
+        "Python, `pagelab field`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_CRUX_ENDPOINT", "`https://chromeuxreport.googleapis.com/v1`",
+        "The Chrome UX Report API's base URL (the tests and the field notebook point it at "
+        "a loopback stand-in, `pagelab.demo.CruxStandIn`).",
+        "Python, `pagelab field`",
+    ),
+    EnvironmentVariable(
         "PAGELAB_DATABASE_URL", "(unset: SQLite in the data dir)",
         "The store of `pagelab serve`, `pagelab keys`, `pagelab worker-key` and `pagelab "
         "workers`: `sqlite:///DIR` or `postgresql://...` (the default of `--database`, and "
@@ -80,8 +93,9 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
     EnvironmentVariable(
         "PAGELAB_DATA_DIR", "the user data dir (`~/.local/share/pagelab`)",
         "The store: the SQLite file, Lighthouse JSON and HTML reports, screenshots, the "
-        "report-link secret (the default of every `--data-dir`).",
-        "runners, store, `pagelab serve`, `pagelab keys`",
+        "report-link secret (the default of every `--data-dir`); the day's Chrome UX Report "
+        "answers (`field-cache/`).",
+        "runners, store, `pagelab serve`, `pagelab keys`, `pagelab.field`",
     ),
     EnvironmentVariable(
         "PAGELAB_DNS_SERVER", "(unset: the system resolver)",

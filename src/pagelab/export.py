@@ -34,12 +34,12 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab._exceptions import InvalidInputError
+from pagelab._exceptions import EngineError, InvalidInputError, MissingDependencyError
 from pagelab._extras import require
 from pagelab._public import publish
 from pagelab._report import frame_of, html_report, table_page
 
-__all__ = ["SUFFIXES", "export", "html_report"]
+__all__ = ["SUFFIXES", "compare_video", "export", "html_report"]
 
 #: The suffixes :func:`export` writes.
 SUFFIXES: tuple[str, ...] = (".csv", ".parquet", ".xlsx", ".json", ".html")
@@ -127,11 +127,12 @@ def export(
     b: object = None,
     title: str | None = None,
     explain: bool = True,
+    field: bool | None = None,
 ) -> Path:
     """Write ``data`` (``Results`` or a DataFrame) to ``path`` in the format of its suffix
     (see :data:`SUFFIXES` and the module's table); returns the path.
 
-    ``by``, ``a``, ``b``, ``title`` and ``explain`` shape the HTML report
+    ``by``, ``a``, ``b``, ``title``, ``explain`` and ``field`` shape the HTML report
     (:func:`html_report`). An
     unknown suffix or a missing directory is :class:`~pagelab.InvalidInputError`.
     """
@@ -157,8 +158,93 @@ def export(
         _write_xlsx(data, frame, target)
     else:
         page = (table_page(frame, title=title) if data is frame
-                else html_report(data, by=by, a=a, b=b, title=title, explain=explain))
+                else html_report(data, by=by, a=a, b=b, title=title, explain=explain,
+                                 field=field))
         target.write_text(page, encoding="utf-8")
+    return target
+
+
+# -- videos ----------------------------------------------------------------------------------
+
+
+def _video_bytes(report: object, runner: Any, side: str) -> tuple[bytes, str]:
+    """The WebM bytes of one side and its default label."""
+    from pagelab.models import BatchItem, TestReport
+    from pagelab.plots import Video
+
+    if isinstance(report, Video):
+        return report.data, side
+    if isinstance(report, bytes | bytearray):
+        return bytes(report), side
+    if not isinstance(report, TestReport | BatchItem | str):
+        raise InvalidInputError(
+            f"report_{side}: expected a TestReport, a test id or video bytes, "
+            f"got {type(report).__name__}"
+        )
+    if runner is None:
+        raise InvalidInputError(
+            f"report_{side}: pass runner= (the runner that ran it) to read its video"
+        )
+    data = runner.video(report)
+    test_id = report if isinstance(report, str) else report.id
+    if data is None:
+        raise InvalidInputError(
+            f"report_{side}: test {test_id} has no video (run it with config={{'video': True}})"
+        )
+    label = report.url if isinstance(report, TestReport) else str(test_id)
+    return data, label
+
+
+def compare_video(
+    report_a: object,
+    report_b: object,
+    path: str | os.PathLike[str],
+    *,
+    runner: Any = None,
+    labels: tuple[str, str] | None = None,
+) -> Path:
+    """Write one MP4 of two page-load videos side by side, a left of b, in sync from
+    navigation start, each labelled (default: its URL), with a running timer (ms since
+    navigation start); the shorter holds its last frame until the longer ends.
+
+    ``report_a`` and ``report_b`` are reports or test ids of runs made with
+    ``config={"video": True}`` (with ``runner=``, the runner that ran them), or their videos
+    (``runner.video(report)`` bytes, :class:`pagelab.plots.Video`). A run without a video
+    or a path not ending ``.mp4`` is :class:`~pagelab.InvalidInputError`; FFmpeg missing is
+    :class:`~pagelab.MissingDependencyError`, FFmpeg failing :class:`~pagelab.EngineError`.
+    Returns the path.
+    """
+    import shutil
+    import tempfile
+
+    from pagelab.engine import VideoError, find_ffmpeg, side_by_side
+
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidInputError(f"path: expected a file path, got {type(path).__name__}")
+    target = Path(path)
+    if target.suffix.lower() != ".mp4":
+        raise InvalidInputError(f"path: expected a .mp4 file, got {str(target)!r}")
+    if not target.parent.is_dir():
+        raise InvalidInputError(f"path: no directory {str(target.parent)!r}")
+    (video_a, label_a), (video_b, label_b) = (
+        _video_bytes(report_a, runner, "a"), _video_bytes(report_b, runner, "b"))
+    if labels is not None and not (
+        isinstance(labels, tuple | list) and len(labels) == 2
+        and all(isinstance(label, str) for label in labels)
+    ):
+        raise InvalidInputError(f"labels: expected two strings, got {labels!r}")
+    names = (labels[0], labels[1]) if labels is not None else (label_a, label_b)
+    if find_ffmpeg() is None:
+        raise MissingDependencyError("ffmpeg is missing (videos need it): run `pagelab setup`")
+    with tempfile.TemporaryDirectory(prefix="pagelab-compare-") as tmp:
+        first, second = Path(tmp) / "a.webm", Path(tmp) / "b.webm"
+        first.write_bytes(video_a)
+        second.write_bytes(video_b)
+        try:
+            side_by_side(first, second, Path(tmp) / "out.mp4", names)
+        except VideoError as exc:
+            raise EngineError(f"compare_video: {exc}") from exc
+        shutil.move(Path(tmp) / "out.mp4", target)
     return target
 
 

@@ -578,6 +578,14 @@ def _pooled_note(frame: pd.DataFrame, keys: list[str], within: list[str],
     return f"pooled over {'; '.join(pooled)}" if pooled else ""
 
 
+#: The columns of :func:`compare` after its ``within`` columns (the cell compared within);
+#: for the readable table (:mod:`pagelab._readable`), not in ``__all__`` (the public API
+#: stays at most 200 names).
+COMPARISON_COLUMNS: tuple[str, ...] = (
+    "metric", "unit", "a_median", "b_median", "diff", "rel_diff", "ci_low", "ci_high",
+    "p_value", "effect_size", "n_a", "n_b", "verdict", "note")
+
+
 def compare(
     frame: pd.DataFrame,
     by: str | Sequence[str],
@@ -687,10 +695,7 @@ def compare(
             xa, xb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]
             rows.append({**where, **_compare_one(m, xa, xb, bootstrap, confidence, alpha,
                                                  pooled)})
-    out_columns = [*groups, "metric", "unit", "a_median", "b_median", "diff", "rel_diff",
-                   "ci_low", "ci_high", "p_value", "effect_size", "n_a", "n_b", "verdict",
-                   "note"]
-    out = pd.DataFrame(rows, columns=out_columns)
+    out = pd.DataFrame(rows, columns=[*groups, *COMPARISON_COLUMNS])
     for key in groups:
         out[key] = out[key].astype(frame[key].dtype)
     out["metric"] = pd.Categorical(out["metric"], dtype=_metric_dtype(names))
@@ -727,6 +732,33 @@ def explain(
             f"{type(results).__name__}; a bare frame has no requests to explain"
         )
     frame = _check_frame(getattr(results, "frame", None))
+    chosen = []
+    run_ids: dict[str, tuple[list[str], list[str]]] = {}
+    for where, ids_a, ids_b in compared_runs(frame, by, a, b, within=within):
+        run_ids[cell_name(where)] = (ids_a, ids_b)
+        chosen.append((where, [results.lhr(i) for i in ids_a], [results.lhr(i) for i in ids_b]))
+    return explain_runs(chosen, a_label=_label(a), b_label=_label(b), run_ids=run_ids)
+
+
+# For explain, the HTML report and pagelab.plots' pictures of a comparison (not in __all__).
+def representative_id(frame: pd.DataFrame, ids: Sequence[str]) -> str:
+    """The run among ``ids`` that Lighthouse's ``computeMedianRun`` would pick (the first
+    without FCP values to pick by)."""
+    runs = frame[frame["id"].astype("string").isin(list(ids))]
+    if _FCP in runs.columns:
+        label = representative_run(runs)
+        if label is not None:
+            return str(runs.at[label, "id"])
+    return str(ids[0])
+
+
+
+def compared_runs(
+    frame: pd.DataFrame, by: str | Sequence[str], a: object, b: object, *,
+    within: str | Sequence[str] | None = None,
+) -> list[tuple[dict[str, object], list[str], list[str]]]:
+    """The successful runs' ids of side a and side b in each cell both have runs in (the
+    cell's ``within`` values first), choosing the runs as :func:`compare` does."""
     if by is None:
         raise InvalidInputError("by: name the column (or columns) whose values a and b are")
     keys = _by_columns(by, frame)
@@ -734,22 +766,18 @@ def explain(
     mask_a = _side_mask(frame, keys, a, "a") & _successful(frame)
     mask_b = _side_mask(frame, keys, b, "b") & _successful(frame)
     codes, cells = _cells(frame, groups)
-    chosen = []
-    run_ids: dict[str, tuple[list[str], list[str]]] = {}
+    found = []
     for cell in range(len(cells)):
         ids_a = frame.loc[mask_a & (codes == cell), "id"].astype(str).tolist()
         ids_b = frame.loc[mask_b & (codes == cell), "id"].astype(str).tolist()
         if ids_a and ids_b:
-            where = {key: _plain(cells.at[cell, key]) for key in groups}
-            run_ids[cell_name(where)] = (ids_a, ids_b)
-            chosen.append((where, [results.lhr(i) for i in ids_a],
-                           [results.lhr(i) for i in ids_b]))
-    if not chosen:
+            found.append(({key: _plain(cells.at[cell, key]) for key in groups}, ids_a, ids_b))
+    if not found:
         raise InvalidInputError(
             f"a and b share no cell with successful runs of both: no {', '.join(groups)} "
-            "has them; explain within=[] to pool every run of each side"
+            "has them; pass within=[] to pool every run of each side"
         )
-    return explain_runs(chosen, a_label=_label(a), b_label=_label(b), run_ids=run_ids)
+    return found
 
 
 def _plain(value: object) -> object:

@@ -34,6 +34,7 @@ __all__ = [
     "api",
     "create_key",
     "issue_worker_key",
+    "peak_rss_mb",
     "run_cli_with_secret",
     "wait_for",
 ]
@@ -74,6 +75,15 @@ def wait_for(condition: Any, timeout: float, what: str, interval: float = 0.2) -
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The most memory process ``pid`` has held so far (``VmHWM``, MiB): a decompressed
+    bomb leaves its mark here even once freed."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmHWM for process {pid}")
 
 
 def make_tls_files(directory: Path) -> tuple[Path, Path, Path]:
@@ -206,12 +216,14 @@ class RedisServer:
 class WorkerProcess:
     """``python -m pagelab worker`` in a child process, its output in ``log_path``, with a
     key the server's store (``data_dir``, or the PostgreSQL ``database``) issued to
-    ``name`` for ``locations``."""
+    ``name`` for ``locations``; ``env``: more of its environment."""
 
     def __init__(self, broker: str, locations: str, name: str, log_path: Path,
-                 *extra: str, data_dir: Path, database: str | None = None) -> None:
+                 *extra: str, data_dir: Path, database: str | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.name = name
         self.log_path = log_path
+        self._env = env or {}
         self.key = issue_worker_key(data_dir, name, locations, database)
         self._args = [sys.executable, "-m", "pagelab", "worker", "--broker", broker,
                       "--locations", locations, *extra]
@@ -220,7 +232,7 @@ class WorkerProcess:
     def start(self) -> Self:
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                self._args, env=pagelab_env(PAGELAB_WORKER_KEY=self.key),
+                self._args, env=pagelab_env(PAGELAB_WORKER_KEY=self.key, **self._env),
                 stdout=log, stderr=subprocess.STDOUT,
             )
         wait_for(lambda: b" ready." in self.log_path.read_bytes() or self._exited(), 60,

@@ -156,6 +156,8 @@ def test_forged_results_are_refused_and_a_result_is_written_once(fleet: Fleet) -
         genuine = tokyo.sign({**result, "status": "failed", "metrics": None,
                               "lighthouse_version": None, "engine_failure": True,
                               "error": {"code": "ENGINE_CRASHED", "message": "lost"}})
+        _publish(fleet.redis.url, tokyo.sign({"kind": "taken", "test_id": test_id,
+                                              "attempt": 1}))
         _publish(fleet.redis.url, genuine)
         _publish(fleet.redis.url, genuine)
         report = _final(client, test_id, timeout=20)

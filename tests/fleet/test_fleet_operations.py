@@ -4,6 +4,7 @@ restart and a Redis restart with tests queued, and the whole fleet over rediss:/
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -244,7 +245,8 @@ def _redeliver(fleet: Fleet, test_id: str, demo_url: str) -> None:
             "device": "desktop", "location": "de",
             "config": keys.seal(LighthouseConfig().model_dump_json(), "de"),
             "target_policy": {"allow_private": True, "allowed": []}, "max_attempts": 2,
-            "dispatched_at": now, "expires_at": now + 600_000}
+            "dispatched_at": now, "expires_at": now + 600_000,
+            "delivery_id": secrets.token_hex(16)}
     fleet_app(fleet.redis.url).send_task(RUN_LIGHTHOUSE_TASK, args=[keys.sign(body)],
                                          queue="pagelab.loc.de", routing_key="pagelab.loc.de")
 

@@ -380,6 +380,7 @@ def test_resources(server: LiveServer) -> None:
         "html-report": b"<!doctype html><title>report</title>",
         "screenshot": b"data:image/webp;base64,UklGRg==",
         "filmstrip": b'[{"timing": 100, "data": "data:image/jpeg;base64,AA=="}]',
+        "screenshots": b'[{"timing": 12.5, "data": "data:image/jpeg;base64,AA=="}]',
         "video": b"\x1aE\xdf\xa3webm-bytes",
         "har": b'{"log": {"version": "1.2", "entries": []}}',
     }
@@ -410,6 +411,7 @@ def test_resources(server: LiveServer) -> None:
     assert bodies["html-report"].json() == "<!doctype html><title>report</title>"
     assert bodies["screenshot"].json().startswith("data:image/webp;base64,")
     assert json.loads(bodies["filmstrip"].json())[0]["timing"] == 100
+    assert json.loads(bodies["screenshots"].json())[0]["timing"] == 12.5
     assert json.loads(bodies["har"].json())["log"]["version"] == "1.2"
     video = bodies["video"].json()
     assert video.startswith("data:video/webm;base64,")

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from pagelab.models import METRICS
 
@@ -32,6 +34,8 @@ __all__ = [
 ]
 
 Record = Mapping[str, Any]
+#: The directory a local report's path is shown relative to (CI's workspace), or None.
+Workspace = str | os.PathLike[str] | None
 
 #: A check's status in the CI reports, worst first: ``regression`` is a failed baseline
 #: check, ``inconclusive`` a large difference that is not significant (failing or not).
@@ -118,10 +122,32 @@ def _code(value: object) -> str:
     return f"{fence} {text} {fence}" if longest else f"{fence}{text}{fence}"
 
 
-def _link(label: str, url: str) -> str:
-    """A link for http(s) URLs; any other URL (a ``file://`` report) as a code span."""
-    if urlsplit(url).scheme not in ("http", "https"):
-        return _code(url.removeprefix("file://"))
+def _report_path(url: str, workspace: Workspace) -> str:
+    """A ``file://`` report's path: relative to ``workspace`` when inside it (where the
+    workspace's uploaded artifact holds it, so a reviewer can find it), else absolute."""
+    path = PurePosixPath(unquote(urlsplit(url).path))
+    if workspace is not None and path.is_relative_to(workspace):
+        return path.relative_to(workspace).as_posix()
+    return str(path)
+
+
+def _message(record: Record, workspace: Workspace) -> str:
+    """The record's failure line, its ``file://`` report named as :func:`_report_path` does."""
+    message = str(record.get("message", ""))
+    report = record.get("report_url")
+    if workspace is not None and isinstance(report, str) and urlsplit(report).scheme == "file":
+        message = message.replace(report, _report_path(report, workspace))
+    return message
+
+
+def _link(label: str, url: str, workspace: Workspace = None) -> str:
+    """A link for http(s) URLs; a ``file://`` report as its path (:func:`_report_path`) and
+    any other URL as written, both as code spans."""
+    scheme = urlsplit(url).scheme
+    if scheme == "file":
+        return _code(_report_path(url, workspace))
+    if scheme not in ("http", "https"):
+        return _code(url)
     # Percent-encode what would end the link or the table cell.
     return f"[{_text(label)}](<{quote(url, safe=_URL_SAFE)}>)"
 
@@ -182,11 +208,12 @@ def _difference(record: Record) -> str:
     return ", ".join(parts) or "\u2013"
 
 
-def _reports(record: Record, run_reports: Mapping[tuple[str, ...], list[str]]) -> str:
+def _reports(record: Record, run_reports: Mapping[tuple[str, ...], list[str]],
+             workspace: Workspace) -> str:
     links: list[str] = []
     report = record.get("report_url")
     if isinstance(report, str) and report:
-        links.append(_link("report", report))
+        links.append(_link("report", report, workspace))
     runs = [u for u in run_reports.get(_cell(record), []) if urlsplit(u).scheme in
             ("http", "https") and u != report]
     if runs:
@@ -238,6 +265,7 @@ def markdown_summary(
     errors: Iterable[str] = (),
     notes: Iterable[str] = (),
     title: str = "pagelab budgets",
+    workspace: Workspace = None,
 ) -> str:
     """The Markdown summary of ``checks``: a headline with the counts, one table of every
     check (failing ones first), the failure lines, then ``errors`` (engine errors, pages
@@ -245,7 +273,8 @@ def markdown_summary(
 
     ``runs`` (run records with ``report_url``) add links to each run's Lighthouse report
     beside the representative one. The same text serves as a job summary and as a pull
-    request comment.
+    request comment. A local (``file://``) report is named by its path, relative to
+    ``workspace`` (CI's checkout, a resolved absolute path) when it lies inside it.
     """
     errors, notes = list(errors), list(notes)
     ordered = _worst_first(checks)
@@ -269,7 +298,7 @@ def markdown_summary(
                    _code(record["metric"]), _text(_value(record)), _text(_limit(record))]
             if with_stats:
                 row.append(_text(_difference(record)))
-            row.append(_reports(record, reports))
+            row.append(_reports(record, reports, workspace))
             lines.append(_row(row))
         lines.append("")
     else:
@@ -277,7 +306,7 @@ def markdown_summary(
     flagged = [r for r in ordered if ci_status(r) != "pass"]
     if flagged:
         lines += ["### Details", ""]
-        lines += [f"- {_ICONS[ci_status(r)]} {_text(r.get('message', ''))}" for r in flagged]
+        lines += [f"- {_ICONS[ci_status(r)]} {_text(_message(r, workspace))}" for r in flagged]
         lines.append("")
     if errors:
         lines += ["### Errors", "", *[_item(e) for e in errors], ""]
@@ -297,10 +326,11 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def workflow_commands(checks: Iterable[Record]) -> list[str]:
+def workflow_commands(checks: Iterable[Record], *, workspace: Workspace = None) -> list[str]:
     """GitHub Actions annotations: ``::error`` for a failing check, ``::warning`` for a
     missed warn-level budget or a passing inconclusive comparison, each at the record's
-    ``file`` and ``line`` when known. Passing checks give none."""
+    ``file`` and ``line`` when known. Passing checks give none. A local report in the
+    failure line is named as in :func:`markdown_summary` (``workspace``)."""
     commands: list[str] = []
     for record in _worst_first(checks):
         status = ci_status(record)
@@ -315,7 +345,7 @@ def workflow_commands(checks: Iterable[Record]) -> list[str]:
                 properties.append(("line", str(line)))
         properties.append(("title", f"pagelab {_TITLES[status]}: {record['metric']}"))
         shown = ",".join(f"{key}={_escape_property(value)}" for key, value in properties)
-        commands.append(f"::{command} {shown}::{_escape_data(str(record.get('message', '')))}")
+        commands.append(f"::{command} {shown}::{_escape_data(_message(record, workspace))}")
     return commands
 
 

@@ -28,12 +28,19 @@ def publish_ci_reports(
     """Write the Markdown summary to ``markdown`` and the GitLab Code Quality report to
     ``codequality`` (when given); append the summary to ``$GITHUB_STEP_SUMMARY`` when that
     is set and something was checked. Return the GitHub workflow commands to print on
-    stdout: none unless ``GITHUB_ACTIONS=true``."""
+    stdout: none unless ``GITHUB_ACTIONS=true``.
+
+    Under GitHub Actions local reports are named relative to the workspace
+    (``$GITHUB_WORKSPACE``, else the working directory), as an artifact uploaded from it
+    holds them: the runner's absolute paths mean nothing to a reviewer."""
     env = os.environ if environ is None else environ
+    github = env.get("GITHUB_ACTIONS") == "true"
+    workspace = Path(env.get("GITHUB_WORKSPACE") or Path.cwd()).resolve() if github else None
     summary_file = env.get("GITHUB_STEP_SUMMARY")
     to_summary = bool(summary_file) and bool(checks or errors)
     if markdown is not None or to_summary:
-        text = markdown_summary(checks, runs=runs, errors=errors, notes=notes)
+        text = markdown_summary(checks, runs=runs, errors=errors, notes=notes,
+                                workspace=workspace)
         if markdown is not None:
             _write(Path(markdown), text)
         if summary_file and to_summary:
@@ -42,7 +49,7 @@ def publish_ci_reports(
                 stream.write(text + "\n")
     if codequality is not None:
         _write(Path(codequality), json.dumps(code_quality_issues(checks), indent=2) + "\n")
-    return workflow_commands(checks) if env.get("GITHUB_ACTIONS") == "true" else []
+    return workflow_commands(checks, workspace=workspace) if github else []
 
 
 def _write(path: Path, text: str) -> None:

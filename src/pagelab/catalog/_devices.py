@@ -49,9 +49,20 @@ class DeviceProfile:
         return "mobile" if self.mobile else "desktop"
 
     @property
+    def field_form_factor(self) -> str:
+        """The Chrome UX Report's form factor whose users this device stands for: ``PHONE``,
+        ``TABLET`` or ``DESKTOP`` (laptops and Lighthouse's desktop)."""
+        if not self.mobile:
+            return "DESKTOP"
+        return "TABLET" if self.id in _TABLETS else "PHONE"
+
+    @property
     def default_connection(self) -> ConnectionProfile:
         return MOBILE_DEFAULT_CONNECTION if self.mobile else DESKTOP_DEFAULT_CONNECTION
 
+
+#: The devices that are tablets (mobile screens, the field's TABLET form factor).
+_TABLETS = frozenset({Device.TABLET_102, Device.TABLET_TAB_S7})
 
 #: Lighthouse's defaults (core/config/constants.js): mobile "slow 4G", desktop "dense 4G".
 MOBILE_DEFAULT_CONNECTION = ConnectionProfile("lighthouse-mobile", 150, 1638.4, 750)

@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._batch",
     "pagelab.cli._flow",
     "pagelab.cli._ttfb",
+    "pagelab.cli._field",
     "pagelab.cli._demo",
     "pagelab.cli._examples",
     "pagelab.cli._serve",

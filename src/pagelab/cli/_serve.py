@@ -89,6 +89,9 @@ def register(subparsers: Any) -> None:
     fleet.add_argument("--visibility-timeout", type=float, default=600.0, metavar="S",
                        help="seconds before a lost worker's test is handed out again "
                        "(default 600)")
+    fleet.add_argument("--max-message-mb", type=int, default=None, metavar="N",
+                       help="a worker's message (a result with its artifacts) larger than "
+                       "N MiB is refused undecoded (default 64)")
     serve.add_argument("--log-level", default="info",
                        choices=("critical", "error", "warning", "info", "debug"))
     serve.set_defaults(handler=_serve)
@@ -166,6 +169,8 @@ def _fleet_settings(args: argparse.Namespace, broker: str) -> Any:
             secret=resolve_secret(args.fleet_secret, file=args.fleet_secret_file),
             queue_timeout=args.queue_timeout, max_attempts=args.max_attempts,
             visibility_timeout=args.visibility_timeout,
+            **({"max_message_mb": args.max_message_mb}
+               if args.max_message_mb is not None else {}),
         )
     except ValidationError as exc:
         raise invalid_input(exc, as_option=True) from exc

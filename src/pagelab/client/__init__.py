@@ -18,3 +18,7 @@ __all__ = [
 ]
 
 publish(__name__, globals(), __all__)
+
+# isort: split
+# For pagelab.field's client of the Chrome UX Report API (not public API, not in __all__).
+from ._core import parse_retry_after as parse_retry_after  # noqa: E402

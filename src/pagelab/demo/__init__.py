@@ -7,19 +7,25 @@ N ms. Every request and every beacon the pages send is recorded::
     with DemoServer() as site:
         run_test(site.page_url("heavy"))
         print(site.beacons)
+
+:class:`CruxStandIn` replays recorded answers of the Chrome UX Report API on loopback, for
+the field-data notebook and tests (``PAGELAB_CRUX_ENDPOINT``).
 """
 
 from pagelab._public import publish
 
+from ._crux import CruxStandIn
 from ._site import PAGES, WIDGET_BYTES, DemoServer, RecordedRequest, serve
 
 # isort: split
-# For ``pagelab demo`` only (not public API, not in __all__).
+# For ``pagelab demo`` and the tests (not public API, not in __all__).
+from ._crux import CruxRequest as CruxRequest
 from ._site import serve_forever as serve_forever
 
 __all__ = [
     "PAGES",
     "WIDGET_BYTES",
+    "CruxStandIn",
     "DemoServer",
     "RecordedRequest",
     "serve",

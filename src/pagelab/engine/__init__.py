@@ -37,7 +37,9 @@ from ._targets import target_of as target_of
 from ._ttfb import location_result as location_result
 from ._ttfb import probe as probe
 from ._ttfb import run_ttfb as run_ttfb
+from ._video import VideoError as VideoError
 from ._video import find_ffmpeg as find_ffmpeg
+from ._video import side_by_side as side_by_side
 
 __all__ = [
     "REFUSED_NETWORKS",

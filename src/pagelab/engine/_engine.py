@@ -58,7 +58,7 @@ from ._sandbox import (
 from ._scrub import SecretScrubber
 from ._settings import LighthouseRunSpec, build_run_spec
 from ._targets import TargetPolicy
-from ._video import Frame, VideoError, encode_video
+from ._video import Frame, VideoError, encode_video, screenshots_text
 
 __all__ = ["CHROMIUM_FLAGS", "ENGINE_CRASHED", "TIMEOUT", "Engine", "RunResult"]
 
@@ -618,7 +618,9 @@ class Engine:
                 "har_path": str(out / "run.har"),
                 "network": spec.network,
                 "user_agent": spec.user_agent,
-                "frames_dir": str(out) if spec.video else None,
+                # Every run keeps the trace's screenshots (the `screenshots` resource: visual
+                # progress, filmstrips at any interval); the video is encoded from them too.
+                "frames_dir": str(out),
             }, timeout, "run")
             if not reply.get("ok"):
                 error = reply.get("error") or {}
@@ -687,6 +689,9 @@ class Engine:
             artifacts["har"] = (out / "run.har").read_bytes()
         errors: dict[str, str] = {}
         frames = [Frame(Path(f["file"]), float(f["ms"])) for f in reply.get("frames") or []]
+        shots = screenshots_text(frames)
+        if shots:
+            artifacts["screenshots"] = shots.encode()
         if video:
             # Encoded while the engine lock is held: FFmpeg's CPU use must not overlap the
             # next run's measurement.

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 from pagelab._exceptions import InvalidInputError
 from pagelab._url_secrets import redact_url
 
+from ._protocol import MAX_TASK_BYTES
+
 if TYPE_CHECKING:
     from celery import Celery
 
@@ -51,14 +53,17 @@ def _ssl_options(url: str) -> dict[str, Any] | None:
 
 
 def fleet_app(broker_url: str, *, visibility_timeout: float = DEFAULT_VISIBILITY_TIMEOUT,
-              name: str = "pagelab") -> Celery:
+              name: str = "pagelab", max_message_bytes: int = MAX_TASK_BYTES) -> Celery:
     """A Celery app on the Redis ``broker_url``: JSON only, no result backend (results
     come back signed on :data:`~pagelab.fleet.RESULTS_QUEUE`), one task at a time per
-    worker, acknowledged only once finished, requeued when the worker is lost."""
+    worker, acknowledged only once finished, requeued when the worker is lost. A message
+    it receives compressed or over ``max_message_bytes`` is refused undecoded."""
     from pagelab._extras import require
 
     require("celery", "fleet")
     from celery import Celery
+
+    from ._transport import MAX_MESSAGE_BYTES_OPTION, GuardedRedisTransport
 
     check_broker_url(broker_url)
     app = Celery(name, broker=broker_url, set_as_current=False)
@@ -78,7 +83,9 @@ def fleet_app(broker_url: str, *, visibility_timeout: float = DEFAULT_VISIBILITY
         # needs none of it (heartbeats are signed Redis keys). Issue 22, finding 8.
         worker_enable_remote_control=False,
         broker_connection_retry_on_startup=True,
-        broker_transport_options=broker_options(broker_url, visibility_timeout),
+        broker_transport=GuardedRedisTransport,
+        broker_transport_options={**broker_options(broker_url, visibility_timeout),
+                                  MAX_MESSAGE_BYTES_OPTION: max_message_bytes},
         task_default_queue="pagelab.default",
         task_create_missing_queues=True,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import sqlite3
 import threading
 import time
@@ -80,7 +81,8 @@ class FleetDispatcher:
         self._policy_wire = target_policy_to_wire(target_policy)
         self._wake = wake
         self._keys = FleetKeys(fleet.secret)
-        self._app = fleet_app(fleet.broker_url, visibility_timeout=fleet.visibility_timeout)
+        self._app = fleet_app(fleet.broker_url, visibility_timeout=fleet.visibility_timeout,
+                              max_message_bytes=fleet.max_message_mb << 20)
         self._stop = threading.Event()
         self._queue_lock = filelock.FileLock(str(Path(store.data_dir) / "serve.lock"))
         self._threads = [
@@ -255,6 +257,8 @@ class FleetDispatcher:
                         "target_policy": self._policy_wire,
                         "max_attempts": self._fleet.max_attempts,
                         "dispatched_at": now_ms(),
+                        # A worker runs one delivery id once (issue 34, point 8).
+                        "delivery_id": secrets.token_hex(16),
                         # Inside the signature: a captured task cannot be replayed later.
                         "expires_at": now_ms() + int(self._fleet.queue_timeout * 1000),
                     }

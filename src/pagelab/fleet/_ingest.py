@@ -1,9 +1,11 @@
 """Result ingestion: a worker's signed message written to the server's store, once.
 
 A message counts only when signed by the current key of a worker that serves the test's
-location, sent within the freshness window, and, for a test a worker said it started,
-from that worker (issue 22, finding 9). A message may arrive twice (a worker lost after
-sending, Redis redelivering an unacked message): the first final outcome of a test wins
+location, sent within the freshness window, and, for a test a worker said it took, from
+that worker (issue 22, finding 9); a result counts only from the worker that said it took
+the test (its ``taken`` or ``started``), never for a test no worker took (issue 34). A
+message may arrive twice (a worker lost after sending, Redis redelivering an unacked
+message): the first final outcome of a test wins
 and later ones change nothing, so a result is written once and a credit is refunded at
 most once (refunds are marked per charge in the store).
 """
@@ -37,7 +39,7 @@ __all__ = ["IngestOutcome", "ingest_message"]
 
 logger = logging.getLogger("pagelab.fleet.ingest")
 
-IngestOutcome = Literal["started", "written", "duplicate", "unknown", "refused"]
+IngestOutcome = Literal["taken", "started", "written", "duplicate", "unknown", "refused"]
 
 
 def _refuse(reason: str) -> tuple[IngestOutcome, str]:
@@ -67,8 +69,9 @@ def ingest_message(
 
     ``refused`` (logged as a warning) for a message not signed by a worker's current key,
     older than ``max_age_s``, malformed, about a test of a location the worker does not
-    serve, or about a test another worker took; ``unknown`` for a test the store no longer
-    has; ``duplicate`` for a result of a test that is already final.
+    serve, or a result about a test another worker took or none took; ``unknown`` for a
+    test the store no longer has; ``duplicate`` for a result of a test that is already
+    final.
     """
     with store.connection() as conn:
         try:
@@ -94,17 +97,18 @@ def ingest_message(
         attempt = body.get("attempt", 0)
         if not isinstance(attempt, int):
             return _refuse(f"{kind} for {test_id}: attempt is not a number")
-        if kind == "started":
+        if kind in ("taken", "started"):
             started_at = body.get("started_at")
-            if not isinstance(started_at, int):
+            if kind == "started" and not isinstance(started_at, int):
                 return _refuse(f"started for {test_id}: no started_at")
             with transaction(conn, immediate=True):
                 if not claim_dispatched_test(conn, test_id, worker.name, attempt):
-                    return _refuse(f"{worker.name} says it started {test_id}, which "
+                    return _refuse(f"{worker.name} says it {kind} {test_id}, which "
                                    f"{dispatch.worker} took")
-                start_dispatched_test(conn, test_id, started_at=started_at)
-            logger.info("test %s started on %s (attempt %s)", test_id, worker.name, attempt)
-            return "started", None
+                if isinstance(started_at, int):
+                    start_dispatched_test(conn, test_id, started_at=started_at)
+            logger.info("test %s %s by %s (attempt %s)", test_id, kind, worker.name, attempt)
+            return ("started" if kind == "started" else "taken"), None
         if kind != "result":
             return _refuse(f"unknown kind {str(kind)[:40]!r}")
         try:
@@ -124,9 +128,12 @@ def ingest_message(
             if current is None or current.status.is_final:
                 logger.info("duplicate result for %s from %s ignored", test_id, worker.name)
                 return "duplicate", None
-            # From the worker that took the test, the first to answer if none said so, or
-            # the one a later delivery reached (the previous worker was lost).
-            if not claim_dispatched_test(conn, test_id, worker.name, attempt):
+            # Only from the worker holding the test: the last to say it took it (a later
+            # delivery reaches another worker when the previous one was lost).
+            if current.worker is None:
+                return _refuse(f"a result for {test_id} from {worker.name}, which no worker "
+                               "took")
+            if current.worker != worker.name:
                 return _refuse(f"a result for {test_id} from {worker.name}, but "
                                f"{current.worker} took it")
             for name, data in artifacts.items():

@@ -21,8 +21,10 @@ from pagelab._exceptions import InvalidInputError, PagelabError
 
 __all__ = [
     "BROKER_ENV",
+    "DELIVERY_KEY_PREFIX",
     "DONE_KEY_PREFIX",
     "FLEET_SECRET_ENV",
+    "MAX_TASK_BYTES",
     "MIN_SECRET_LENGTH",
     "RESULTS_QUEUE",
     "RUN_LIGHTHOUSE_TASK",
@@ -40,7 +42,7 @@ BROKER_ENV = "PAGELAB_BROKER_URL"
 FLEET_SECRET_ENV = "PAGELAB_FLEET_SECRET"
 #: The Celery task a worker runs for one Lighthouse test.
 RUN_LIGHTHOUSE_TASK = "pagelab.fleet.run_lighthouse"
-#: The queue the server consumes: workers' "started" and "finished" messages.
+#: The queue the server consumes: workers' "taken", "started" and result messages.
 RESULTS_QUEUE = "pagelab.results"
 #: Redis keys ``pagelab:done:<test id>``: set by the server once a test's outcome is in its
 #: store, so a worker skips a later delivery of it (a task whose ack was lost with the
@@ -48,10 +50,17 @@ RESULTS_QUEUE = "pagelab.results"
 DONE_KEY_PREFIX = "pagelab:done:"
 #: Seconds a done mark is kept (longer than any visibility timeout).
 DONE_KEY_TTL = 2 * 86400
+#: Redis keys ``pagelab:delivery:<delivery id>``: the name of the worker holding a task's
+#: delivery (kept alive by its heartbeat), then ``ran`` until the task expires, so a
+#: delivery runs once (issue 34, point 8).
+DELIVERY_KEY_PREFIX = "pagelab:delivery:"
 #: Redis lists ``pagelab:ttfb-reply:<request id>``: the answers to one TTFB test.
 TTFB_REPLY_PREFIX = "pagelab:ttfb-reply:"
 #: Environment variable holding a worker's issued key (``pagelab worker``).
 WORKER_KEY_ENV = "PAGELAB_WORKER_KEY"
+#: A task or probe request larger than this is refused by a worker before it is decoded
+#: (issue 34): the largest config the API takes (1 MiB), sealed and wrapped, is far smaller.
+MAX_TASK_BYTES = 8 << 20
 #: A shorter secret is refused: every key of the fleet derives from it.
 MIN_SECRET_LENGTH = 16
 
@@ -59,7 +68,8 @@ _LOCATION_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 
 class ForgedMessageError(PagelabError):
-    """A fleet message without a valid signature by a current key, or stale (refused)."""
+    """A fleet message without a valid signature by a current key, stale, replayed, or of a
+    form pagelab never sends (compressed, too large): refused."""
 
 
 def location_queue(location: str) -> str:

@@ -32,6 +32,10 @@ class FleetSettings(BaseModel):
     #: refused: a captured message cannot be replayed later. Results wait on the queue
     #: while the server is down, so keep it above the longest stop you expect.
     message_max_age: float = Field(default=6 * 3600.0, gt=0)
+    #: A worker's message larger than this many MiB (as Redis holds it, or once decoded)
+    #: is refused before it is decoded, as a compressed one is (issue 34). A result
+    #: carries its artifacts (LHR, HTML report, HAR, screenshots, video) base64-encoded.
+    max_message_mb: int = Field(default=64, ge=1)
     #: Seconds between looks for queued tests the creation endpoints did not announce.
     poll_interval: float = Field(default=0.5, gt=0)
 

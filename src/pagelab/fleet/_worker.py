@@ -34,7 +34,9 @@ from ._app import DEFAULT_VISIBILITY_TIMEOUT, fleet_app, results_queue
 from ._dispatcher import WORKER_KEY_PREFIX
 from ._keys import WorkerKeys
 from ._protocol import (
+    DELIVERY_KEY_PREFIX,
     DONE_KEY_PREFIX,
+    MAX_TASK_BYTES,
     RESULTS_QUEUE,
     RUN_LIGHTHOUSE_TASK,
     ForgedMessageError,
@@ -50,6 +52,8 @@ logger = logging.getLogger("pagelab.fleet.worker")
 #: Seconds between heartbeats, and how long one stays visible.
 HEARTBEAT_INTERVAL = 5.0
 HEARTBEAT_TTL = 20
+#: The value of a delivery key once its delivery ran (else: the holding worker's name).
+DELIVERY_RAN = "ran"
 #: TTFB probes one worker runs at once (beside its one Lighthouse run).
 TTFB_CONCURRENCY = 4
 
@@ -81,10 +85,17 @@ class FleetWorker:
                 f"--locations: the key of {keys.name} covers {','.join(keys.locations)} only"
             )
         self.queues = [location_queue(loc) for loc in self.locations]
-        self.app = fleet_app(broker_url, visibility_timeout=visibility_timeout)
+        self.app = fleet_app(broker_url, visibility_timeout=visibility_timeout,
+                             max_message_bytes=MAX_TASK_BYTES)
         self.broker_url = broker_url
         self.current_test: str | None = None
         self._engine = LazyEngine(Engine)
+        #: The delivery this worker holds (its key is refreshed with the heartbeat), and
+        #: those it ran with their tasks' expiry (epoch ms): a replay is refused here even
+        #: when someone deleted the delivery's key in Redis.
+        self._holding: str | None = None
+        self._ran: dict[str, int] = {}
+        self._holding_lock = threading.Lock()
         self._stop = threading.Event()
         self._ttfb_pool = ThreadPoolExecutor(TTFB_CONCURRENCY, thread_name_prefix="pagelab-ttfb")
         import redis
@@ -99,6 +110,10 @@ class FleetWorker:
                 "current_test": self.current_test}
         self._redis.set(f"{WORKER_KEY_PREFIX}{self.name}", json.dumps(self.keys.sign(body)),
                         ex=HEARTBEAT_TTL)
+        with self._holding_lock:
+            if self._holding is not None:
+                self._redis.set(f"{DELIVERY_KEY_PREFIX}{self._holding}", self.name, xx=True,
+                                ex=HEARTBEAT_TTL)
 
     def _heartbeat_loop(self) -> None:
         while not self._stop.is_set():
@@ -115,6 +130,12 @@ class FleetWorker:
         from kombu.messaging import Consumer
 
         queues = [ttfb_request_queue(location) for location in self.locations]
+
+        def on_decode_error(message: Any, exc: Exception) -> None:
+            # Not JSON, compressed or too large (_transport.py): never decoded, dropped.
+            logger.warning("refused a TTFB probe: undecodable (%s: %s)", type(exc).__name__,
+                           exc)
+            message.ack()
 
         def on_message(envelope: Any, message: Any) -> None:
             message.ack()  # a probe is never handed out again: past its deadline it is useless
@@ -140,7 +161,7 @@ class FleetWorker:
                     conn.ensure_connection(max_retries=3)
                     with Consumer(  # type: ignore[no-untyped-call]
                         conn, queues=queues, callbacks=[on_message], accept=["json"],
-                        prefetch_count=TTFB_CONCURRENCY,
+                        prefetch_count=TTFB_CONCURRENCY, on_decode_error=on_decode_error,
                     ):
                         while not self._stop.is_set():
                             try:
@@ -210,13 +231,15 @@ class FleetWorker:
         self._engine.close()
 
     def run_task(self, envelope: Any) -> None:
-        """The Celery task: verify, count the attempt, run, send the outcome."""
+        """The Celery task: verify, hold the delivery, count the attempt, run, send the
+        outcome."""
         try:
             body = self.keys.open(envelope)
             test_id, location = str(body["test_id"]), str(body["location"])
+            delivery_id, expires_at = str(body["delivery_id"]), int(body["expires_at"])
             if location not in self.locations:
                 raise ForgedMessageError(f"a task of {location}, not of this worker")
-            if int(body["expires_at"]) < now_ms():
+            if expires_at < now_ms():
                 raise ForgedMessageError(f"test {test_id}: the task expired (a replay?)")
             config = LighthouseConfig.model_validate_json(
                 self.keys.unseal(body["config"], location)
@@ -233,8 +256,57 @@ class FleetWorker:
             # already has the outcome, so running it again would only cost a run.
             logger.info("test %s: already finished, delivery skipped", test_id)
             return
+        if not self._hold(delivery_id, test_id):
+            return
+        try:
+            self._run_held(test_id, url, device, config, policy, max_attempts)
+        finally:
+            self._ran_delivery(delivery_id, expires_at)
+
+    def _hold(self, delivery_id: str, test_id: str) -> bool:
+        """Take the delivery: True for its first delivery, or a later one whose holder was
+        lost (its hold lapsed with its heartbeat); False, refused and logged, for a
+        delivery that already ran or that a live worker holds (a replay)."""
+        self._ran = {d: exp for d, exp in self._ran.items() if exp >= now_ms()}
+        if delivery_id in self._ran:  # its mark in Redis may have been deleted: set again
+            self._mark_ran(delivery_id, self._ran[delivery_id])
+        key = f"{DELIVERY_KEY_PREFIX}{delivery_id}"
+        give_up = time.monotonic() + HEARTBEAT_TTL + 1
+        while delivery_id not in self._ran:
+            with self._holding_lock:
+                if self._redis.set(key, self.name, nx=True, ex=HEARTBEAT_TTL):
+                    self._holding = delivery_id
+                    return True
+            holder = self._redis.get(key)
+            if holder == DELIVERY_RAN.encode() or time.monotonic() >= give_up:
+                break
+            # Held: by a live worker (a replay), or by a lost one whose hold lapses within
+            # HEARTBEAT_TTL, and then this is Redis handing the task out again.
+            if self._stop.wait(0.5):
+                break
+        logger.warning("refused a task: test %s, delivery %s already ran or is held by a "
+                       "live worker (a replay?)", test_id, delivery_id)
+        return False
+
+    def _ran_delivery(self, delivery_id: str, expires_at: int) -> None:
+        with self._holding_lock:
+            self._holding = None
+        self._ran[delivery_id] = expires_at
+        self._mark_ran(delivery_id, expires_at)
+
+    def _mark_ran(self, delivery_id: str, expires_at: int) -> None:
+        """Mark the delivery as run until its task expires (its signature refuses it then)."""
+        self._redis.set(f"{DELIVERY_KEY_PREFIX}{delivery_id}", DELIVERY_RAN,
+                        px=max(expires_at - now_ms(), 1000))
+
+    def _run_held(self, test_id: str, url: str, device: Device,
+                  config: LighthouseConfig, policy: TargetPolicy, max_attempts: int) -> None:
+        """Count the attempt, tell the server this worker holds the test, run, send."""
         attempt = int(self._redis.incr(f"pagelab:attempts:{test_id}"))
         self._redis.expire(f"pagelab:attempts:{test_id}", 86400)
+        # Before any outcome: the server takes a result only from the worker holding the
+        # test (issue 34, point 7).
+        self._send({"kind": "taken", "test_id": test_id, "attempt": attempt})
         if attempt > max_attempts:
             logger.error("test %s: delivery %d, past %d attempts: failed", test_id, attempt,
                          max_attempts)

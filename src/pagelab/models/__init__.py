@@ -61,6 +61,7 @@ from ._har import read_report_lhr as read_report_lhr
 from ._inputs import check_paging as check_paging
 from ._inputs import coerce_config as coerce_config
 from ._inputs import epoch_ms_or_none as epoch_ms_or_none
+from ._metrics import FIELD_METRICS as FIELD_METRICS
 from ._metrics import HEADLINE_METRICS as HEADLINE_METRICS
 from ._metrics import METRIC_NAMES as METRIC_NAMES
 from ._metrics import RATING_COLOURS as RATING_COLOURS

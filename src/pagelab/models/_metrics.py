@@ -21,6 +21,7 @@ from typing import Literal
 from ._validation import unknown_value
 
 __all__ = [
+    "FIELD_METRICS",
     "HEADLINE_METRICS",
     "METRICS",
     "METRIC_NAMES",
@@ -83,6 +84,9 @@ class Metric:
     #: Good / poor boundaries (None where no published threshold exists).
     good: float | None = None
     poor: float | None = None
+    #: The Chrome UX Report API's name of the same metric measured in the field
+    #: (:mod:`pagelab.field`); None where the report has no counterpart.
+    field_id: str | None = None
 
     @property
     def lower_is_better(self) -> bool:
@@ -154,8 +158,10 @@ def _decimals(spec: str) -> int | None:
 
 
 def _time(name: str, label: str, title: str, audit_id: str,
-          good: float | None = None, poor: float | None = None) -> Metric:
-    return Metric(name, label, title, "ms", Direction.LOWER, audit_id, ",.0f", good, poor)
+          good: float | None = None, poor: float | None = None,
+          field_id: str | None = None) -> Metric:
+    return Metric(name, label, title, "ms", Direction.LOWER, audit_id, ",.0f", good, poor,
+                  field_id)
 
 
 #: The nine metrics by name, in the spec's order.
@@ -163,17 +169,20 @@ METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
         Metric("cumulative_layout_shift", "CLS", "Cumulative Layout Shift", "unitless",
-               Direction.LOWER, "cumulative-layout-shift", ".3f", 0.1, 0.25),
+               Direction.LOWER, "cumulative-layout-shift", ".3f", 0.1, 0.25,
+               "cumulative_layout_shift"),
         _time("first_contentful_paint", "FCP", "First Contentful Paint",
-              "first-contentful-paint", 1800, 3000),
+              "first-contentful-paint", 1800, 3000, "first_contentful_paint"),
         # Lighthouse >= 12.1 no longer computes it: always null from this engine.
         _time("first_meaningful_paint", "FMP", "First Meaningful Paint",
               "first-meaningful-paint"),
         _time("time_to_interactive", "TTI", "Time to Interactive", "interactive", 3800, 7300),
         _time("largest_contentful_paint", "LCP", "Largest Contentful Paint",
-              "largest-contentful-paint", 2500, 4000),
+              "largest-contentful-paint", 2500, 4000, "largest_contentful_paint"),
+        # The field's TTFB also counts redirects, DNS, TCP and TLS: the same thresholds,
+        # a wider span than the lab's server response time (docs/field.md).
         _time("server_response_time", "TTFB", "Server Response Time",
-              "server-response-time", 800, 1800),
+              "server-response-time", 800, 1800, "experimental_time_to_first_byte"),
         _time("speed_index", "SI", "Speed Index", "speed-index", 3400, 5800),
         _time("total_blocking_time", "TBT", "Total Blocking Time", "total-blocking-time",
               200, 600),
@@ -182,12 +191,17 @@ METRICS: dict[str, Metric] = {
         # Measured in user-flow timespans only (a page load has no interaction): null in
         # every page test. Thresholds: web.dev's (good <= 200 ms, poor > 500 ms).
         _time("interaction_to_next_paint", "INP", "Interaction to Next Paint",
-              "interaction-to-next-paint", 200, 500),
+              "interaction-to-next-paint", 200, 500, "interaction_to_next_paint"),
     )
 }
 
 #: The metric fields, in the spec's order.
 METRIC_NAMES: tuple[str, ...] = tuple(METRICS)
+
+#: The Chrome UX Report API's metric name -> the registry's entry (the metrics measured both
+#: in the lab and in the field).
+FIELD_METRICS: dict[str, Metric] = {
+    m.field_id: m for m in METRICS.values() if m.field_id is not None}
 
 #: The metrics shown by default in every table, page and report (the notebook displays, the
 #: export report, the service's pages, the CLI), in reading order: the score, then

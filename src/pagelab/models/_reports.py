@@ -6,6 +6,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pagelab._html import for_notebook
+
 from ._config import LighthouseConfig
 from ._display import batch_html, batch_text, report_html, report_text
 from ._enums import BatchStatus, BatchType, DeviceId, Location, TestStatus
@@ -152,6 +154,7 @@ class TestReport(_Model, _HarAccess):
     #: pagelab extension: the batch this test belongs to, if any.
     batch_id: str | None = None
 
+    @for_notebook
     def _repr_html_(self) -> str:
         """Jupyter's rich display: status, URL, metrics with rating colours, report link."""
         return report_html(self)
@@ -177,6 +180,7 @@ class BatchItem(_Model, _HarAccess):
     vantage: str | None = None
     environment: EngineEnvironment | None = None
 
+    @for_notebook
     def _repr_html_(self) -> str:
         return report_html(self)
 
@@ -205,6 +209,7 @@ class BatchReport(_Model):
         """Every item is ``success`` or ``failed`` (whatever ``status`` says)."""
         return all(item.status.is_final for item in self.reports)
 
+    @for_notebook
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the batch's status and a table of its items."""
         return batch_html(self)

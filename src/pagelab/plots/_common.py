@@ -5,9 +5,10 @@ matplotlib is imported on use (``pagelab[notebook]``) and the backend is never s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import wraps
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -30,6 +31,7 @@ __all__ = [
     "measuring",
     "new_axes",
     "plain",
+    "shows_its_figure",
     "successful",
     "threshold_lines",
 ]
@@ -39,6 +41,40 @@ NEUTRAL_FILL = "#aecbfa"
 EMPTY_FILL = "#f1f3f4"
 #: Threshold lines: the boundary's colour, darker than the fill so it reads on white.
 _LINE_COLOURS = {"good": "#0d8a4a", "poor": "#d93025"}
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _nothing() -> None:
+    """What a plot's Axes show as a cell's result: nothing; the figure shows itself."""
+
+
+class _AxesPair(tuple):  # type: ignore[type-arg]
+    """Two Axes (a above b), a tuple in every way, that show nothing as a cell's result."""
+
+    __slots__ = ()
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
+def shows_its_figure(plot: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``plot`` returns Axes (or a pair of them) that IPython does not print as a cell's
+    last line: the figure is what shows, not ``<Axes: ...>`` above it (IPython asks an
+    object for ``_ipython_display_`` first; only these Axes have one, so other plots in
+    the notebook print as they always did)."""
+
+    @wraps(plot)
+    def drawing(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        drawn = plot(*args, **kwargs)
+        if isinstance(drawn, tuple):
+            return _AxesPair(drawn)  # type: ignore[return-value]
+        setattr(drawn, "_ipython_display_", _nothing)  # noqa: B010 (an instance attribute)
+        return drawn
+
+    return drawing
 
 
 def pyplot() -> Any:

@@ -7,10 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError
-from pagelab._explain import amount
+from pagelab._explain import amount, causes, item_text
+from pagelab.frames import timed_images
 
-from ._common import plain, pyplot
-from ._run import _thumbnails, filmstrip, waterfall
+from ._common import plain, pyplot, shows_its_figure
+from ._run import filmstrip, waterfall
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -38,6 +39,7 @@ def _two_axes(axes: Sequence[Axes] | None, figsize: tuple[float, float]) -> tupl
     return axes[0], axes[1]
 
 
+@shows_its_figure
 def compare_waterfalls(
     a: Mapping[str, Any] | str, b: Mapping[str, Any] | str,
     axes: Sequence[Axes] | None = None, *, labels: tuple[str, str] = ("a", "b"),
@@ -58,6 +60,7 @@ def compare_waterfalls(
     return top, bottom
 
 
+@shows_its_figure
 def compare_filmstrips(
     a: Any, b: Any, axes: Sequence[Axes] | None = None, *, frames: int = 8,
     labels: tuple[str, str] = ("a", "b"),
@@ -66,7 +69,7 @@ def compare_filmstrips(
     first thumbnail to the later last one, each showing what the page looked like then (its
     latest thumbnail at or before the tick). ``a`` and ``b`` are LHRs or
     ``runner.filmstrip(report)``."""
-    strips = [_thumbnails(a), _thumbnails(b)]
+    strips = [timed_images(a), timed_images(b)]
     if not strips[0] or not strips[1]:
         raise InvalidInputError("compare_filmstrips: both runs need thumbnails")
     if frames < 2:
@@ -86,12 +89,15 @@ def compare_filmstrips(
     return top, bottom
 
 
+@shows_its_figure
 def contributions(explanation: Explanation, ax: Axes | None = None, *,
                   top: int = 12) -> Axes:
     """The ``top`` contributions of an explanation as bars of their weight (ms: a time
     delta as it is, bytes as the time they take at the runs' throughput), right of zero
-    when b has more, left when less, coloured by kind."""
-    frame = explanation.frame.head(top)
+    when b has more, left when less, coloured by kind. Each cause once: the totals of the
+    same bytes by entity and resource type are the explanation's table's, not bars here;
+    main-thread categories in words."""
+    frame = causes(explanation.frame).head(top)
     frame = frame[frame["weight_ms"] > 0]
     if frame.empty:
         raise InvalidInputError("contributions: nothing to draw (no difference found)")
@@ -104,8 +110,10 @@ def contributions(explanation: Explanation, ax: Axes | None = None, *,
     colours = [_KIND_COLOURS.get(str(k), "#80868b") for k in frame["kind"]]
     ax.barh(rows, signed, color=colours, height=0.6)
     names = [
-        f"{_short(str(item))} ({amount(delta, str(unit), signed=True)})"
-        for item, delta, unit in zip(frame["item"], frame["delta"], frame["unit"], strict=True)
+        f"{_short(item_text(str(kind), str(item), explanation.labels))} "
+        f"({amount(delta, str(unit), signed=True)})"
+        for kind, item, delta, unit in zip(frame["kind"], frame["item"], frame["delta"],
+                                           frame["unit"], strict=True)
     ]
     ax.set_yticks(rows, [plain(n) for n in names], fontsize=8)
     ax.set_ylim(len(frame) - 0.5, -0.5)

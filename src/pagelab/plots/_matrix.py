@@ -34,6 +34,7 @@ from ._common import (
     new_axes,
     ordered_groups,
     plain,
+    shows_its_figure,
     successful,
     threshold_lines,
     value_limits,
@@ -79,6 +80,7 @@ def _legend(ax: Axes) -> None:
                   frameon=False)
 
 
+@shows_its_figure
 def metric_by_group(
     data: object,
     metric: str,
@@ -135,6 +137,7 @@ def metric_by_group(
     return ax
 
 
+@shows_its_figure
 def distribution(
     data: object,
     metric: str,
@@ -208,6 +211,7 @@ def _significant(row: Any) -> bool:
     return verdict.startswith("b ")
 
 
+@shows_its_figure
 def comparison(
     compare_frame: pd.DataFrame,
     ax: Axes | None = None,
@@ -289,6 +293,7 @@ def _utc_naive(times: pd.Series) -> pd.Series:
     return times.dt.tz_localize(None)
 
 
+@shows_its_figure
 def trend(
     frame: object,
     metric: str,
@@ -353,6 +358,7 @@ _AGGS: dict[str, Any] = {
 }
 
 
+@shows_its_figure
 def heatmap(
     frame: object,
     metric: str,

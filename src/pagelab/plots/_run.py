@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,9 @@ from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
+from pagelab.frames import timed_images
+
+from ._common import shows_its_figure
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,6 +69,7 @@ def _size(size: Any) -> str:
     return ""  # unreachable
 
 
+@shows_its_figure
 def waterfall(
     lhr_or_frame: Mapping[str, Any] | str | pd.DataFrame,
     ax: Axes | None = None,
@@ -162,33 +165,7 @@ def waterfall(
     return ax
 
 
-def _thumbnails(data: Any) -> list[tuple[float, bytes]]:
-    """``(ms, image bytes)`` from ``runner.filmstrip()``, an LHR or the filmstrip text."""
-    if isinstance(data, str | bytes):
-        try:
-            data = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"filmstrip: not JSON ({exc})") from exc
-    if isinstance(data, Mapping):  # an LHR
-        audit = (data.get("audits") or {}).get("screenshot-thumbnails") or {}
-        data = (audit.get("details") or {}).get("items") or []
-    frames: list[tuple[float, bytes]] = []
-    if not isinstance(data, Sequence):
-        raise InvalidInputError("filmstrip: expected runner.filmstrip(report) or an LHR")
-    for entry in data:
-        if isinstance(entry, Mapping):  # the resource's {timing, data} items
-            uri = str(entry.get("data", ""))
-            payload = uri.partition(",")[2] if uri.startswith("data:") else uri
-            frames.append((float(entry["timing"]), base64.b64decode(payload)))
-        elif isinstance(entry, Sequence) and len(entry) == 2 and isinstance(entry[1], bytes):
-            frames.append((float(entry[0]), entry[1]))
-        else:
-            raise InvalidInputError(
-                "filmstrip: expected (ms, image bytes) pairs as runner.filmstrip() returns"
-            )
-    return frames
-
-
+@shows_its_figure
 def filmstrip(
     frames: Sequence[tuple[float, bytes]] | Mapping[str, Any] | str,
     ax: Axes | None = None,
@@ -203,7 +180,7 @@ def filmstrip(
     plt = _pyplot()
     from matplotlib import image as mpimg
 
-    strip = _thumbnails(frames)
+    strip = timed_images(frames)
     if not strip:
         raise InvalidInputError("filmstrip: this run has no thumbnails")
     if max_frames < 1:

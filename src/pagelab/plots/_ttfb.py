@@ -12,7 +12,7 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.frames import ttfb_frame
 from pagelab.models import METRICS, TTFBResult
 
-from ._common import new_axes, plain, threshold_lines
+from ._common import new_axes, plain, shows_its_figure, threshold_lines
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -31,6 +31,7 @@ TTFB_PHASES: dict[str, tuple[str, str]] = {
 _TTFB_METRIC = METRICS["server_response_time"]
 
 
+@shows_its_figure
 def ttfb(result_or_frame: TTFBResult | list[TTFBResult] | pd.DataFrame,
          ax: Axes | None = None) -> Axes:
     """One horizontal bar per location: DNS, TCP, TLS and server processing stacked up to

@@ -1,5 +1,5 @@
-"""A test's stored resources (LHR, HTML report, screenshot, filmstrip, video, HAR), the same on
-every runner: each runner only says how it reads one resource's string."""
+"""A test's stored resources (LHR, HTML report, screenshot, filmstrip, screenshots, video,
+HAR), the same on every runner: each runner only says how it reads one resource's string."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ _WHEN_MISSING = {
     "lighthouse-json": "only successful runs have one",
     "html-report": "only successful runs have one",
     "har": "only runs of a pagelab engine that records HARs have one",
+    "screenshots": "only runs of a pagelab engine that keeps the trace's screenshots have them",
 }
 
 
@@ -76,7 +77,8 @@ class ResourceReader:
     def resource(self, report: ReportRef, name: str) -> str:
         """One resource of a test as the API's string: ``lighthouse-json`` (LHR JSON text),
         ``html-report`` (HTML), ``screenshot`` (a data URI), ``filmstrip`` (JSON text of
-        ``[{timing, timestamp, data}]``), ``video`` (a ``data:video/webm`` URI) or ``har``
+        ``[{timing, timestamp, data}]``), ``screenshots`` (JSON text of ``[{timing, data}]``,
+        every screenshot of the trace), ``video`` (a ``data:video/webm`` URI) or ``har``
         (JSON text of the run's HAR 1.2 document).
 
         ``report`` is a :class:`TestReport`, a :class:`BatchItem` or a test id. A resource the
@@ -115,13 +117,19 @@ class ResourceReader:
 
     def filmstrip(self, report: ReportRef) -> builtins.list[tuple[float, bytes]]:
         """The timed thumbnails as ``(ms since navigation start, JPEG bytes)``, in order."""
-        items = json.loads(self.resource(report, "filmstrip"))
+        return self._timed_images(report, "filmstrip")
+
+    def screenshots(self, report: ReportRef) -> builtins.list[tuple[float, bytes]]:
+        """Every screenshot of the run's trace (one per paint, what Speed Index is computed
+        from) as ``(ms since navigation start, JPEG bytes)``, in order."""
+        return self._timed_images(report, "screenshots")
+
+    def _timed_images(self, report: ReportRef, name: str) -> builtins.list[tuple[float, bytes]]:
+        items = json.loads(self.resource(report, name))
         if not isinstance(items, builtins.list):
-            raise ValueError("the filmstrip is not a JSON array")
-        return [
-            (float(item["timing"]), decode_data_uri(str(item["data"]), "filmstrip thumbnail"))
-            for item in items
-        ]
+            raise ValueError(f"the {name} resource is not a JSON array")
+        return [(float(item["timing"]), decode_data_uri(str(item["data"]), f"{name} image"))
+                for item in items]
 
     def video(self, report: ReportRef) -> bytes | None:
         """The page-load video (WebM bytes), or None when the test was run without

@@ -1,5 +1,5 @@
-"""Artifacts (LHR JSON, HTML report, screenshot, filmstrip, video): files beside the
-database, or (a PostgreSQL store without ``--artifacts-dir``) compressed in it."""
+"""Artifacts (LHR JSON, HTML report, screenshot, filmstrip, screenshots, video, HAR): files
+beside the database, or (a PostgreSQL store without ``--artifacts-dir``) compressed in it."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ ARTIFACT_NAMES: dict[str, tuple[str, str]] = {
     "html-report": (REPORT_FILE, "text/html"),
     "screenshot": ("screenshot.txt", "text/plain"),  # a data URI
     "filmstrip": ("filmstrip.json", "application/json"),
+    "screenshots": ("screenshots.json", "application/json"),
     "video": ("video.webm", "video/webm"),
     "har": (HAR_FILE, "application/json"),
 }

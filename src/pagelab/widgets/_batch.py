@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
-from pagelab._html import escape
+from pagelab._html import escape, for_notebook
 from pagelab._readable import comparison_table, summary_table
 from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BatchComparison"]
 
-#: The hidden column naming a cell in one string, for :func:`pagelab.stats.compare`.
+#: The column of the widget's comparison naming the cell compared with the baseline.
 _CELL_COLUMN = "cell"
 _EXPORT_FORMATS = (("CSV", ".csv"), ("Excel", ".xlsx"), ("HTML report", ".html"))
 
@@ -259,15 +259,14 @@ class BatchComparison(Panel):
         from pagelab import stats
 
         pd = _pandas()
-        frame = results.frame.assign(**{_CELL_COLUMN: [
-            _cell_label(row, self._cell_columns) for _, row in results.frame.iterrows()
-        ]})
         parts = []
         for label in self._cells:
             if label == base:
                 continue
-            # The label already names every cell column that varies: nothing left to pool.
-            compared = stats.compare(frame, _CELL_COLUMN, base, label, within=[])
+            # By every cell column that varies, so the two sides are two cells: nothing is
+            # pooled (compared by a label column, the varying columns read as pooled).
+            compared = stats.compare(results.frame, self._cell_columns, self._cells[base],
+                                     self._cells[label], within=[])
             parts.append(compared.assign(**{_CELL_COLUMN: label}))
         self.comparison = pd.concat(parts, ignore_index=True)
         self.comparison_table.value = (
@@ -390,6 +389,7 @@ def _cell_label(row: Any, columns: Sequence[str]) -> str:
     return " · ".join(_cell_text(c, row[c]) for c in columns)
 
 
+@for_notebook
 def _summary_html(summary: pd.DataFrame, columns: Sequence[str]) -> str:
     """The notebook's summary table (:func:`pagelab._readable.summary_table`) over the cell
     columns that vary, each row keyed by its cell's label."""
@@ -401,8 +401,11 @@ def _summary_html(summary: pd.DataFrame, columns: Sequence[str]) -> str:
 
 
 def _comparison_html(comparison: pd.DataFrame, baseline: str) -> str:
-    """The notebook's comparison table, one block of rows per cell against the baseline."""
-    return str(comparison_table(comparison, a=baseline, b=_CELL_COLUMN))
+    """The notebook's comparison table, one block of rows per cell against the baseline;
+    the b side is named by its cell when there is one, else by the cell column."""
+    cells = comparison[_CELL_COLUMN].unique()
+    return str(comparison_table(comparison, a=baseline,
+                                b=cells[0] if len(cells) == 1 else _CELL_COLUMN))
 
 
 def _missing_scalar(value: Any) -> bool:
