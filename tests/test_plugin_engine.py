@@ -95,7 +95,8 @@ def test_real_engine_regression_gate_with_auto_runs(
         [check] = json.loads((pytester.path / "results.json").read_text())["checks"]
         assert check["verdict"] == "ok"
         assert 5 <= check["n"] < 15
-        result.stdout.fnmatch_lines([f"runs=auto: desktop/us {url} decided after * runs"])
+        result.stdout.fnmatch_lines(
+            [f"runs=auto: desktop/us {url} decided after * runs; power * for a true *"])
 
         server.delay_ms = 300
         result = pytester.runpytest(*gate)
