@@ -133,7 +133,9 @@ def test_https_with_ca_file(https_server: FixtureServer, cert: SelfSignedCert, h
     data = _ok(probe(https_server.url("/delay/50", host=host), ca_file=str(cert.cert_file)))
     t = data.timings
     assert t.tls_handshake > 0
-    assert 50 <= t.server_processing <= 100
+    # The server's 50 ms delay is in the server's time (no upper bound: a busy machine
+    # stretches it, and the suite asserts no wall-clock limit).
+    assert t.server_processing >= 50
     assert t.ttfb >= t.tcp_connection + t.tls_handshake + t.server_processing - 0.01
     # The stdlib server speaks HTTP/1.1 only: ALPN settles on http/1.1 although h2 is offered.
     assert data.http_version == 1.1
