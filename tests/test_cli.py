@@ -38,6 +38,7 @@ def _pagelab(*args: str) -> subprocess.CompletedProcess[str]:
          "config.connection: "),
         (["ttfb", "http://127.0.0.1:9/", "--region", "mars"], "region: unknown TTFB region"),
         (["demo", "serve", "--port", "x"], "invalid int value"),
+        (["doctor", "--calibrate", "--runs", "1"], "expected a number of runs of at least 2"),
         (["frobnicate"], "invalid choice"),
     ],
 )

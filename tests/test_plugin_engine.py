@@ -70,6 +70,12 @@ def test_real_engine_regression_gate_with_auto_runs(
     from pagelab.demo import DemoServer
 
     monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
+    # This test is about the gate's statistics on real runs; the machine the suite shares
+    # is often busy, and runs the fitness rule marks noisy cannot call a regression alone
+    # (tests/test_fitness.py). Every run counts as fit here.
+    monkeypatch.setenv("PAGELAB_FIT_MIN_BENCHMARK_INDEX", "0")
+    monkeypatch.setenv("PAGELAB_FIT_MAX_LOAD_PER_CPU", "1000")
+    monkeypatch.setenv("PAGELAB_FIT_MAX_CPU_PRESSURE", "100")
     with DemoServer() as server:
         url = server.page_url("fast")
         pytester.makepyfile(f"""

@@ -58,8 +58,10 @@ def _regression_row(check: Mapping[str, Any]) -> tuple[str, ...]:
         difference,
         "\u2013" if p_value is None else f"{p_value:.2g}",
         f"{check.get('n', len(check['values']))} vs {check.get('n_baseline', '?')}",
-        # The verdict, and why the run counts can never decide, where they cannot.
-        ": ".join(filter(None, [str(check.get("verdict", "")), check.get("too_few_runs")])),
+        # The verdict, and why it could not decide: an unfit machine, or run counts that
+        # never can.
+        ": ".join(filter(None, [str(check.get("verdict", "")), check.get("unfit"),
+                                check.get("too_few_runs")])),
         str(check["label"]),
     )
 

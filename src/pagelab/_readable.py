@@ -41,8 +41,11 @@ _VERDICT_NOTE = Markup('<span style="display:block;color:#5f6368;font-size:11px;
                        'white-space:normal;max-width:16em">{}</span>')
 _CV = Markup('<span style="display:block;color:#5f6368;font-size:11px">CV {}</span>')
 _FAILED_ROW = "background:{}".format(RATING_COLOURS["poor"][0])
-_SUMMARY_COUNTS = ("runs", "failed", "engine_failures")
+_SUMMARY_COUNTS = ("runs", "failed", "engine_failures", "noisy")
 _SUMMARY_LINKS = ("representative_id", "representative_report_url")
+#: What a noisy run is, in the tables' words (the summary's header tip, the report's line).
+NOISY_TITLE = ("runs measured on a machine unfit to measure (the fitness rule: benchmark "
+               "index, load, CPU pressure); their figures are to doubt")
 
 
 def _missing(value: object) -> bool:
@@ -135,6 +138,11 @@ def summary_table(summary: pd.DataFrame, *, css_class: str = "pagelab-summary",
         headers += ["failed"]
         titles += ["runs whose page failed to load or whose engine failed (in brackets)"]
         align += ["right"]
+    noisy = "noisy" in summary.columns and bool((summary["noisy"].fillna(0) > 0).any())
+    if noisy:
+        headers += ["noisy"]
+        titles += [NOISY_TITLE]
+        align += ["right"]
     headers += [m.header for m in metrics]
     titles += [f"{m.title}: median of the successful runs; CV beneath" for m in metrics]
     align += ["right"] * len(metrics)
@@ -156,6 +164,10 @@ def summary_table(summary: pd.DataFrame, *, css_class: str = "pagelab-summary",
             engine = _number(row.get("engine_failures")) or 0
             text = f"{int(failed)}" + (f" ({int(engine)} engine)" if engine else "")
             cells.append(pill(text, RATING_COLOURS["poor"]) if failed else text)
+        if noisy:
+            count = int(_number(row.get("noisy")) or 0)
+            cells.append(pill(f"{count}", RATING_COLOURS["needs-improvement"]) if count
+                         else f"{count}")
         for m in metrics:
             value = _number(row[m.name])
             cv = _number(row.get(f"{m.name}_cv"))

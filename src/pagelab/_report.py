@@ -22,10 +22,22 @@ from pagelab._exceptions import InvalidInputError, PagelabError
 from pagelab._explain import Explanation, explanation_html
 from pagelab._extras import require
 from pagelab._html import Markup, render
-from pagelab._readable import comparison_table, failed_runs_table, frame_table, summary_table
+from pagelab._readable import (
+    NOISY_TITLE,
+    comparison_table,
+    failed_runs_table,
+    frame_table,
+    summary_table,
+)
 from pagelab.field import VERSUS_NOTE, FieldError, key_configured, versus_field, versus_table
 from pagelab.frames import CELL
-from pagelab.models import HEADLINE_METRICS, METRIC_NAMES, metric, unknown_metric
+from pagelab.models import (
+    HEADLINE_METRICS,
+    METRIC_NAMES,
+    metric,
+    unfit_runs_note,
+    unknown_metric,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -309,10 +321,14 @@ def html_report(
     meta = (f"{len(frame):,} runs ({n_ok:,} successful, {n_failed:,} failed) from {when}"
             + (f"; Lighthouse {', '.join(versions)}" if versions else "")
             + f". Written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} by pagelab.")
+    noisy = (int(frame["noisy"].astype("boolean").fillna(False).sum())
+             if "noisy" in frame.columns else 0)
     return render(
         "report.html.j2",
         title=title or "pagelab report",
         meta=meta,
+        unfit=unfit_runs_note(noisy, len(frame)) if noisy else "",
+        noisy_title=NOISY_TITLE,
         interrupted=getattr(results, "interrupted", False) is True,
         summary=summary_table(summarize(frame, metrics=names)) if names else None,
         comparison=(comparison_table(compared, a=chosen[1], b=chosen[2])

@@ -114,6 +114,24 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "engine, `pagelab.plots.video`",
     ),
     EnvironmentVariable(
+        "PAGELAB_FIT_MAX_CPU_PRESSURE", "`60`",
+        "The fitness rule: a run that starts when CPU pressure (Linux PSI `some avg10`, %) is "
+        "above this is marked `noisy`.",
+        "engine",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_FIT_MAX_LOAD_PER_CPU", "`1`",
+        "The fitness rule: a run that starts when the 1-minute load average per CPU is above "
+        "this is marked `noisy`.",
+        "engine",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_FIT_MIN_BENCHMARK_INDEX", "`1000`",
+        "The fitness rule: a run whose Lighthouse CPU benchmark index is below this is marked "
+        "`noisy` (Lighthouse warns below 1000).",
+        "engine",
+    ),
+    EnvironmentVariable(
         "PAGELAB_FLEET_SECRET", "(unset)",
         "The fleet secret (at least 16 characters), on the server only; "
         "`--fleet-secret-file` takes precedence. Workers get their own keys instead.",

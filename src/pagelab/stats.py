@@ -332,8 +332,10 @@ def summarize(
 
     Columns: the ``by`` columns (default: the :data:`CELL` columns holding any value),
     ``runs`` (every run), ``failed`` (status failed), ``engine_failures`` (the engine, not the
-    page, failed), one column per metric (spec name; ms, CLS unitless, score 0-100) with the
-    ``aggregation`` of its successful runs (one of :data:`AGGREGATIONS`), one
+    page, failed), ``noisy`` (runs measured on a machine unfit to measure, by the engine's
+    fitness rule; only when the frame has runs that were judged), one column per metric
+    (spec name; ms, CLS unitless, score 0-100) with the ``aggregation`` of its successful
+    runs (one of :data:`AGGREGATIONS`), one
     ``<metric>_cv`` column per metric (coefficient of variation, percent),
     ``representative_id`` and ``representative_report_url`` (the run Lighthouse's
     ``computeMedianRun`` would pick). ``agg`` is the deprecated spelling of ``aggregation``.
@@ -357,6 +359,9 @@ def summarize(
         ("engine_failures", _flag(frame, "engine_failure")),
     ):
         out[column] = np.bincount(codes, weights=mask, minlength=n_cells).astype("int64")
+    if "noisy" in frame.columns and frame["noisy"].notna().any():
+        out["noisy"] = np.bincount(codes, weights=_flag(frame, "noisy"),
+                                   minlength=n_cells).astype("int64")
     if aggregation == "representative":
         for name in names:
             values = _values(frame, name)

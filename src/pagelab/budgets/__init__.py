@@ -66,7 +66,9 @@ from ._publish import publish_ci_reports as publish_ci_reports
 from ._resources import evaluate_resources as evaluate_resources
 from ._resources import replayed_lhrs as replayed_lhrs
 from ._resources import resource_limits as resource_limits
+from ._sequential import DETECTION_POWER as DETECTION_POWER
 from ._sequential import SimulatedGate as SimulatedGate
+from ._sequential import detectable_shift as detectable_shift
 from ._sequential import look_level as look_level
 from ._sequential import rank_test_power as rank_test_power
 from ._sequential import simulate_gate as simulate_gate

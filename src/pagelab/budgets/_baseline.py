@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pagelab._cells import CellKey, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import METRIC_NAMES
+from pagelab.models import METRIC_NAMES, unfit_runs_note
 
 from ._evaluate import aggregate_cells
 from ._gate import DEFAULT_ALPHA, GateRule, RegressionResult, decide, fixed_threshold
@@ -371,6 +371,10 @@ def compare_baseline(
         ok = _successful(rows)
         report_url = reports.get(key, {}).get("representative_report_url")
         report_url = report_url if isinstance(report_url, str) and report_url else None
+        noisy = (ok["noisy"].astype("boolean").fillna(False).tolist()
+                 if "noisy" in ok.columns else None)
+        if noisy and any(noisy):
+            warnings.append(f"{where}: {unfit_runs_note(sum(noisy), len(noisy))}")
         for name, limit in limits.items():
             values = [_clean(v) for v in ok[name].tolist()] if name in ok.columns else []
             base_value = base.metrics.get(name)
@@ -384,7 +388,7 @@ def compare_baseline(
                     n_base = sum(v is not None for v in base_values)
                     level = look_level(rule.alpha, n_base, rule.min_runs, rule.max_runs)
                 result = decide(name, base_values, values, limit, cell=key, level=level,
-                                rule=rule, report_url=report_url)
+                                rule=rule, report_url=report_url, noisy=noisy)
                 results.append(result)
                 if result.too_few_runs:
                     warnings.append(f"{name} {where}: {result.too_few_runs}; the gate cannot "

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pagelab._cells import CellKey
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import METRICS
+from pagelab.models import METRICS, unfit_runs_note
 
 from ._evaluate import BudgetResult, cell_label, format_value
 
@@ -109,6 +109,9 @@ class RegressionResult(BudgetResult):
     #: Why ``n`` against ``n_baseline`` runs can never show a difference at the level
     #: (:func:`pagelab.stats.too_few_runs`); None when they can.
     too_few_runs: str | None = None
+    #: ``machine unfit: 3 of 5 runs`` when the new runs called a regression that their
+    #: fit runs alone do not (the verdict is then inconclusive); None otherwise.
+    unfit: str | None = None
 
     @property
     def decided(self) -> bool:
@@ -146,10 +149,42 @@ def decide(
     level: float | None = None,
     rule: GateRule | None = None,
     report_url: str | None = None,
+    noisy: Sequence[bool] | None = None,
 ) -> RegressionResult:
     """Decide whether ``metric`` regressed from ``baseline_values`` to ``values`` (one
     cell's successful runs, None for a run without a value) beyond ``limit``, testing at
-    ``level`` (default ``rule.alpha``) through :func:`pagelab.stats.compare`."""
+    ``level`` (default ``rule.alpha``) through :func:`pagelab.stats.compare`.
+
+    ``noisy`` (one flag per value: measured on a machine unfit to measure) keeps unfit runs
+    from calling a regression alone: a regression is decided again on the fit runs only,
+    and when they do not show it the verdict is inconclusive, ``unfit`` saying so
+    (``machine unfit: 3 of 5 runs``)."""
+    result = _decide(metric, baseline_values, values, limit, cell=cell, level=level,
+                     rule=rule, report_url=report_url)
+    flags = list(noisy or [])
+    if result.verdict != "regression" or not any(flags):
+        return result
+    fit = [v for v, unfit in zip(values, flags, strict=True) if not unfit]
+    if fit and _decide(metric, baseline_values, fit, limit, cell=cell, level=level,
+                       rule=rule).verdict == "regression":
+        return result
+    rule = rule or GateRule()
+    result = replace(result, verdict="inconclusive", passed=not rule.inconclusive_fails,
+                     unfit=unfit_runs_note(sum(flags), len(flags)))
+    return replace(result, message=regression_line(result))
+
+
+def _decide(
+    metric: str,
+    baseline_values: Sequence[float | None],
+    values: Sequence[float | None],
+    limit: RegressionLimit,
+    *,
+    cell: CellKey,
+    level: float | None = None,
+    rule: GateRule | None = None,
+    report_url: str | None = None,
+) -> RegressionResult:
     import pandas as pd
 
     from pagelab import stats
@@ -273,7 +308,9 @@ def regression_line(result: RegressionResult) -> str:
     name = r.metric
     where = cell_label((r.url, r.device, r.location, r.connection))
     head = f"{name} {r.verdict}"
-    if r.too_few_runs:
+    if r.unfit:
+        head += f" ({r.unfit})"
+    elif r.too_few_runs:
         head += f" ({r.too_few_runs})"
     elif r.verdict == "inconclusive":
         head += f" (n={r.n} vs {r.n_baseline})"
@@ -292,7 +329,8 @@ def regression_line(result: RegressionResult) -> str:
                      "only)")
     else:
         parts.append("p n/a" if r.p_value is None else f"p={_p(r.p_value)}")
-        if r.verdict != "inconclusive" and not r.too_few_runs:  # else they lead the line
+        if (r.verdict != "inconclusive" or r.unfit) and not r.too_few_runs:
+            # else they lead the line
             parts.append(f"n={r.n} vs {r.n_baseline}")
     limit_text = f"limit {r.limit} ({'at most' if r.operator == '<=' else 'at least'} " \
                  f"{format_value(name, r.expected)})"

@@ -33,7 +33,13 @@ from ._gate import GateRule, judge
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["SimulatedGate", "look_level", "rank_test_power", "simulate_gate"]
+__all__ = [
+    "SimulatedGate",
+    "detectable_shift",
+    "look_level",
+    "rank_test_power",
+    "simulate_gate",
+]
 
 #: Sequences simulated to calibrate the per-look level (Monte Carlo error of the resulting
 #: false-alarm rate at 0.05: about 0.001).
@@ -97,6 +103,32 @@ def rank_test_power(n_baseline: int, n: int, shift_sd: float, level: float) -> f
     base = rng.standard_normal((_POWER_SEQUENCES, n_baseline))
     new = rng.standard_normal((_POWER_SEQUENCES, n)) + shift_sd
     return float((_p_values(base, new) < level).mean())
+
+
+#: The power a change must be found with to count as detectable (the usual 80 %).
+DETECTION_POWER = 0.8
+
+
+@lru_cache(maxsize=64)
+def detectable_shift(n_baseline: int, n: int, level: float,
+                     power: float = DETECTION_POWER) -> float:
+    """The smallest true shift, in standard deviations of the runs, that the gate's rank
+    test at ``level`` finds with at least ``power`` between ``n_baseline`` and ``n`` runs
+    (bisection over :func:`rank_test_power`, to 0.01 SD); infinite when those counts can
+    never reach the level (:func:`pagelab.stats.smallest_p_value`). Times a metric's CV,
+    it is the smallest change (in percent) that many runs can show."""
+    import math
+
+    if rank_test_power(n_baseline, n, math.inf, level) < power:
+        return math.inf
+    low, high = 0.0, 1.0
+    while rank_test_power(n_baseline, n, high, level) < power:
+        low, high = high, high * 2
+    while high - low > 0.01:
+        middle = round((low + high) / 2, 4)  # rounded: a few cached points, not new ones
+        low, high = (low, middle) if rank_test_power(
+            n_baseline, n, middle, level) >= power else (middle, high)
+    return high
 
 
 @dataclass(frozen=True, slots=True, eq=False)

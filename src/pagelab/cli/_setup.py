@@ -36,7 +36,23 @@ def register(subparsers: Any) -> None:
                        "apt, as root; docs/deployment.md); the tests start their own cluster")
     setup.set_defaults(handler=_setup)
     doctor = subparsers.add_parser("doctor", help="check Chromium, Node, Lighthouse and the store")
+    doctor.add_argument("--calibrate", action="store_true",
+                        help="then measure this machine's noise floor on the demo site: the "
+                        "CV per metric over interleaved runs and the smallest change the "
+                        "gate can find at 5, 10 and 20 runs a side")
+    doctor.add_argument("--runs", type=_positive_runs, default=10, metavar="N",
+                        help="runs of each demo page for --calibrate (default 10)")
     doctor.set_defaults(handler=_doctor)
+
+
+def _positive_runs(text: str) -> int:
+    try:
+        runs = int(text)
+    except ValueError:
+        runs = 0
+    if runs < 2:
+        raise argparse.ArgumentTypeError(f"expected a number of runs of at least 2, got {text!r}")
+    return runs
 
 
 def _setup(args: argparse.Namespace) -> int:
@@ -105,4 +121,8 @@ def _doctor(args: argparse.Namespace) -> int:
     if problems:
         raise EngineNotInstalledError("the engine is not ready (see above)")
     print("ready")
+    if getattr(args, "calibrate", False):
+        from ._calibrate import calibrate
+
+        return calibrate(args.runs)
     return 0

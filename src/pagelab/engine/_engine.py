@@ -26,6 +26,7 @@ from pagelab.models import (
     TIMEOUT,
     Device,
     EngineEnvironment,
+    FitnessRule,
     Flow,
     FlowStep,
     LighthouseConfig,
@@ -109,11 +110,15 @@ _EOF = object()
 
 
 def _with_load(environment: EngineEnvironment, load: MachineLoad) -> EngineEnvironment:
-    return environment.model_copy(update={
+    """``environment`` with the machine's load at the run's start, judged by the fitness
+    rule of this machine (the fitness variables)."""
+    loaded = environment.model_copy(update={
         "load_average": load.load_average,
         "cpu_pressure": load.cpu_pressure,
         "cpu_count": load.cpu_count,
     })
+    return FitnessRule.from_environment().mark(loaded)
+
 
 def _merge_feature_flags(flags: tuple[str, ...]) -> list[str]:
     """One ``--disable-features`` switch: Chromium reads only the last of several."""
@@ -521,6 +526,8 @@ class Engine:
     ) -> tuple[datetime, MachineLoad, str | None, LighthouseRunSpec]:
         """When the run started, the machine's load then, Chromium's version and the run's
         settings (device profile, throttling, headers, block lists...)."""
+        # A bad fitness variable is refused before the run, not after it (_with_load).
+        FitnessRule.from_environment()
         started = datetime.now(UTC)
         load = machine_load()
         chrome = self.chrome_version

@@ -32,7 +32,7 @@ from pagelab.models import (
     invalid_input,
 )
 
-from ._wide import COLUMNS, FLOW_COLUMNS, add_flow_columns
+from ._wide import COLUMNS, ENVIRONMENT_COLUMNS, FLOW_COLUMNS, add_flow_columns
 
 __all__ = ["from_records", "read_runs", "to_records", "to_reports"]
 
@@ -66,7 +66,7 @@ def from_records(records: list[dict[str, Any]] | pd.DataFrame) -> pd.DataFrame:
         column = raw[name] if name in raw.columns else pd.Series([None] * len(raw))
         if name == "created_at":
             data[name] = pd.to_datetime(column, utc=True, format="ISO8601").astype(dtype)
-        elif name == "engine_failure":
+        elif dtype == "boolean":
             data[name] = column.map(
                 lambda v: v if isinstance(v, bool) else
                 (None if v is None or (isinstance(v, float) and math.isnan(v))
@@ -121,10 +121,6 @@ def read_runs(path: str | PathLike[str]) -> pd.DataFrame:
         raise InvalidInputError(f"{source}: malformed runs ({exc})") from exc
 
 
-#: The wide frame's columns that come from a report's ``environment``.
-_ENVIRONMENT_COLUMNS = ("chrome_version", "benchmark_index", "load_average", "cpu_pressure")
-
-
 def to_reports(frame: pd.DataFrame) -> list[TestReport]:
     """Reports rebuilt from a wide frame's page-run rows (what the frame holds, nothing
     more: an error's message is its code). Rows of flow steps are not page tests and are
@@ -150,7 +146,7 @@ def to_reports(frame: pd.DataFrame) -> list[TestReport]:
         code = value(row, "error_code")
         created = value(row, "created_at")
         environment = {
-            name: item for name in _ENVIRONMENT_COLUMNS
+            name: item for name in ENVIRONMENT_COLUMNS
             if (item := value(row, name)) is not None
         }
         try:

@@ -24,6 +24,9 @@ chrome_version      string
 benchmark_index     float64               Lighthouse's CPU benchmark of the machine
 load_average        float64               1-minute load average when the run started
 cpu_pressure        float64               % of the last 10 s some task waited for a CPU
+noisy               boolean               the machine was unfit to measure (its fitness
+                                          rule: benchmark index, load, pressure); NA
+                                          when not judged
 report_url          string                the hosted HTML report (success only)
 <nine metrics>      float64               spec names; ms, CLS unitless, score 0-100
 user_timing:<name>  float64               the page's User Timing marks (start) and
@@ -95,9 +98,14 @@ COLUMNS: dict[str, Any] = {
     "benchmark_index": "float64",
     "load_average": "float64",
     "cpu_pressure": "float64",
+    "noisy": "boolean",
     "report_url": "string",
     **dict.fromkeys(METRIC_NAMES, "float64"),
 }
+
+#: The columns that come from a report's ``environment`` (the fields of the same names).
+ENVIRONMENT_COLUMNS = ("chrome_version", "benchmark_index", "load_average", "cpu_pressure",
+                       "noisy")
 
 #: The columns a frame of flow runs adds after ``url``, with their dtypes.
 FLOW_COLUMNS: dict[str, Any] = {
@@ -298,10 +306,8 @@ def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
     connections, throttling_methods = _nested(
         columns["config"], ("connection", "throttling_method")
     )
-    chrome_versions, benchmark_indexes, load_averages, cpu_pressures = _nested(
-        columns["environment"],
-        ("chrome_version", "benchmark_index", "load_average", "cpu_pressure"),
-    )
+    chrome_versions, benchmark_indexes, load_averages, cpu_pressures, noisy = _nested(
+        columns["environment"], ENVIRONMENT_COLUMNS)
     error_codes = list(_nested_rows(columns["error"], ("code",)))
     # Through an object array: numpy's cast reads None as NaN, and fromiter over the chained
     # rows is cheaper than np.array's shape discovery over 100 000 tuples.
@@ -339,6 +345,7 @@ def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
         "benchmark_index": np.array(benchmark_indexes, dtype="float64"),
         "load_average": np.array(load_averages, dtype="float64"),
         "cpu_pressure": np.array(cpu_pressures, dtype="float64"),
+        "noisy": pd.array(list(noisy), dtype="boolean"),
         "report_url": _strings(columns["report_url"]),
     }
     for index, name in enumerate(METRIC_NAMES):

@@ -90,6 +90,16 @@ class _Run(Protocol):
     def error(self) -> _Failure | None: ...
     @property
     def metrics(self) -> object | None: ...
+    @property
+    def environment(self) -> object | None: ...
+
+
+def _noisy(report: _Run) -> str | None:
+    """``noisy: CPU pressure 91 % above 60 %`` for a run the engine judged unfit."""
+    if getattr(report.environment, "noisy", None) is not True:
+        return None
+    reasons = getattr(report.environment, "unfit_reasons", None) or []
+    return "noisy: " + "; ".join(reasons) if reasons else "noisy"
 
 
 class _Step(Protocol):
@@ -206,6 +216,11 @@ def report_html(report: _Run) -> str:
     if error is not None:
         parts.append(Markup('<div style="{}"><code>{}</code>: {}</div>').format(
             _POOR_TEXT, error.code, error.message))
+    noisy = _noisy(report)
+    if noisy:
+        parts.append(Markup("<div>{}</div>").format(
+            pill(noisy, RATING_COLOURS["needs-improvement"],
+                 "the machine was unfit to measure: its figures are to doubt")))
     shown = _shown_metrics([report.metrics])
     if shown:
         # One row: every value carries its unit, so the headers are bare labels.
@@ -265,6 +280,9 @@ def report_text(report: _Run) -> str:
     metrics = _metrics_text(report.metrics)
     if metrics:
         lines.append(f"  {metrics}")
+    noisy = _noisy(report)
+    if noisy:
+        lines.append(f"  {noisy}")
     if report.report_url:
         lines.append(f"  report: {report.report_url}")
     return "\n".join(lines)

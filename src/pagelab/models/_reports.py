@@ -96,6 +96,12 @@ class EngineEnvironment(_Model):
     load_average: float | None = None
     cpu_pressure: float | None = None
     cpu_count: int | None = None
+    #: The machine was unfit to measure by the fitness rule of the engine that ran it
+    #: (:class:`~pagelab.models._fitness.FitnessRule`: benchmark index, load per CPU, CPU
+    #: pressure); None when not judged (an older report, another server, no figures).
+    noisy: bool | None = None
+    #: Why it was unfit (``benchmark index 640 below 1000``...); empty when fit.
+    unfit_reasons: list[str] | None = None
 
 
 class _Linked(Protocol):
