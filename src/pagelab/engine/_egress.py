@@ -154,11 +154,14 @@ class EgressProxy:
     def close(self) -> None:
         if not self._thread.is_alive():
             return
-        self._server.close()
         self._stop_loop()
 
     def _stop_loop(self) -> None:
         async def cancel_all() -> None:
+            # The server is closed on its loop's thread: asyncio's Server is not thread-safe
+            # (closed from another thread while a connection ended, both woke its waiters
+            # and the second found them gone: a TypeError at teardown).
+            self._server.close()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in tasks:
                 task.cancel()
