@@ -76,7 +76,8 @@ PUBLIC_API: dict[str, list[str]] = {
     "pagelab.models": [
         "METRICS", "BatchItem", "BatchReport", "BatchStatus", "BatchTestRequest", "BatchType",
         "ConfigInput", "Connection", "CreditPool", "Credits", "Device", "Direction",
-        "EngineEnvironment", "ErrorBody", "Flow", "FlowReport", "FlowStep", "HttpVersion",
+        "EngineEnvironment", "ErrorBody", "Flow", "FlowReport", "FlowStep", "FlowStepRef",
+        "HttpVersion",
         "LighthouseConfig", "LighthouseError",
         "LighthouseTestRequest", "Location", "LocationInfo", "Metric", "Metrics",
         "ProgressCallback", "Rating", "TTFBData", "TTFBError", "TTFBLocation",
@@ -90,7 +91,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "waterfall",
     ],
     "pagelab.runners": [
-        "ApiRunner", "LocalRunner", "MatrixCell", "ReportSink", "Runner", "connect",
+        "ApiRunner", "FlowCell", "LocalRunner", "MatrixCell", "ReportSink", "Runner", "connect",
         "read_history",
     ],
     "pagelab.service": ["Settings", "create_app"],

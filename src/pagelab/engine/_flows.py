@@ -4,66 +4,45 @@ run, Lighthouse's own user-flow API (``startFlow``) in the driver."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+import json
 from typing import Any
 
 from pagelab.models import (
-    TIMESPAN_METRICS,
-    EngineEnvironment,
     Flow,
     FlowStep,
-    LighthouseError,
     Metrics,
-    TestStatus,
+    StepMode,
     Timespan,
+    measured_metrics,
     step_name,
 )
 
 from ._mapping import summarize_lhr
 from ._scrub import SecretScrubber
 
-__all__ = ["FlowRunResult", "failure_message", "flow_steps", "flow_wire"]
+__all__ = ["failure_message", "flow_steps", "flow_wire"]
 
-_MODES = {"navigation": "navigation", "timespan": "timespan", "snapshot": "snapshot"}
-
-
-@dataclass(frozen=True, slots=True)
-class FlowRunResult:
-    """The outcome of one flow run on the engine."""
-
-    status: TestStatus
-    steps: list[FlowStep]
-    error: LighthouseError | None
-    #: The step the run failed at, by name (None when it succeeded).
-    failed_step: str | None
-    lighthouse_version: str | None
-    environment: EngineEnvironment | None
-    started_at: datetime
-    finished_at: datetime
-    #: ``flow-report`` (HTML) and ``flow-json`` (Lighthouse's FlowResult), secrets scrubbed.
-    artifacts: dict[str, bytes] = field(default_factory=dict)
-    engine_failure: bool = False
+_MODES: dict[str, StepMode] = {
+    "navigation": "navigation", "timespan": "timespan", "snapshot": "snapshot",
+}
 
 
 def flow_steps(flow_result: dict[str, Any], *, chrome_version: str | None = None) -> list[
         FlowStep]:
-    """Lighthouse's FlowResult -> steps with their metrics (pure; per mode)."""
+    """Lighthouse's FlowResult -> steps with the metrics their mode measures and their LHR
+    (the ``lighthouse-json`` resource) (pure)."""
     steps: list[FlowStep] = []
     for index, step in enumerate(flow_result.get("steps") or [], 1):
         lhr = step.get("lhr") or {}
         mode = _MODES.get(str(lhr.get("gatherMode")), "navigation")
         summary = summarize_lhr(lhr, chrome_version=chrome_version)
         # Every step has a Metrics object; what its mode does not measure is None.
-        metrics = summary.metrics or Metrics()
-        if mode == "navigation":
-            metrics = metrics.model_copy(update={"interaction_to_next_paint": None})
-        elif mode == "timespan":
-            metrics = Metrics(**{name: getattr(metrics, name) for name in TIMESPAN_METRICS})
-        elif mode == "snapshot":
-            metrics = Metrics()
-        steps.append(FlowStep(index=index, name=str(step.get("name") or mode), mode=mode,
-                              url=lhr.get("finalDisplayedUrl"), metrics=metrics))
+        steps.append(FlowStep(
+            index=index, name=str(step.get("name") or mode), mode=mode,
+            url=lhr.get("finalDisplayedUrl"),
+            metrics=measured_metrics(mode, summary.metrics or Metrics()),
+            resources={"lighthouse-json": json.dumps(lhr).encode()},
+        ))
     return steps
 
 

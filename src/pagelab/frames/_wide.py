@@ -65,6 +65,7 @@ from pagelab.models import (
     Connection,
     Device,
     FlowReport,
+    FlowStepRef,
     Location,
     TestReport,
     TestStatus,
@@ -169,18 +170,22 @@ def flow_rows(report: FlowReport) -> list[tuple[tuple[Any, ...], _FlowRow]]:
     rows: list[tuple[tuple[Any, ...], _FlowRow]] = []
     for step in report.steps:
         fields: tuple[Any, ...] = (
-                  None, step.url, *common, TestStatus.SUCCESS, None, report.started_at,
-                  report.lighthouse_version, None, report.environment, None, step.metrics,
-                  None, config)
-        rows.append((fields, (report.flow, step.name, step.index, step.mode)))
-    if report.status is TestStatus.FAILED:
+                  step.id, step.url, *common, TestStatus.SUCCESS, None, report.started_at,
+                  report.lighthouse_version, None, report.environment, step.report_url,
+                  step.metrics, None, config)
+        rows.append((fields, _flow_values(report.ref(step))))
+    failed = report.failed_ref()
+    if failed is not None:
         url = report.steps[-1].url if report.steps else None
         fields = (None, url, *common, report.status, report.error, report.started_at,
                   report.lighthouse_version, None, report.environment, None, None, None,
                   config)
-        rows.append((fields, (report.flow, report.failed_step or "?", len(report.steps) + 1,
-                              None)))
+        rows.append((fields, _flow_values(failed)))
     return rows
+
+
+def _flow_values(ref: FlowStepRef) -> _FlowRow:
+    return (ref.flow, ref.step, ref.step_index, ref.mode)
 
 
 def row_count(report: Reportish) -> int:
@@ -201,6 +206,8 @@ def _rows(
     flow_values: dict[int, _FlowRow] = {}
     for report in reports:
         if isinstance(report, TestReport):
+            if report.flow_step is not None:  # a stored flow step (runner.list())
+                flow_values[len(rows)] = _flow_values(report.flow_step)
             rows.append(_test_fields(report.__dict__))
         elif isinstance(report, BatchReport):
             batch_rows += ((len(rows) + k, report) for k in range(len(report.reports)))

@@ -32,6 +32,7 @@ from ._reports import (
     TestReport,
 )
 from ._requests import BatchTestRequest, LighthouseTestRequest, TTFBTestRequest
+from ._steps import FlowStepRef
 from ._ttfb import TTFBData, TTFBError, TTFBLocationResult, TTFBResult, TTFBTimings
 
 # isort: split
@@ -47,6 +48,7 @@ from ._fitness import FitnessRule as FitnessRule
 from ._fitness import unfit_runs_note as unfit_runs_note
 from ._flow_reports import FLOW_ACTION_FAILED as FLOW_ACTION_FAILED
 from ._flow_reports import TIMESPAN_METRICS as TIMESPAN_METRICS
+from ._flow_reports import measured_metrics as measured_metrics
 from ._flow_reports import mode_measures as mode_measures
 from ._flows import FLOW_ACTIONS as FLOW_ACTIONS
 from ._flows import Navigate as Navigate
@@ -77,6 +79,7 @@ from ._reports import TIMEOUT as TIMEOUT
 from ._resource_types import BUDGET_RESOURCE_TYPES as BUDGET_RESOURCE_TYPES
 from ._resource_types import RESOURCE_TYPES as RESOURCE_TYPES
 from ._resource_types import resource_type as resource_type
+from ._steps import StepMode as StepMode
 from ._types import MAX_STRING_LENGTH as MAX_STRING_LENGTH
 from ._types import PAGE_URL_PATTERN as PAGE_URL_PATTERN
 from ._types import PageUrl as PageUrl
@@ -108,6 +111,7 @@ __all__ = [
     "Flow",
     "FlowReport",
     "FlowStep",
+    "FlowStepRef",
     "HttpVersion",
     "LighthouseConfig",
     "LighthouseError",

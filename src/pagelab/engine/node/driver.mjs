@@ -405,8 +405,8 @@ async function runOne(request) {
 }
 
 // -- user flows ---------------------------------------------------------------------------
-// A flow request carries {"flow": {"name", "steps": [...]}, "flow_path", "html_path"} beside
-// the run's usual fields. Steps run through Lighthouse's own user-flow API in one fresh
+// A flow request carries {"flow": {"name", "steps": [...]}, "flow_path", "html_path",
+// "steps_dir"} beside the run's usual fields (steps_dir gets step-N.html, N from 1). Steps run through Lighthouse's own user-flow API in one fresh
 // context; a failing action stops the flow and the steps measured before it are kept.
 
 async function runFlowAction(page, action) {
@@ -560,6 +560,11 @@ async function runFlow(request) {
       steps = flowResult.steps.length;
       await writeFile(request.flow_path, JSON.stringify(flowResult));
       await writeFile(request.html_path, ReportGenerator.generateFlowReportHtml(flowResult));
+      // Each step's own report, as a page run's: the stored test of the step links to it.
+      for (const [index, step] of flowResult.steps.entries()) {
+        await writeFile(`${request.steps_dir}/step-${index + 1}.html`,
+          ReportGenerator.generateReport(step.lhr, 'html'));
+      }
     }
     return {blocked: control ? control.blocked : [], steps, failure};
   });
