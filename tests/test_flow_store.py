@@ -22,6 +22,7 @@ from pagelab.models import (
     Device,
     FlowReport,
     FlowStepRef,
+    LighthouseConfig,
     LighthouseError,
     Location,
     Metrics,
@@ -30,7 +31,7 @@ from pagelab.models import (
     measured_metrics,
     mode_measures,
 )
-from pagelab.runners import FlowCell
+from pagelab.runners import FlowCell, MatrixCell
 from pagelab.runners._flows import store_flow_run
 from pagelab.store import Store, TestQuery, get_test, list_tests
 
@@ -122,10 +123,11 @@ def test_a_flow_cell_is_checked_once_and_typed() -> None:
 
 
 def test_the_api_runner_refuses_a_flow_cell_before_submitting() -> None:
-    # Port 9 (discard) on loopback: a submission would fail with a connection error.
+    # Port 9 (discard) on loopback: submitting the page cell would fail to connect.
+    page = MatrixCell(SHOP, Device.MOBILE, Location.US, LighthouseConfig())
     with ApiRunner("http://127.0.0.1:9", "key") as api, \
             pytest.raises(InvalidInputError, match="local engine only"):
-        api.run_matrix([FlowCell.of(FLOW, "mobile", "us", None)], 1, lambda *_: None)
+        api.run_matrix([page, FlowCell.of(FLOW, "mobile", "us", None)], 1, lambda *_: None)
 
 
 # -- stored, listed, read --------------------------------------------------------------
