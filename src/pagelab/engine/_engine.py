@@ -503,7 +503,8 @@ class Engine:
             artifacts["flow-json"] = (out / "flow.json").read_bytes()
             artifacts["flow-report"] = (out / "flow.html").read_bytes()
             flow_result = json.loads(artifacts["flow-json"])
-            steps = flow_steps(flow_result, chrome_version=chrome)
+            steps = flow_steps(flow_result, interactions=reply.get("interactions") or (),
+                               chrome_version=chrome)
             lhrs = [s.get("lhr") or {} for s in flow_result.get("steps") or []]
             if lhrs:
                 environment = _with_load(summarize_lhr(lhrs[0], chrome_version=chrome)

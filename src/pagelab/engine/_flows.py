@@ -4,6 +4,7 @@ run, Lighthouse's own user-flow API (``startFlow``) in the driver."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -13,17 +14,20 @@ from pagelab.models import (
     EngineEnvironment,
     Flow,
     FlowStep,
+    InteractionBreakdown,
     LighthouseError,
     Metrics,
     TestStatus,
     Timespan,
+    inp_phases,
     step_name,
 )
 
 from ._mapping import summarize_lhr
 from ._scrub import SecretScrubber
 
-__all__ = ["FlowRunResult", "failure_message", "flow_steps", "flow_wire"]
+__all__ = ["FlowRunResult", "failure_message", "flow_steps", "flow_wire",
+           "slowest_interaction"]
 
 _MODES = {"navigation": "navigation", "timespan": "timespan", "snapshot": "snapshot"}
 
@@ -46,9 +50,15 @@ class FlowRunResult:
     engine_failure: bool = False
 
 
-def flow_steps(flow_result: dict[str, Any], *, chrome_version: str | None = None) -> list[
-        FlowStep]:
-    """Lighthouse's FlowResult -> steps with their metrics (pure; per mode)."""
+def flow_steps(
+    flow_result: dict[str, Any], *, interactions: Sequence[Any] = (),
+    chrome_version: str | None = None,
+) -> list[FlowStep]:
+    """Lighthouse's FlowResult -> steps with their metrics (pure; per mode). A timespan's
+    slowest interaction joins its phases, read from its LHR, and the event and target the
+    driver read in the page (``interactions``: its records, by ``step_index``)."""
+    observed = {item.get("step_index"): item for item in interactions
+                if isinstance(item, dict)}
     steps: list[FlowStep] = []
     for index, step in enumerate(flow_result.get("steps") or [], 1):
         lhr = step.get("lhr") or {}
@@ -62,9 +72,27 @@ def flow_steps(flow_result: dict[str, Any], *, chrome_version: str | None = None
             metrics = Metrics(**{name: getattr(metrics, name) for name in TIMESPAN_METRICS})
         elif mode == "snapshot":
             metrics = Metrics()
+        interaction = (slowest_interaction(lhr, observed.get(index))
+                       if mode == "timespan" else None)
         steps.append(FlowStep(index=index, name=str(step.get("name") or mode), mode=mode,
-                              url=lhr.get("finalDisplayedUrl"), metrics=metrics))
+                              url=lhr.get("finalDisplayedUrl"), metrics=metrics,
+                              interaction=interaction))
     return steps
+
+
+def slowest_interaction(
+    lhr: dict[str, Any], observed: dict[str, Any] | None
+) -> InteractionBreakdown | None:
+    """A timespan's slowest interaction: its phases from the LHR, its event and target from
+    the driver's record (``{event, selector, node_label}``); None when neither has it."""
+    phases = inp_phases(lhr)
+    seen = observed or {}
+    named = {"event": seen.get("event"), "target": seen.get("selector"),
+             "target_label": seen.get("node_label")}
+    named = {key: value for key, value in named.items() if isinstance(value, str) and value}
+    if not phases and not named:
+        return None
+    return InteractionBreakdown(**named, **phases)
 
 
 def _wire(item: Any) -> dict[str, Any]:

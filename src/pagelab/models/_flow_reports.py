@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._display import flow_html
 from ._enums import DeviceId, Location, TestStatus
+from ._interactions import InteractionBreakdown
 from ._reports import EngineEnvironment, LighthouseError, Metrics
 from ._types import Timestamp
 
@@ -51,6 +52,9 @@ class FlowStep(BaseModel):
     #: Always a Metrics object (a loop over steps reads ``step.metrics.x``); what the
     #: step's mode does not measure is None (a snapshot's every field).
     metrics: Metrics = Field(default_factory=Metrics)
+    #: A timespan's slowest interaction: event, target and INP phases (None: no interaction
+    #: measured, or another mode).
+    interaction: InteractionBreakdown | None = None
 
     @field_validator("metrics", mode="before")
     @classmethod
