@@ -77,7 +77,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "METRICS", "BatchItem", "BatchReport", "BatchStatus", "BatchTestRequest", "BatchType",
         "ConfigInput", "Connection", "CreditPool", "Credits", "Device", "Direction",
         "EngineEnvironment", "ErrorBody", "Flow", "FlowReport", "FlowStep", "HttpVersion",
-        "LighthouseConfig", "LighthouseError",
+        "InteractionBreakdown", "LighthouseConfig", "LighthouseError",
         "LighthouseTestRequest", "Location", "LocationInfo", "Metric", "Metrics",
         "ProgressCallback", "Rating", "TTFBData", "TTFBError", "TTFBLocation",
         "TTFBLocationResult", "TTFBRegion", "TTFBResult", "TTFBStatus", "TTFBTestRequest",

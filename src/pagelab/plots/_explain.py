@@ -26,6 +26,7 @@ _KIND_COLOURS = {
     "entity": "#a142f4",
     "resource type": "#4285f4",
     "main thread": "#d93025",
+    "INP phase": "#e8710a",
     "user timing": "#1e8e3e",
 }
 
