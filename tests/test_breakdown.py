@@ -168,9 +168,12 @@ def test_pictures_keep_legends_beside_the_data() -> None:
         top, bottom = plots.compare_waterfalls(load("lean"), load("bloated"))
         assert top.get_xlim() == bottom.get_xlim()
         check_layout(top.figure)
-        strips = plots.compare_filmstrips(load("lean"), load("bloated"), frames=6)
-        labels = [[t.get_text() for t in ax.texts] for ax in strips]
-        assert labels[0] == labels[1]  # the same ticks
+        # The twins' filmstrips on one time axis, from their LHRs' thumbnails.
+        strips = plots.filmstrip_compare(_Reported(), "url", "http://x/lean",
+                                         "http://x/bloated")
+        top, bottom = strips.axes
+        assert top.get_shared_x_axes().joined(top, bottom)
+        check_layout(strips)
         ax = plots.contributions(explain(_Runs(), "url", "http://x/lean", "http://x/bloated"))
         check_layout(ax.figure)
     finally:

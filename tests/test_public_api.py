@@ -84,7 +84,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "TTFBTimings", "TestReport", "TestStatus", "ThrottlingMethod", "TimeInput", "metric",
     ],
     "pagelab.plots": [
-        "Video", "compare_filmstrips", "compare_waterfalls", "comparison", "contributions",
+        "Video", "compare_waterfalls", "comparison", "contributions",
         "distribution", "field_history", "filmstrip", "filmstrip_compare", "heatmap",
         "metric_by_group", "trend", "ttfb", "versus_field", "video", "visual_progress",
         "waterfall",
