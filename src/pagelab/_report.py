@@ -8,6 +8,7 @@ plots as embedded PNG. Nothing is loaded from anywhere: the report links are the
 from __future__ import annotations
 
 import base64
+import io
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -165,8 +166,8 @@ def _figure(draw: Callable[[Any], object], size: tuple[float, float], rows: int 
     """A fresh figure (not pyplot's: no global state, no backend switch) with ``draw`` done
     on its axes (one Axes, or ``rows`` of them stacked); constrained layout keeps legends
     beside the axes and titles inside."""
-    figure_module = require("matplotlib.figure", "notebook")
-    figure: Figure = figure_module.Figure(figsize=size, dpi=_DPI, layout="constrained")
+    figure = _bare_figure()
+    figure.set_size_inches(size)
     axes = figure.subplots(rows, 1)
     draw(axes if rows == 1 else list(axes))
     return figure
@@ -178,15 +179,22 @@ def _png(draw: Callable[[Any], object], size: tuple[float, float], rows: int = 1
     return _embedded(_figure(draw, size, rows))
 
 
+def _bare_figure() -> Figure:
+    """A fresh figure (not pyplot's: no global state, no backend switch)."""
+    figure_module = require("matplotlib.figure", "notebook")
+    figure: Figure = figure_module.Figure(dpi=_DPI, layout="constrained")
+    return figure
+
+
 def _embedded(figure: Figure) -> _Plot:
     """``figure`` as a base64 PNG ``data:`` address with its first axes' title as the
-    alternative text (a figure a plot made through pyplot is closed after)."""
-    from pagelab.plots import png_and_close
-
+    alternative text."""
     ax = figure.axes[0]
-    alt = ax.get_title(loc="left") or ax.get_title()
-    data = base64.b64encode(png_and_close(figure, _DPI)).decode("ascii")
-    return _Plot(alt, f"data:image/png;base64,{data}")
+    buffer = io.BytesIO()
+    # No Software tag: it would put matplotlib's web address into the file.
+    figure.savefig(buffer, format="png", metadata={"Software": None})
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return _Plot(ax.get_title(loc="left") or ax.get_title(), f"data:image/png;base64,{data}")
 
 
 def _plots(frame: pd.DataFrame, names: list[str], compared: pd.DataFrame | None,
@@ -225,17 +233,16 @@ def _visual(results: object, chosen: tuple[object, object, object]) -> _Visual:
     by, a, b = chosen
     keys = by if isinstance(by, str) else [str(k) for k in cast("Sequence[str]", by)]
 
-    def curves() -> Figure:
-        return cast("Figure", plots.visual_progress(results, by=keys).get_figure())
-
     images: list[_Plot] = []
     notes: list[str] = []
-    draws: list[tuple[str, Callable[[], Figure]]] = [
-        ("filmstrips", lambda: plots.filmstrip_compare(results, keys, a, b)),
-        ("visual progress", curves)]
+    draws: list[tuple[str, Callable[[], _Plot]]] = [
+        ("filmstrips", lambda: _embedded(plots.filmstrip_compare(results, keys, a, b,
+                                                                 figure=_bare_figure()))),
+        ("visual progress", lambda: _png(
+            lambda ax: plots.visual_progress(results, by=keys, ax=ax), (_WIDTH, 3.4)))]
     for name, draw in draws:
         try:
-            images.append(_embedded(draw()))
+            images.append(draw())
         except PagelabError as exc:
             notes.append(f"No {name}: {exc}")
     if images:

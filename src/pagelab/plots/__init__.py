@@ -12,9 +12,8 @@ from ._ttfb import ttfb
 from ._visual import filmstrip_compare, visual_progress
 
 # isort: split
-# For the HTML report (pagelab.export) and the widgets only (not public API, not in __all__).
+# For the HTML report (pagelab.export) only (not public API, not in __all__).
 from ._common import group_columns as group_columns
-from ._common import png_and_close as png_and_close
 from ._common import successful as successful
 
 __all__ = [

@@ -5,7 +5,6 @@ matplotlib is imported on use (``pagelab[notebook]``) and the backend is never s
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Sequence
 from functools import wraps
 from itertools import pairwise
@@ -33,7 +32,6 @@ __all__ = [
     "measuring",
     "new_axes",
     "plain",
-    "png_and_close",
     "shows_its_figure",
     "successful",
     "threshold_lines",
@@ -100,17 +98,6 @@ def shows_its_figure(plot: Callable[_P, _R]) -> Callable[_P, _R]:
 
 def pyplot() -> Any:
     return require("matplotlib.pyplot", "notebook")
-
-
-def png_and_close(figure: Figure, dpi: float | None = None) -> bytes:
-    """A figure a plot made through pyplot (:func:`~pagelab.plots.filmstrip_compare`'s) as
-    PNG bytes, then closed: a report or a widget shows the image, so pyplot keeps nothing
-    and a notebook does not show the figure a second time."""
-    buffer = io.BytesIO()
-    # No Software tag: it would put matplotlib's web address into the file.
-    figure.savefig(buffer, format="png", dpi=dpi or "figure", metadata={"Software": None})
-    pyplot().close(figure)
-    return buffer.getvalue()
 
 
 def plain(text: object) -> str:

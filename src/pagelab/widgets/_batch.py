@@ -16,7 +16,15 @@ from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
 from pagelab.stats import MIN_RUNS
 
-from ._common import Panel, error_html, error_message, figure_png, show_png
+from ._common import (
+    Panel,
+    bare_figure,
+    error_html,
+    error_message,
+    figure_png,
+    png_bytes,
+    show_png,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -341,8 +349,9 @@ class BatchComparison(Panel):
         from pagelab import plots
 
         try:
-            png = plots.png_and_close(plots.filmstrip_compare(
-                results, self._cell_columns, self._cells[base], self._cells[other]))
+            png = png_bytes(plots.filmstrip_compare(
+                results, self._cell_columns, self._cells[base], self._cells[other],
+                figure=bare_figure()))
         except Exception as exc:
             self.error = exc
             self._set_filmstrips(None)
