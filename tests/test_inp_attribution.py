@@ -159,3 +159,16 @@ def test_explain_of_page_runs_has_no_phase_rows() -> None:
     lhr = json.loads((Path(__file__).parent / "data" / "lhr-lean-desktop.json").read_text())
     explanation = explain_runs([({}, [lhr], [lhr])])
     assert "INP phase" not in set(explanation.frame["kind"].astype(str))
+
+
+def test_a_flow_run_displays_its_slowest_interaction() -> None:
+    page = flow_report("300 ms", SLOW)._repr_html_()
+    phases = inp_phases(SLOW["lhr"])
+    assert ("Step 2 &#39;add&#39;, slowest interaction: click on body &gt; main &gt; p &gt; "
+            "button#add-slow (Add to cart (slow)): input delay "
+            f"{phases['input_delay']:,.0f} ms \u00b7 processing {phases['processing']:,.0f} ms "
+            f"\u00b7 presentation delay {phases['presentation']:,.0f} ms") in page
+    # A navigation has none; a flow without any interaction shows no such line.
+    bare = FlowReport(flow="idle", status="success", device="mobile",
+                      steps=flow_steps(flow_result()))
+    assert "slowest interaction" not in bare._repr_html_()
