@@ -172,3 +172,20 @@ def test_a_flow_run_displays_its_slowest_interaction() -> None:
     bare = FlowReport(flow="idle", status="success", device="mobile",
                       steps=flow_steps(flow_result()))
     assert "slowest interaction" not in bare._repr_html_()
+
+
+def test_a_report_comparing_flows_says_why_it_has_no_filmstrips(tmp_path: Path) -> None:
+    """Steps of flows have no test id to read screenshots by: the report's comparison says
+    so in its note (the filmstrips raised a KeyError on them and the report failed)."""
+    import pagelab
+    from pagelab.export import html_report
+
+    with pagelab.LocalRunner(tmp_path) as runner:
+        results = pagelab.Results([flow_report("300 ms", SLOW), flow_report("50 ms", FAST)],
+                                  runner=runner)
+        page = html_report(results, by="flow", a="50 ms", b="300 ms")
+    start = page.index('<h3 id="visual">')
+    visual = page[start:page.index("<h2", start)]
+    assert ("No filmstrips: filmstrip_compare: the compared runs have no test ids to read "
+            "their screenshots by") in visual
+    assert "<img" not in visual

@@ -109,6 +109,11 @@ def _sides(results: Any, by: str | Sequence[str], a: object, b: object,
     for where, ids_a, ids_b in compared_runs(frame, by, a, b):
         chosen = [representative_id(frame, ids) for ids in (ids_a, ids_b)]
         rows = frame[frame["id"].astype("string").isin(chosen)]
+        if len(rows) < len(chosen):
+            # Steps of user flows have no test id (they are not stored as runs).
+            raise InvalidInputError(
+                "filmstrip_compare: the compared runs have no test ids to read their "
+                "screenshots by")
         labels, _ = group_labels(rows, keys)
         by_id = dict(zip(rows["id"].astype(str), labels, strict=True))
         side_a, side_b = (_side(results, frame, by_id[i], i, metrics) for i in chosen)
