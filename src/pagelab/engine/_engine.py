@@ -506,7 +506,8 @@ class Engine:
                 step.model_copy(update={"resources": {
                     **step.resources,
                     "html-report": (out / f"step-{step.index}.html").read_bytes()}})
-                for step in flow_steps(flow_result, chrome_version=chrome)
+                for step in flow_steps(flow_result, interactions=reply.get("interactions") or (),
+                                       chrome_version=chrome)
             ]
             lhrs = [s.get("lhr") or {} for s in flow_result.get("steps") or []]
             if lhrs:

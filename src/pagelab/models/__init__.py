@@ -21,6 +21,7 @@ from ._enums import (
 from ._flow_reports import FlowReport, FlowStep
 from ._flows import Flow
 from ._inputs import ConfigInput, ProgressCallback, TimeInput
+from ._interactions import InteractionBreakdown
 from ._metrics import METRICS, Direction, Metric, Rating, metric
 from ._reference import CreditPool, Credits, ErrorBody, LocationInfo, TTFBLocation, TTFBRegion
 from ._reports import (
@@ -63,6 +64,8 @@ from ._har import read_report_lhr as read_report_lhr
 from ._inputs import check_paging as check_paging
 from ._inputs import coerce_config as coerce_config
 from ._inputs import epoch_ms_or_none as epoch_ms_or_none
+from ._interactions import INP_PHASES as INP_PHASES
+from ._interactions import inp_phases as inp_phases
 from ._metrics import FIELD_METRICS as FIELD_METRICS
 from ._metrics import HEADLINE_METRICS as HEADLINE_METRICS
 from ._metrics import METRIC_NAMES as METRIC_NAMES
@@ -113,6 +116,7 @@ __all__ = [
     "FlowStep",
     "FlowStepRef",
     "HttpVersion",
+    "InteractionBreakdown",
     "LighthouseConfig",
     "LighthouseError",
     "LighthouseTestRequest",

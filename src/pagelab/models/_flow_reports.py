@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._display import flow_html
 from ._enums import DeviceId, Location, TestStatus
+from ._interactions import InteractionBreakdown
 from ._reports import EngineEnvironment, LighthouseError, Metrics
 from ._steps import FlowStepRef, StepMode
 from ._types import Timestamp
@@ -63,6 +64,9 @@ class FlowStep(BaseModel):
     #: ``html-report`` (Lighthouse's report of that step alone), what its stored test
     #: keeps; secrets scrubbed. Not part of the JSON form.
     resources: dict[str, bytes] = Field(default_factory=dict, exclude=True, repr=False)
+    #: A timespan's slowest interaction: event, target and INP phases (None: no interaction
+    #: measured, or another mode).
+    interaction: InteractionBreakdown | None = None
 
     @field_validator("metrics", mode="before")
     @classmethod
