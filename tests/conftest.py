@@ -21,8 +21,17 @@ NOTEBOOK_CELL_TIMEOUT_S = 1800
 #: anyway; grouping them keeps the other worker from waiting on it.
 ENGINE_GROUP = "engine"
 
+#: Engine tests that run beside that worker, in their own module's group: they play a
+#: reader's whole machine (a fresh venv and pip, JupyterLab, a browser driving it) and spend
+#: most of their time outside Lighthouse. Each of their runs takes the engine lock as any
+#: user's process does, so no two Lighthouse runs overlap; the engine worker's queue gets
+#: shorter by their set-up time (about 8 minutes).
+BESIDE_THE_ENGINE = ("tests/test_wheel.py", "tests/test_notebook_browser.py")
+
 
 def _runs_the_engine(item: pytest.Item) -> bool:
+    if item.nodeid.startswith(BESIDE_THE_ENGINE):
+        return False
     return (item.path.suffix == ".ipynb"  # the notebooks measure the demo site
             or item.get_closest_marker("engine") is not None
             or "engine" in getattr(item, "fixturenames", ()))
