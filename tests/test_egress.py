@@ -288,9 +288,17 @@ def test_no_way_out_of_a_page_reaches_a_refused_address(
 
     # Control: the same page, the same proxied browser, 127.0.0.2 allowed: every way out
     # reaches the server (so zero below means refused, not broken).
-    control = proxied_engine.run(url, "desktop", target_policy=BOTH_ALLOWED)
-    assert control.status == "success", control.error
-    reached = {r.path for r in forbidden.requests}
+    # On a loaded machine the cross-site frame can load after the run ended (its two paths
+    # missing once in a suite run): the control is run again, up to three times, until
+    # every way out arrived.
+    for _ in range(3):
+        forbidden.clear()
+        allowed.clear()
+        control = proxied_engine.run(url, "desktop", target_policy=BOTH_ALLOWED)
+        assert control.status == "success", control.error
+        reached = {r.path for r in forbidden.requests}
+        if reached >= VECTOR_PATHS:
+            break
     assert reached >= VECTOR_PATHS, VECTOR_PATHS - reached
     assert ("/frame" in {r.path for r in allowed.requests})  # the OOPIF came through a name
 
