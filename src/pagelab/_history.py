@@ -22,15 +22,9 @@ class PagedTests(Protocol):
     """What history reading needs of a runner (every :class:`pagelab.runners.Runner` is
     one): its tests a page at a time, newest first, within ``created_at`` bounds."""
 
-    def list(
-        self,
-        page: int = 1,
-        per_page: int = 10,
-        created_at_gt: TimeInput = None,
-        created_at_gte: TimeInput = None,
-        created_at_lt: TimeInput = None,
-        created_at_lte: TimeInput = None,
-    ) -> builtins.list[TestReport]: ...
+    # Only what the reader passes: a runner's ``list`` takes more (``created_at_gt``, ...).
+    def list(self, page: int = 1, per_page: int = 10, *, created_at_gte: TimeInput = None,
+             created_at_lte: TimeInput = None) -> builtins.list[TestReport]: ...
 
 #: Tests asked for per ``runner.list`` page (the API's maximum).
 _PER_PAGE = 100
