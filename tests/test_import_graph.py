@@ -33,6 +33,7 @@ FLOORS: dict[str, int] = {
     "pagelab._public": 0,
     "pagelab._url_secrets": 0,
     "pagelab._served": 0,
+    "pagelab._closing": 0,
     "pagelab._extras": 1,
     "pagelab._apt": 1,
     "pagelab._cells": 1,
@@ -75,7 +76,7 @@ WITHOUT_PANDAS = frozenset({
     "pagelab", "pagelab._exceptions", "pagelab._paths", "pagelab._public", "pagelab._served",
     "pagelab._html", "pagelab._url_secrets",
     "pagelab._extras", "pagelab._apt", "pagelab.models", "pagelab.catalog", "pagelab.demo",
-    "pagelab._history",
+    "pagelab._history", "pagelab._closing",
     "pagelab.store", "pagelab.engine", "pagelab.client", "pagelab.fleet", "pagelab.runners",
     "pagelab.service",
 })

@@ -6,11 +6,10 @@ import builtins
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from pydantic import ValidationError
 
+from pagelab._closing import Closing
 from pagelab._exceptions import NotFoundError
 from pagelab.catalog import LOCATIONS, TTFB_REGIONS
 from pagelab.engine import Engine, run_ttfb
@@ -60,7 +59,7 @@ __all__ = ["INTERRUPTED", "LocalRunner"]
 INTERRUPTED = "INTERRUPTED"
 
 
-class LocalRunner(ResourceReader):
+class LocalRunner(ResourceReader, Closing):
     """Runs tests with the local engine (real Lighthouse in Chromium) and keeps them in the
     store under ``data_dir`` (default ``$PAGELAB_DATA_DIR`` or the per-user data dir).
 
@@ -288,16 +287,6 @@ class LocalRunner(ResourceReader):
         if self._owns_engine:
             self.engine.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"LocalRunner(data_dir={str(self.store.data_dir)!r})"
