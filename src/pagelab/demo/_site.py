@@ -29,7 +29,6 @@ from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 from urllib.parse import parse_qsl, urlsplit
 
@@ -658,12 +657,7 @@ class DemoServer:
     def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     @property
