@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds = time.perf_counter() - held[0]
             if result.status != "success":
                 raise RuntimeError(f"engine flow failed: {result.error}")
-            flow_result: dict[str, Any] = json.loads(result.artifacts["flow-json"])
+            flow_result: dict[str, Any] = json.loads(result.resources["flow-json"])
             return flow_result, seconds
 
         sides: dict[str, Side] = {"engine": ours, "bare": bare}

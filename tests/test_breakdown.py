@@ -168,9 +168,12 @@ def test_pictures_keep_legends_beside_the_data() -> None:
         top, bottom = plots.compare_waterfalls(load("lean"), load("bloated"))
         assert top.get_xlim() == bottom.get_xlim()
         check_layout(top.figure)
-        strips = plots.compare_filmstrips(load("lean"), load("bloated"), frames=6)
-        labels = [[t.get_text() for t in ax.texts] for ax in strips]
-        assert labels[0] == labels[1]  # the same ticks
+        # The twins' filmstrips on one time axis, from their LHRs' thumbnails.
+        strips = plots.filmstrip_compare(_Reported(), "url", "http://x/lean",
+                                         "http://x/bloated")
+        top, bottom = strips.axes
+        assert top.get_shared_x_axes().joined(top, bottom)
+        check_layout(strips)
         ax = plots.contributions(explain(_Runs(), "url", "http://x/lean", "http://x/bloated"))
         check_layout(ax.figure)
     finally:
@@ -316,13 +319,20 @@ def test_html_report_explains_two_cells() -> None:
     assert ("http://x/bloated loads 1 more script (300 KB, 127.0.0.2) and spends +296 ms in "
             "script evaluation.") in section
     assert section.index(">script evaluation<") < section.index("widget.js?cb=*")
-    # contributions, the waterfalls on one axis, the filmstrips: embedded PNGs with alt text
+    # contributions and the waterfalls on one axis: embedded PNGs with alt text
     images = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,', section)
-    assert len(images) == 3
+    assert len(images) == 2
     assert images[0] == "Why it differs: contributions, largest first"
     assert images[1].startswith("http://x/lean: Requests of ")
-    assert images[2] == "http://x/lean: filmstrip (ms since navigation start)"
     assert "the representative run of each side, lt_a (http://x/lean) and lt_b" in section
+    # The filmstrips are the comparison's (here from the LHRs' thumbnails: these runs have
+    # no runner to read every screenshot through), once; the visual progress says why not.
+    start = page.index('<h3 id="visual">')
+    visual = page[start:page.index("<h2", start)]
+    (filmstrips,) = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,', visual)
+    assert filmstrips == "/lean (desktop/us): lt_a"
+    assert "No visual progress: results: expected Results" in visual
+    assert page.count("data:image/png") == page.count("<img")
     # the same report without it, and a frame (no LHRs) has no section
     assert 'id="explain"' not in html_report(runs, explain=False)
     assert 'id="explain"' not in html_report(runs.frame)

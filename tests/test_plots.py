@@ -322,3 +322,41 @@ def test_every_plot_shows_only_its_figure() -> None:
     assert {"metric_by_group", "versus_field", "filmstrip_compare"} <= set(plotting)
     bare = [name for name in plotting if not hasattr(getattr(plots, name), "__wrapped__")]
     assert bare == []
+
+
+def test_a_plots_figure_shows_once_and_not_never() -> None:
+    """``filmstrip_compare`` returns a pyplot Figure; a notebook showed nothing of it (its
+    display did nothing, the inline backend's too). Its first display shows it and closes
+    it in pyplot, so the inline backend, which shows every open figure at a cell's end,
+    does not show it a second time (checked in a kernel: once as a cell's last line, with
+    ``;``, assigned, and shown again by name)."""
+    import matplotlib.pyplot as plt
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from pagelab.plots._common import shows_its_figure
+
+    @shows_its_figure
+    def strips() -> object:
+        figure, ax = plt.subplots()
+        ax.plot([1, 2])
+        return figure
+
+    shell = InteractiveShell.instance()
+    shell.user_ns["strips"] = strips
+    try:
+        with capture_output() as captured:
+            shell.run_cell("strips()")
+        assert [o.data["text/plain"] for o in captured.outputs] == [
+            "<Figure size 640x480 with 1 Axes>"]
+        assert plt.get_fignums() == []  # closed: the backend will not show it again
+        figure = strips()
+        assert plt.get_fignums() != []
+        shell.user_ns["figure"] = figure
+        with capture_output() as captured:
+            shell.run_cell("figure")
+        assert len(captured.outputs) == 1
+        assert "_ipython_display_" not in vars(figure)
+    finally:
+        plt.close("all")
+        InteractiveShell.clear_instance()

@@ -117,3 +117,44 @@ def test_compare_video_of_two_video_runs(runs: tuple[Results, TestReport],
                                                 r"video \(run it with config"):
         compare_video(fast, without_video, tmp_path / "none.mp4", runner=runner)
     assert not (tmp_path / "none.mp4").exists()
+
+
+def test_the_report_and_the_widget_show_how_each_side_paints(
+    runs: tuple[Results, TestReport], site: DemoServer,
+) -> None:
+    import re
+    import struct
+
+    import matplotlib.pyplot as plt
+
+    from pagelab.export import html_report
+    from pagelab.widgets import BatchComparison
+
+    results, _ = runs
+    open_figures = plt.get_fignums()
+    page = html_report(results, by="url", a=site.page_url("fast"), b=site.page_url("heavy"))
+    start = page.index('<h3 id="visual">')
+    visual = page[start:page.index("<h2", start)]
+    # The comparison's pictures: the filmstrips (its first row /fast), the curves.
+    alts = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,', visual)
+    assert len(alts) == 2, visual[-600:]
+    assert alts[0].startswith("/fast")
+    assert alts[1].startswith("Visual progress")
+    assert "No filmstrips" not in visual
+    assert "No visual progress" not in visual
+    # Shown once: the explain section keeps its contributions and waterfalls only.
+    explained = page[page.index('<h2 id="explain">'):]
+    assert "filmstrip" not in explained.lower().split("<h2", 2)[1]
+    # The widget's Filmstrips view of the chosen cell against the baseline.
+    widget = BatchComparison(results.runner)
+    widget._show(results)
+    assert (widget.baseline.value, widget.explain_cell.value) == ("/fast", "/heavy")
+    widget.filmstrips.value = True
+    assert widget.filmstrip_note.value == ""
+    assert list(widget._filmstrip_area.children) == [widget.filmstrip_plot]
+    png = bytes(widget.filmstrip_plot.value)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = struct.unpack(">II", png[16:24])
+    assert width > height  # two rows of frames side by side in time
+    # Neither leaves a pyplot figure behind (a notebook would show it twice).
+    assert plt.get_fignums() == open_figures

@@ -183,6 +183,30 @@ def test_an_explanation_that_cannot_be_made_is_shown() -> None:
     assert not widget.run_button.disabled
 
 
+def test_filmstrips_that_cannot_be_drawn_say_why() -> None:
+    from recorded_runs import matrix_2x2
+
+    # Runs replayed from a CSV: no screenshots to draw from. Off, the view shows nothing.
+    widget = BatchComparison()
+    widget._show(pagelab.Results.from_frame(matrix_2x2()))
+    assert widget.filmstrips.value is False
+    assert list(widget._filmstrip_area.children) == [widget.filmstrip_note]
+    assert widget.filmstrip_note.value == ""
+    widget.filmstrips.value = True
+    note = widget.filmstrip_note.value
+    assert 'class="pagelab-error"' in note
+    assert (f"Could not draw the filmstrips of {widget.explain_cell.value} and "
+            f"{widget.baseline.value}") in note
+    assert "no runner to read LHRs from" in note
+    assert widget.filmstrip_plot.value == b""
+    # Another cell chosen: the view follows it.
+    other = next(c for c in widget.explain_cell.options if c != widget.explain_cell.value)
+    widget.explain_cell.value = other
+    assert f"Could not draw the filmstrips of {other} and" in widget.filmstrip_note.value
+    widget.filmstrips.value = False
+    assert widget.filmstrip_note.value == ""
+
+
 def test_a_comparison_between_cells_pools_nothing() -> None:
     """Issue 33: each cell is one URL and device; its comparison with the baseline is within
     those cells, not "pooled over url" (what the widget used to caption it)."""

@@ -53,9 +53,9 @@ def main() -> None:
     print(explanation.summary)
     top, _ = plots.compare_waterfalls(lean, bloated, labels=("lean (a)", "bloated (b)"))
     top.figure.savefig(OUT / "explain-waterfalls.png", dpi=110, bbox_inches="tight")
-    top, _ = plots.compare_filmstrips(lean, bloated, frames=6,
-                                      labels=("lean (a)", "bloated (b)"))
-    top.figure.savefig(OUT / "explain-filmstrips.png", dpi=80, bbox_inches="tight")
+    strips = plots.filmstrip_compare(twins, "url", "http://127.0.0.1/lean",
+                                     "http://127.0.0.1/bloated", interval_ms=50)
+    strips.savefig(OUT / "explain-filmstrips.png", dpi=80, bbox_inches="tight")
     ax = plots.contributions(explanation)
     ax.figure.savefig(OUT / "explain-contributions.png", dpi=110, bbox_inches="tight")
     plt.close("all")

@@ -1,5 +1,6 @@
 """Why is b slower than a: the contributions of requests, resource types, entities,
-main-thread categories and user timings to the difference of two groups of runs.
+main-thread categories, the INP phases of a timespan's slowest interaction and user timings
+to the difference of two groups of runs (or of flow steps).
 
 :func:`pagelab.stats.explain` chooses the runs (``by``, ``a``, ``b``, within cells) and
 calls :func:`explain_runs` here; this module reads each run's LHR through the per-run
@@ -22,14 +23,15 @@ import pandas as pd
 from pagelab._html import MISSING, Markup, pill, table
 from pagelab.frames import main_thread, requests, third_parties, user_timings
 from pagelab.frames import resource_type as budget_type
-from pagelab.models import RATING_COLOURS
+from pagelab.models import INP_PHASES, RATING_COLOURS, inp_phases
 
 __all__ = ["EXPLANATION_COLUMNS", "KINDS", "Explanation", "amount", "causes", "cell_name",
            "contributions_table", "explain_runs", "explanation_html", "item_text",
            "normalise_url", "throughput_kbps", "totals"]
 
 #: The kinds of contribution, in the order ties are ranked.
-KINDS: tuple[str, ...] = ("request", "entity", "resource type", "main thread", "user timing")
+KINDS: tuple[str, ...] = ("request", "entity", "resource type", "main thread", "INP phase",
+                          "user timing")
 
 #: Column -> dtype of :attr:`Explanation.frame` (after the ``within`` columns).
 EXPLANATION_COLUMNS: dict[str, Any] = {
@@ -101,6 +103,8 @@ class _Run:
     main_thread_ms: dict[str, float]
     main_thread_labels: dict[str, str]
     user_timing_ms: dict[str, float]
+    #: A timespan's slowest interaction: INP phase (in words) -> ms.
+    inp_phase_ms: dict[str, float]
     kbps: float
 
 
@@ -133,6 +137,7 @@ def _run(lhr: Mapping[str, Any]) -> _Run:
     third = parties[parties["party"] == "third"]
     work = main_thread(lhr)
     timings = user_timings(lhr)
+    phases = inp_phases(lhr)
     return _Run(
         request_bytes, request_ms, info, type_bytes, type_count,
         dict(zip(parties["entity"], parties["transfer_bytes"].astype(float), strict=True)),
@@ -140,6 +145,7 @@ def _run(lhr: Mapping[str, Any]) -> _Run:
         dict(zip(work["category"], work["time_ms"], strict=True)),
         dict(zip(work["category"], work["label"], strict=True)),
         dict(zip(timings["name"], timings["value_ms"], strict=True)),
+        {words: phases[name] for name, _, words in INP_PHASES if name in phases},
         throughput_kbps(lhr),
     )
 
@@ -163,11 +169,12 @@ class Explanation:
     """The contributions to the difference between two groups of runs, ranked.
 
     ``frame``: one row per contribution, largest first: the ``within`` columns (the cell),
-    ``kind`` (request, entity, resource type, main thread, user timing), ``item`` (a URL,
-    an entity, a type, a category, a mark's name), ``a`` and ``b`` (medians over each
-    side's runs), ``delta`` (``b - a``), ``unit`` (``bytes``, ``ms`` or ``requests``) and
-    ``weight_ms``, the size the ranking uses: a time delta as it is, a byte delta as the
-    time it takes at the runs' throttled throughput. ``summary``: the story in words.
+    ``kind`` (request, entity, resource type, main thread, INP phase, user timing),
+    ``item`` (a URL, an entity, a type, a category, a phase, a mark's name), ``a`` and
+    ``b`` (medians over each side's runs), ``delta`` (``b - a``), ``unit`` (``bytes``,
+    ``ms`` or ``requests``) and ``weight_ms``, the size the ranking uses: a time delta as
+    it is, a byte delta as the time it takes at the runs' throttled throughput.
+    ``summary``: the story in words.
     """
 
     frame: pd.DataFrame
@@ -320,6 +327,8 @@ def _contributions(a_runs: Sequence[_Run], b_runs: Sequence[_Run]) -> list[dict[
         scale=0.0)
     add("main thread", lambda r: r.main_thread_ms, "ms", absent=0.0, minimum=_MIN_MS,
         scale=1.0)
+    add("INP phase", lambda r: r.inp_phase_ms, "ms", absent=None, minimum=_MIN_MS,
+        scale=1.0)
     add("user timing", lambda r: r.user_timing_ms, "ms", absent=None, minimum=_MIN_MS,
         scale=1.0)
     order = {kind: i for i, kind in enumerate(KINDS)}
@@ -360,6 +369,10 @@ def _summary(rows: Sequence[Mapping[str, Any]], a_runs: Sequence[_Run],
         if row["kind"] == "main thread" and row["weight_ms"] >= _SUMMARY_MS * 2.5:
             clauses.append(f"spends {row['delta']:+,.0f} ms in "
                            f"{item_text('main thread', row['item'], labels)}")
+    for row in rows:
+        if row["kind"] == "INP phase" and row["weight_ms"] >= _SUMMARY_MS * 2.5:
+            clauses.append(f"takes {row['delta']:+,.0f} ms in its slowest interaction's "
+                           f"{row['item']}")
     for row in rows:
         if row["kind"] == "user timing" and row["weight_ms"] >= _SUMMARY_MS * 2.5:
             word = "later" if row["delta"] > 0 else "sooner"

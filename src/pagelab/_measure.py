@@ -10,11 +10,9 @@ ahead, the local engine runs one test at a time). Decisions: ``docs/analysis.md`
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -31,7 +29,7 @@ from pagelab.models import (
     DeviceId,
     Flow,
     FlowReport,
-    LighthouseConfig,
+    FlowStep,
     Location,
     PageUrl,
     ProgressCallback,
@@ -39,7 +37,7 @@ from pagelab.models import (
     coerce_config,
     invalid_input,
 )
-from pagelab.runners import MatrixCell, Runner, connect
+from pagelab.runners import FlowCell, MatrixCell, Runner, connect
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -98,19 +96,10 @@ def _choices(value: object, name: str, kind: type[E],
     return list(dict.fromkeys(out))
 
 
-@dataclass(frozen=True, slots=True)
-class _FlowCell:
-    """One flow on a device from a location, with its config."""
-
-    flow: Flow
-    device: Device
-    location: Location
-    config: LighthouseConfig
-
-
 def _split_flows(value: object) -> tuple[object, list[Flow]]:
-    """``urls`` without its flows (None when only flows were given), and the flows (each
-    checked: a flow that cannot run is refused before anything runs)."""
+    """``urls`` without its flows (None when only flows were given), and the flows, each
+    checked here, once: a flow that cannot run is refused before anything runs, and its
+    :class:`~pagelab.runners.FlowCell` goes to the runner as it is."""
     if isinstance(value, Flow):
         return None, [value.check()]
     if isinstance(value, str) or not isinstance(value, Iterable):
@@ -151,7 +140,7 @@ def _matrix(
         ]
     return [
         MatrixCell(item, device, location, cell_config) if isinstance(item, str)
-        else _FlowCell(item, device, location, cell_config)
+        else FlowCell(item, device, location, cell_config)
         for item, device, location, cell_config in itertools.product(
             url_list, device_list, location_list, configs
         )
@@ -159,27 +148,6 @@ def _matrix(
 
 
 # -- collecting finished runs ----------------------------------------------------------------
-
-
-def _run_flows(runner: Runner, cells: Sequence[MatrixCell], flows: Sequence[_FlowCell],
-               runs: int, on_report: Any) -> None:
-    """Run every page cell and every flow cell ``runs`` times, interleaved by run: run 0 of
-    every page cell (through the runner's matrix) and every flow, then run 1... Flows run
-    on the local engine only (``ApiRunner.flow`` says so)."""
-    run_flow = getattr(runner, "flow", None)
-    if run_flow is None:
-        raise InvalidInputError(f"{type(runner).__name__} cannot run user flows; use LocalRunner")
-    for run in range(runs):
-        if cells:
-            runner.run_matrix(cells, 1, functools.partial(_as_run, on_report, run))
-        for index, cell in enumerate(flows, len(cells)):
-            report = run_flow(cell.flow, device=cell.device.value,
-                              location=cell.location.value, config=cell.config)
-            on_report(report, run, index)
-
-
-def _as_run(on_report: Any, run: int, report: TestReport, _: int, cell: int) -> None:
-    on_report(report, run, cell)
 
 
 class _Collector:
@@ -277,10 +245,8 @@ def measure(
     collector = _Collector((len(cells) + len(flow_cells)) * runs, progress)
     interrupted = False
     try:
-        if flow_cells:
-            _run_flows(runner, cells, flow_cells, runs, collector.add)
-        else:
-            runner.run_matrix(cells, runs, collector.add)
+        # Page cells first, then flows: run 0 of every cell, then run 1...
+        runner.run_matrix([*cells, *flow_cells], runs, collector.add)
     except KeyboardInterrupt:
         interrupted = True
     except PagelabError as exc:
@@ -482,12 +448,13 @@ class Results:
 
         return to_long(self.frame)
 
-    def lhr(self, report: TestReport | str) -> dict[str, Any]:
-        """One run's full Lighthouse result (a report or its ``lt_…`` id), read through the
-        runner the runs came from and kept (each LHR is read once)."""
-        test_id = report.id if isinstance(report, TestReport) else report
+    def lhr(self, report: TestReport | FlowStep | str) -> dict[str, Any]:
+        """One run's full Lighthouse result (a report, a stored flow step or its ``lt_…``
+        id), read through the runner the runs came from and kept (each LHR is read once)."""
+        test_id = report.id if isinstance(report, TestReport | FlowStep) else report
         if not isinstance(test_id, str):
-            raise InvalidInputError(f"report: expected a TestReport or a test id, got {report!r}")
+            raise InvalidInputError(
+                f"report: expected a TestReport, a stored FlowStep or a test id, got {report!r}")
         if test_id not in self._lhrs:
             if self.runner is None:
                 raise InvalidInputError(

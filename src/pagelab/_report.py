@@ -8,13 +8,12 @@ plots as embedded PNG. Nothing is loaded from anywhere: the report links are the
 from __future__ import annotations
 
 import base64
-import contextlib
 import io
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -63,6 +62,15 @@ class _Explained:
     html: Markup | None = None
     plots: tuple[_Plot, ...] = ()
     runs: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Visual:
+    """The comparison's pictures of how each side paints: the filmstrips on one time axis
+    and the visual-progress curves, with a note (which runs, or why a picture is missing)."""
+
+    plots: tuple[_Plot, ...] = ()
     note: str = ""
 
 
@@ -158,8 +166,8 @@ def _figure(draw: Callable[[Any], object], size: tuple[float, float], rows: int 
     """A fresh figure (not pyplot's: no global state, no backend switch) with ``draw`` done
     on its axes (one Axes, or ``rows`` of them stacked); constrained layout keeps legends
     beside the axes and titles inside."""
-    figure_module = require("matplotlib.figure", "notebook")
-    figure: Figure = figure_module.Figure(figsize=size, dpi=_DPI, layout="constrained")
+    figure = _bare_figure()
+    figure.set_size_inches(size)
     axes = figure.subplots(rows, 1)
     draw(axes if rows == 1 else list(axes))
     return figure
@@ -168,7 +176,19 @@ def _figure(draw: Callable[[Any], object], size: tuple[float, float], rows: int 
 def _png(draw: Callable[[Any], object], size: tuple[float, float], rows: int = 1) -> _Plot:
     """:func:`_figure` as a base64 PNG ``data:`` address with its (first axes') title as
     the alternative text."""
-    figure = _figure(draw, size, rows)
+    return _embedded(_figure(draw, size, rows))
+
+
+def _bare_figure() -> Figure:
+    """A fresh figure (not pyplot's: no global state, no backend switch)."""
+    figure_module = require("matplotlib.figure", "notebook")
+    figure: Figure = figure_module.Figure(dpi=_DPI, layout="constrained")
+    return figure
+
+
+def _embedded(figure: Figure) -> _Plot:
+    """``figure`` as a base64 PNG ``data:`` address with its first axes' title as the
+    alternative text."""
     ax = figure.axes[0]
     buffer = io.BytesIO()
     # No Software tag: it would put matplotlib's web address into the file.
@@ -204,6 +224,35 @@ def _plots(frame: pd.DataFrame, names: list[str], compared: pd.DataFrame | None,
     return images
 
 
+def _visual(results: object, chosen: tuple[object, object, object]) -> _Visual:
+    """Side a's and side b's filmstrips on one time axis (each cell's representative runs)
+    and the visual-progress curves by ``by``, from the runs' screenshots (read through the
+    runner of ``Results``); a picture that cannot be drawn says why in the note."""
+    from pagelab import plots
+
+    by, a, b = chosen
+    keys = by if isinstance(by, str) else [str(k) for k in cast("Sequence[str]", by)]
+
+    images: list[_Plot] = []
+    notes: list[str] = []
+    draws: list[tuple[str, Callable[[], _Plot]]] = [
+        ("filmstrips", lambda: _embedded(plots.filmstrip_compare(results, keys, a, b,
+                                                                 figure=_bare_figure()))),
+        ("visual progress", lambda: _png(
+            lambda ax: plots.visual_progress(results, by=keys, ax=ax), (_WIDTH, 3.4)))]
+    for name, draw in draws:
+        try:
+            images.append(draw())
+        except PagelabError as exc:
+            notes.append(f"No {name}: {exc}")
+    if images:
+        notes.insert(0, "How each side paints, from its runs' screenshots: the filmstrips of "
+                        "each side's representative run on one time axis (FCP and LCP marked, "
+                        "the first visually complete frame outlined) and every run's visual "
+                        "progress (bold: the representative run).")
+    return _Visual(tuple(images), " ".join(notes))
+
+
 def _by_group(frame: pd.DataFrame, name: str, ax: Axes) -> object:
     from pagelab import plots
 
@@ -213,8 +262,8 @@ def _by_group(frame: pd.DataFrame, name: str, ax: Axes) -> object:
 def _explained(results: object, frame: pd.DataFrame,
                chosen: tuple[object, object, object]) -> _Explained:
     """Why b differs from a, from each run's LHR (read through the runner of ``Results``),
-    with the contributions plot and the waterfalls and filmstrips of each side's
-    representative run in the cell of the largest contribution."""
+    with the contributions plot and the waterfalls of each side's representative run in the
+    cell of the largest contribution (their filmstrips are the comparison's)."""
     from pagelab.stats import explain, representative_id
 
     by, a, b = chosen
@@ -230,9 +279,9 @@ def _explained(results: object, frame: pd.DataFrame,
     runs = ""
     if cell in explanation.run_ids:
         ids = [representative_id(frame, side) for side in explanation.run_ids[cell]]
-        images.extend(_side_by_side(results, explanation, ids[0], ids[1]))
+        images.append(_waterfalls(results, explanation, ids[0], ids[1]))
         where = f" in {cell}" if cell else ""
-        runs = (f"Waterfalls and filmstrips{where}: the representative run of each side, "
+        runs = (f"Waterfalls{where}: the representative run of each side, "
                 f"{ids[0]} ({explanation.a_label}) and {ids[1]} ({explanation.b_label}).")
     return _Explained(explanation_html(explanation, heading=False), tuple(images), runs)
 
@@ -243,24 +292,16 @@ def _contributions(explanation: Explanation, ax: Axes) -> object:
     return plots.contributions(explanation, ax=ax)
 
 
-def _side_by_side(results: object, explanation: Explanation, a_id: str,
-                  b_id: str) -> list[_Plot]:
-    """The two runs' waterfalls on one time axis and, when both have thumbnails, their
-    filmstrips at the same ticks."""
+def _waterfalls(results: object, explanation: Explanation, a_id: str, b_id: str) -> _Plot:
+    """The two runs' waterfalls on one time axis."""
     from pagelab import plots
     from pagelab.frames import requests
 
     lhr_a, lhr_b = results.lhr(a_id), results.lhr(b_id)  # type: ignore[attr-defined]
     labels = (explanation.a_label, explanation.b_label)
     rows = max(len(requests(lhr_a)), len(requests(lhr_b)), 1)
-    images = [_png(lambda axes: plots.compare_waterfalls(lhr_a, lhr_b, axes, labels=labels),
-                   (2 * _WIDTH, 2.0 + 0.36 * rows), rows=2)]
-    # A run without thumbnails (the audit failed or was skipped) has no filmstrip.
-    with contextlib.suppress(InvalidInputError):
-        images.append(_png(
-            lambda axes: plots.compare_filmstrips(lhr_a, lhr_b, axes, labels=labels),
-            (2 * _WIDTH, 4.4), rows=2))
-    return images
+    return _png(lambda axes: plots.compare_waterfalls(lhr_a, lhr_b, axes, labels=labels),
+                (2 * _WIDTH, 2.0 + 0.36 * rows), rows=2)
 
 
 def html_report(
@@ -283,8 +324,10 @@ def html_report(
     one cell); plots as embedded PNG (the comparison, each headline metric per cell, a heat
     map of LCP when two cell columns vary); with ``explain`` and ``Results`` (whose runner
     reads each run's LHR), why b differs from a (:func:`pagelab.stats.explain`: the summary
-    in words, the ranked contributions and their plot, the waterfalls and filmstrips of each
-    side's representative run); the lab medians beside the Chrome UX Report's field p75
+    in words, the ranked contributions and their plot, the waterfalls of each side's
+    representative run); with ``Results``, how each side paints beside the comparison
+    (:func:`pagelab.plots.filmstrip_compare` and :func:`pagelab.plots.visual_progress`, from
+    the runs' screenshots); the lab medians beside the Chrome UX Report's field p75
     (:meth:`pagelab.Results.versus_field`) when ``field`` is True, or when it is None and
     ``PAGELAB_CRUX_API_KEY`` is set (then an error of the API is a note in the section, not a
     failure); the failed runs. Every text is escaped (the template autoescapes); nothing is
@@ -310,6 +353,9 @@ def html_report(
     explained = (_explained(results, frame, chosen)
                  if explain and compared is not None and chosen is not None
                  and not isinstance(results, pd.DataFrame) else None)
+    visual = (_visual(results, chosen)
+              if compared is not None and chosen is not None
+              and not isinstance(results, pd.DataFrame) else None)
     status = frame["status"].astype("string")
     n_ok = int((status == "success").sum())
     n_failed = int((status == "failed").sum())
@@ -340,6 +386,7 @@ def html_report(
         plots=_plots(frame, names, compared,
                      (chosen[1], chosen[2]) if chosen is not None else None),
         explained=explained,
+        visual=visual,
         field=_field_section(frame, field),
         failed=failed_runs_table(frame),
         n_failed=n_failed,

@@ -715,8 +715,9 @@ def explain(
     within: str | Sequence[str] | None = None,
 ) -> Explanation:
     """Why the runs where ``by == b`` differ from those where ``by == a``: an
-    :class:`Explanation` of the requests, entities, resource types, main-thread categories
-    and user timings that changed, ranked, with a summary in words.
+    :class:`Explanation` of the requests, entities, resource types, main-thread categories,
+    INP phases (of a flow's timespan steps) and user timings that changed, ranked, with a
+    summary in words.
 
     ``results`` is :class:`~pagelab.Results` (its wide frame and each run's LHR, read
     through its runner). ``by``, ``a``, ``b`` and ``within`` choose the runs as in

@@ -89,7 +89,7 @@ def _flow(args: argparse.Namespace) -> int:
     import pagelab
 
     check_measuring(args)
-    flow = pagelab.Flow.from_file(args.file).check()
+    flow = pagelab.Flow.from_file(args.file)  # measure checks it, before any run
     with pagelab.LocalRunner() as runner:
         results = pagelab.measure(
             flow,

@@ -16,7 +16,6 @@ from ._targets import REFUSED_NETWORKS, TargetPolicy, TargetRefusedError
 # isort: split
 # For the other pagelab packages only (not public API, not in __all__).
 from ._engine import ENGINE_CRASHED as ENGINE_CRASHED
-from ._flows import FlowRunResult as FlowRunResult
 from ._install import APT_INSTALL_COMMAND as APT_INSTALL_COMMAND
 from ._install import chromium_version as chromium_version
 from ._install import engine_install as engine_install

@@ -29,7 +29,7 @@ from pagelab.models import (
     EngineEnvironment,
     FitnessRule,
     Flow,
-    FlowStep,
+    FlowReport,
     LighthouseConfig,
     LighthouseError,
     Metrics,
@@ -37,7 +37,7 @@ from pagelab.models import (
 )
 
 from ._egress import EgressProxy, Refusal
-from ._flows import FlowRunResult, failure_message, flow_steps, flow_wire
+from ._flows import failure_message, flow_steps, flow_wire
 from ._install import EngineInstall, chromium_version, engine_install, find_chromium
 from ._load import MachineLoad, machine_load
 from ._lock import engine_lock, hold_engine
@@ -447,10 +447,10 @@ class Engine(Closing):
         *,
         timeout: float | None = None,
         on_start: Callable[[], None] | None = None,
-    ) -> FlowRunResult:
-        """One run of a user flow in a fresh browser context (``engine/_flows.py``). An
-        invalid flow raises :class:`~pagelab.InvalidFlowError` before anything starts."""
-        flow.check()
+    ) -> FlowReport:
+        """One run of a user flow in a fresh browser context (``engine/_flows.py``), as a
+        report without a location (the runner sets it: the engine measures from here).
+        The flow is the runner's to check (``FlowCell``): the engine runs what it gets."""
         device = Device(device)
         config = config or LighthouseConfig()
         self._binary()
@@ -462,10 +462,12 @@ class Engine(Closing):
 
     def _run_flow_locked(
         self, flow: Flow, device: Device, config: LighthouseConfig, timeout: float,
-    ) -> FlowRunResult:
+    ) -> FlowReport:
         """Run ``flow`` under the engine lock (the caller holds it)."""
         started, load, chrome, spec = self._prepared(device, config)
         secrets = SecretScrubber.of([*spec.secrets, *flow.secrets])
+        report = FlowReport(flow=flow.name, status=TestStatus.FAILED, device=device,
+                            connection=config.connection, started_at=started)
         try:
             # A guarded flow goes through the egress proxy, as a page run does.
             with self._started(spec, self.target_policy) as (browser, driver, _), \
@@ -475,6 +477,7 @@ class Engine(Closing):
                     "config": spec.config, "flow": flow_wire(flow),
                     "scrub_pattern": secrets.pattern,
                     "flow_path": str(out / "flow.json"), "html_path": str(out / "flow.html"),
+                    "steps_dir": str(out),
                     "network": spec.network, "user_agent": spec.user_agent,
                 }, timeout, "flow")
                 if not reply.get("ok"):
@@ -482,43 +485,41 @@ class Engine(Closing):
                     self._processes.close()
                     raise _EngineFailed(ENGINE_CRASHED,
                                         f"{error.get('code')}: {error.get('message')}")
-                return self._flow_result(flow, out, reply, secrets, started, chrome, load,
-                                         driver.lighthouse_version)
+                self._flow_result(report, flow, out, reply, secrets, chrome, load)
+                report.lighthouse_version = driver.lighthouse_version
         except _EngineFailed as exc:
-            return FlowRunResult(TestStatus.FAILED, [], LighthouseError(code=exc.code,
-                                                                        message=exc.message),
-                                 None, None, None, started, datetime.now(UTC),
-                                 engine_failure=True)
+            report.error = LighthouseError(code=exc.code, message=exc.message)
+        report.finished_at = datetime.now(UTC)
+        return report
 
     @staticmethod
     def _flow_result(
-        flow: Flow, out: Path, reply: dict[str, Any], secrets: SecretScrubber,
-        started: datetime,
-        chrome: str | None, load: MachineLoad, version: str | None,
-    ) -> FlowRunResult:
-        """The flow run's result from the files the driver wrote and its reply."""
-        artifacts: dict[str, bytes] = {}
-        steps: list[FlowStep] = []
-        environment = _with_load(EngineEnvironment(chrome_version=chrome), load)
+        report: FlowReport, flow: Flow, out: Path, reply: dict[str, Any],
+        secrets: SecretScrubber, chrome: str | None, load: MachineLoad,
+    ) -> None:
+        """Fill ``report`` from the files the driver wrote and its reply."""
+        report.environment = _with_load(EngineEnvironment(chrome_version=chrome), load)
         if (out / "flow.json").exists():
-            artifacts["flow-json"] = (out / "flow.json").read_bytes()
-            artifacts["flow-report"] = (out / "flow.html").read_bytes()
-            flow_result = json.loads(artifacts["flow-json"])
-            steps = flow_steps(flow_result, chrome_version=chrome)
+            report.resources["flow-json"] = (out / "flow.json").read_bytes()
+            report.resources["flow-report"] = (out / "flow.html").read_bytes()
+            flow_result = json.loads(report.resources["flow-json"])
+            report.steps = [
+                step.model_copy(update={"resources": {
+                    **step.resources,
+                    "html-report": (out / f"step-{step.index}.html").read_bytes()}})
+                for step in flow_steps(flow_result, interactions=reply.get("interactions") or (),
+                                       chrome_version=chrome)
+            ]
             lhrs = [s.get("lhr") or {} for s in flow_result.get("steps") or []]
             if lhrs:
-                environment = _with_load(summarize_lhr(lhrs[0], chrome_version=chrome)
-                                         .environment, load)
+                report.environment = _with_load(
+                    summarize_lhr(lhrs[0], chrome_version=chrome).environment, load)
         failure = reply.get("failure")
-        error = failed_step = None
         if isinstance(failure, dict):
-            message, failed_step = failure_message(failure, flow, secrets)
-            error = LighthouseError(code=str(failure.get("code")), message=message)
-        return FlowRunResult(
-            status=TestStatus.FAILED if error else TestStatus.SUCCESS, steps=steps, error=error,
-            failed_step=failed_step, lighthouse_version=version, environment=environment,
-            started_at=started, finished_at=datetime.now(UTC), artifacts=artifacts,
-        )
+            message, report.failed_step = failure_message(failure, flow, secrets)
+            report.error = LighthouseError(code=str(failure.get("code")), message=message)
+        else:
+            report.status = TestStatus.SUCCESS
 
     # -- what a page run and a flow run share ------------------------------------------
 

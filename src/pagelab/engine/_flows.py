@@ -4,67 +4,72 @@ run, Lighthouse's own user-flow API (``startFlow``) in the driver."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from pagelab.models import (
-    TIMESPAN_METRICS,
-    EngineEnvironment,
     Flow,
     FlowStep,
-    LighthouseError,
+    InteractionBreakdown,
     Metrics,
-    TestStatus,
+    StepMode,
     Timespan,
+    inp_phases,
+    measured_metrics,
     step_name,
 )
 
 from ._mapping import summarize_lhr
 from ._scrub import SecretScrubber
 
-__all__ = ["FlowRunResult", "failure_message", "flow_steps", "flow_wire"]
+__all__ = ["failure_message", "flow_steps", "flow_wire", "slowest_interaction"]
 
-_MODES = {"navigation": "navigation", "timespan": "timespan", "snapshot": "snapshot"}
-
-
-@dataclass(frozen=True, slots=True)
-class FlowRunResult:
-    """The outcome of one flow run on the engine."""
-
-    status: TestStatus
-    steps: list[FlowStep]
-    error: LighthouseError | None
-    #: The step the run failed at, by name (None when it succeeded).
-    failed_step: str | None
-    lighthouse_version: str | None
-    environment: EngineEnvironment | None
-    started_at: datetime
-    finished_at: datetime
-    #: ``flow-report`` (HTML) and ``flow-json`` (Lighthouse's FlowResult), secrets scrubbed.
-    artifacts: dict[str, bytes] = field(default_factory=dict)
-    engine_failure: bool = False
+_MODES: dict[str, StepMode] = {
+    "navigation": "navigation", "timespan": "timespan", "snapshot": "snapshot",
+}
 
 
-def flow_steps(flow_result: dict[str, Any], *, chrome_version: str | None = None) -> list[
-        FlowStep]:
-    """Lighthouse's FlowResult -> steps with their metrics (pure; per mode)."""
+def flow_steps(
+    flow_result: dict[str, Any], *, interactions: Sequence[Any] = (),
+    chrome_version: str | None = None,
+) -> list[FlowStep]:
+    """Lighthouse's FlowResult -> steps with their metrics (pure; per mode). A timespan's
+    slowest interaction joins its phases, read from its LHR, and the event and target the
+    driver read in the page (``interactions``: its records, by ``step_index``)."""
+    observed = {item.get("step_index"): item for item in interactions
+                if isinstance(item, dict)}
     steps: list[FlowStep] = []
     for index, step in enumerate(flow_result.get("steps") or [], 1):
         lhr = step.get("lhr") or {}
         mode = _MODES.get(str(lhr.get("gatherMode")), "navigation")
         summary = summarize_lhr(lhr, chrome_version=chrome_version)
         # Every step has a Metrics object; what its mode does not measure is None.
-        metrics = summary.metrics or Metrics()
-        if mode == "navigation":
-            metrics = metrics.model_copy(update={"interaction_to_next_paint": None})
-        elif mode == "timespan":
-            metrics = Metrics(**{name: getattr(metrics, name) for name in TIMESPAN_METRICS})
-        elif mode == "snapshot":
-            metrics = Metrics()
-        steps.append(FlowStep(index=index, name=str(step.get("name") or mode), mode=mode,
-                              url=lhr.get("finalDisplayedUrl"), metrics=metrics))
+        interaction = (slowest_interaction(lhr, observed.get(index))
+                       if mode == "timespan" else None)
+        steps.append(FlowStep(
+            index=index, name=str(step.get("name") or mode), mode=mode,
+            url=lhr.get("finalDisplayedUrl"),
+            metrics=measured_metrics(mode, summary.metrics or Metrics()),
+            interaction=interaction,
+            resources={"lighthouse-json": json.dumps(lhr).encode()},
+        ))
     return steps
+
+
+def slowest_interaction(
+    lhr: dict[str, Any], observed: dict[str, Any] | None
+) -> InteractionBreakdown | None:
+    """A timespan's slowest interaction: its phases from the LHR, its event and target from
+    the driver's record (``{event, selector, node_label}``); None when neither has it."""
+    phases = inp_phases(lhr)
+    seen = observed or {}
+    named = {"event": seen.get("event"), "target": seen.get("selector"),
+             "target_label": seen.get("node_label")}
+    named = {key: value for key, value in named.items() if isinstance(value, str) and value}
+    if not phases and not named:
+        return None
+    return InteractionBreakdown(**named, **phases)
 
 
 def _wire(item: Any) -> dict[str, Any]:

@@ -65,6 +65,7 @@ from ._visual import visual_progress as visual_progress
 from ._visual import visual_progress_curve as visual_progress_curve
 from ._visual import visually_complete_ms as visually_complete_ms
 from ._wide import FLOW_COLUMNS as FLOW_COLUMNS
+from ._wide import INTERACTION_COLUMNS as INTERACTION_COLUMNS
 from ._wide import row_count as row_count
 
 publish(__name__, globals(), __all__)

@@ -32,7 +32,14 @@ from pagelab.models import (
     invalid_input,
 )
 
-from ._wide import COLUMNS, ENVIRONMENT_COLUMNS, FLOW_COLUMNS, add_flow_columns
+from ._wide import (
+    COLUMNS,
+    ENVIRONMENT_COLUMNS,
+    FLOW_COLUMNS,
+    INTERACTION_COLUMNS,
+    add_flow_columns,
+    add_interaction_columns,
+)
 
 __all__ = ["from_records", "read_runs", "to_records", "to_reports"]
 
@@ -95,6 +102,10 @@ def from_records(records: list[dict[str, Any]] | pd.DataFrame) -> pd.DataFrame:
         flows[2] = [None if v is None else int(v) for v in flows[2]]
         add_flow_columns(frame, [row if row[0] is not None else None
                                  for row in zip(*flows, strict=True)])
+        add_interaction_columns(frame, {
+            name: list(raw[name]) if dtype == "string" else
+            pd.to_numeric(raw[name], errors="coerce").tolist()
+            for name, dtype in INTERACTION_COLUMNS.items() if name in raw.columns})
     return frame
 
 

@@ -42,14 +42,29 @@ four more columns after ``url`` (:data:`FLOW_COLUMNS`; missing in a page run's r
 measured and adds one ``failed`` row for the step it failed at (its ``url`` the page it was
 on, its ``mode`` missing). ``flow`` and ``step`` are part of the cell
 (:data:`~pagelab.frames.CELL`).
+
+Such a frame also has :data:`INTERACTION_COLUMNS` after the metric columns, a timespan
+step's slowest interaction (the one its INP reports; missing in other rows, and where the
+step had none):
+
+==================  ====================  ==========================================
+inp_event           string                its event whose handlers ran longest
+                                          (``click``, ``keydown``...)
+inp_target          string                that event's target, Lighthouse's CSS
+                                          selector of the node (``button#add-slow``)
+inp_input_delay     float64               ms from the input to the first handler
+inp_processing      float64               ms in its event handlers
+inp_presentation    float64               ms from the handlers' end to the next paint
+==================  ====================  ==========================================
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from itertools import chain, repeat
+from itertools import chain, repeat, zip_longest
 from operator import itemgetter, methodcaller
 from typing import Any, cast
 
@@ -65,6 +80,8 @@ from pagelab.models import (
     Connection,
     Device,
     FlowReport,
+    FlowStepRef,
+    InteractionBreakdown,
     Location,
     TestReport,
     TestStatus,
@@ -114,6 +131,17 @@ FLOW_COLUMNS: dict[str, Any] = {
     "step_index": "Int64",
     "mode": pd.CategoricalDtype(["navigation", "timespan", "snapshot"]),
 }
+
+#: The columns of a timespan's slowest interaction (in a frame holding flow runs), with
+#: their dtypes, and the :class:`~pagelab.models.InteractionBreakdown` field each reads.
+INTERACTION_COLUMNS: dict[str, Any] = {
+    "inp_event": "string",
+    "inp_target": "string",
+    "inp_input_delay": "float64",
+    "inp_processing": "float64",
+    "inp_presentation": "float64",
+}
+_INTERACTION_FIELDS = ("event", "target", "input_delay", "processing", "presentation")
 
 Reportish = TestReport | BatchReport | BatchItem | FlowReport
 
@@ -169,18 +197,22 @@ def flow_rows(report: FlowReport) -> list[tuple[tuple[Any, ...], _FlowRow]]:
     rows: list[tuple[tuple[Any, ...], _FlowRow]] = []
     for step in report.steps:
         fields: tuple[Any, ...] = (
-                  None, step.url, *common, TestStatus.SUCCESS, None, report.started_at,
-                  report.lighthouse_version, None, report.environment, None, step.metrics,
-                  None, config)
-        rows.append((fields, (report.flow, step.name, step.index, step.mode)))
-    if report.status is TestStatus.FAILED:
+                  step.id, step.url, *common, TestStatus.SUCCESS, None, report.started_at,
+                  report.lighthouse_version, None, report.environment, step.report_url,
+                  step.metrics, None, config)
+        rows.append((fields, _flow_values(report.ref(step))))
+    failed = report.failed_ref()
+    if failed is not None:
         url = report.steps[-1].url if report.steps else None
         fields = (None, url, *common, report.status, report.error, report.started_at,
                   report.lighthouse_version, None, report.environment, None, None, None,
                   config)
-        rows.append((fields, (report.flow, report.failed_step or "?", len(report.steps) + 1,
-                              None)))
+        rows.append((fields, _flow_values(failed)))
     return rows
+
+
+def _flow_values(ref: FlowStepRef) -> _FlowRow:
+    return (ref.flow, ref.step, ref.step_index, ref.mode)
 
 
 def row_count(report: Reportish) -> int:
@@ -192,15 +224,19 @@ def row_count(report: Reportish) -> int:
 
 def _rows(
     reports: Iterable[Reportish],
-) -> tuple[list[tuple[Any, ...]], list[tuple[int, BatchReport]], dict[int, _FlowRow]]:
+) -> tuple[list[tuple[Any, ...]], list[tuple[int, BatchReport]], dict[int, _FlowRow],
+           dict[int, InteractionBreakdown]]:
     """One tuple of ``_ROW_FIELDS`` per test or batch item (batches flattened in order, an
     item's batch_id and config are its batch's) or flow step, (row, batch) for each batch's
-    item, and each flow step row's flow values by row."""
+    item, each flow step row's flow values by row, and its slowest interaction."""
     rows: list[tuple[Any, ...]] = []
     batch_rows: list[tuple[int, BatchReport]] = []
     flow_values: dict[int, _FlowRow] = {}
+    interactions: dict[int, InteractionBreakdown] = {}
     for report in reports:
         if isinstance(report, TestReport):
+            if report.flow_step is not None:  # a stored flow step (runner.list())
+                flow_values[len(rows)] = _flow_values(report.flow_step)
             rows.append(_test_fields(report.__dict__))
         elif isinstance(report, BatchReport):
             batch_rows += ((len(rows) + k, report) for k in range(len(report.reports)))
@@ -209,13 +245,16 @@ def _rows(
         elif isinstance(report, BatchItem):
             rows.append((*_item_fields(report.__dict__), None, None))
         elif isinstance(report, FlowReport):
-            for fields, values in flow_rows(report):
+            # The steps' rows come first, in order; a failed run's last row has no step.
+            for (fields, values), step in zip_longest(flow_rows(report), report.steps):
                 flow_values[len(rows)] = values
+                if step is not None and step.interaction is not None:
+                    interactions[len(rows)] = step.interaction
                 rows.append(fields)
         else:
             raise TypeError(
                 f"expected TestReport, BatchReport, BatchItem or FlowReport, got {report!r}")
-    return rows, batch_rows, flow_values
+    return rows, batch_rows, flow_values, interactions
 
 
 def _nested_rows(models: Sequence[Any], names: Sequence[str]) -> Iterator[Any]:
@@ -290,7 +329,7 @@ def to_frame(reports: Iterable[Reportish] | Reportish) -> pd.DataFrame:
 
 
 def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
-    rows, batch_rows, flow_values = _rows(reports)
+    rows, batch_rows, flow_values, interactions = _rows(reports)
     n = len(rows)
     columns: dict[str, Sequence[Any]] = dict(
         zip(_ROW_FIELDS, list(zip(*rows, strict=True)) or [() for _ in _ROW_FIELDS],
@@ -354,7 +393,23 @@ def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
     frame = pd.DataFrame(data)
     if flow_values:
         add_flow_columns(frame, [flow_values.get(row) for row in range(n)])
+        found = [interactions.get(row) for row in range(n)]
+        add_interaction_columns(frame, {
+            name: [getattr(i, field) if i is not None else None for i in found]
+            for name, field in zip(INTERACTION_COLUMNS, _INTERACTION_FIELDS, strict=True)})
     return frame
+
+
+def add_interaction_columns(frame: pd.DataFrame, values: Mapping[str, Sequence[Any]]) -> None:
+    """Insert :data:`INTERACTION_COLUMNS` after the metric columns (in place) from their
+    values by column (None or NaN: missing; a column not in ``values``: all missing)."""
+    metrics = [c for c in frame.columns if c in METRICS]
+    position = list(frame.columns).index(metrics[-1]) + 1 if metrics else len(frame.columns)
+    empty = [None] * len(frame)
+    for offset, (name, dtype) in enumerate(INTERACTION_COLUMNS.items()):
+        column = [None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+                  for v in values.get(name, empty)]
+        frame.insert(position + offset, name, pd.array(column, dtype=dtype))
 
 
 def add_flow_columns(frame: pd.DataFrame, values: Sequence[Sequence[Any] | None]) -> None:

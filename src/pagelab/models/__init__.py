@@ -21,6 +21,7 @@ from ._enums import (
 from ._flow_reports import FlowReport, FlowStep
 from ._flows import Flow
 from ._inputs import ConfigInput, ProgressCallback, TimeInput
+from ._interactions import InteractionBreakdown
 from ._metrics import METRICS, Direction, Metric, Rating, metric
 from ._reference import CreditPool, Credits, ErrorBody, LocationInfo, TTFBLocation, TTFBRegion
 from ._reports import (
@@ -32,6 +33,7 @@ from ._reports import (
     TestReport,
 )
 from ._requests import BatchTestRequest, LighthouseTestRequest, TTFBTestRequest
+from ._steps import FlowStepRef
 from ._ttfb import TTFBData, TTFBError, TTFBLocationResult, TTFBResult, TTFBTimings
 
 # isort: split
@@ -47,6 +49,7 @@ from ._fitness import FitnessRule as FitnessRule
 from ._fitness import unfit_runs_note as unfit_runs_note
 from ._flow_reports import FLOW_ACTION_FAILED as FLOW_ACTION_FAILED
 from ._flow_reports import TIMESPAN_METRICS as TIMESPAN_METRICS
+from ._flow_reports import measured_metrics as measured_metrics
 from ._flow_reports import mode_measures as mode_measures
 from ._flows import FLOW_ACTIONS as FLOW_ACTIONS
 from ._flows import Navigate as Navigate
@@ -61,6 +64,8 @@ from ._har import read_report_lhr as read_report_lhr
 from ._inputs import check_paging as check_paging
 from ._inputs import coerce_config as coerce_config
 from ._inputs import epoch_ms_or_none as epoch_ms_or_none
+from ._interactions import INP_PHASES as INP_PHASES
+from ._interactions import inp_phases as inp_phases
 from ._metrics import FIELD_METRICS as FIELD_METRICS
 from ._metrics import HEADLINE_METRICS as HEADLINE_METRICS
 from ._metrics import METRIC_NAMES as METRIC_NAMES
@@ -77,6 +82,7 @@ from ._reports import TIMEOUT as TIMEOUT
 from ._resource_types import BUDGET_RESOURCE_TYPES as BUDGET_RESOURCE_TYPES
 from ._resource_types import RESOURCE_TYPES as RESOURCE_TYPES
 from ._resource_types import resource_type as resource_type
+from ._steps import StepMode as StepMode
 from ._types import MAX_STRING_LENGTH as MAX_STRING_LENGTH
 from ._types import PAGE_URL_PATTERN as PAGE_URL_PATTERN
 from ._types import PageUrl as PageUrl
@@ -108,7 +114,9 @@ __all__ = [
     "Flow",
     "FlowReport",
     "FlowStep",
+    "FlowStepRef",
     "HttpVersion",
+    "InteractionBreakdown",
     "LighthouseConfig",
     "LighthouseError",
     "LighthouseTestRequest",

@@ -17,6 +17,7 @@ from typing import Protocol
 from pagelab._html import MISSING, Markup, escape, link, pill, table
 
 from ._enums import BatchStatus, BatchType, DeviceId, Location, TestStatus, TTFBStatus
+from ._interactions import INP_PHASES, InteractionBreakdown
 from ._metrics import HEADLINE_METRICS, METRICS, RATING_COLOURS, Metric, Rating
 
 __all__ = [
@@ -113,6 +114,8 @@ class _Step(Protocol):
     def url(self) -> str | None: ...
     @property
     def metrics(self) -> object | None: ...
+    @property
+    def interaction(self) -> InteractionBreakdown | None: ...
 
 
 class _FlowRun(Protocol):
@@ -259,11 +262,26 @@ def flow_html(report: _FlowRun) -> str:
                            align=["right", "left", "left", *["right"] * len(shown), "left"],
                            titles=["", "", "", *[m.title for m in shown], ""],
                            wrap=[False, True, False, *[False] * len(shown), True]))
+    parts += [_interaction_html(s.index, s.name, s.interaction) for s in steps
+              if s.interaction is not None]
     if report.lighthouse_version:
         parts.append(Markup('<div style="{}">{}</div>').format(
             _GREY, f"Lighthouse {report.lighthouse_version} user flow"))
     return str(Markup('<div class="pagelab-report" style="{}">{}</div>').format(
         _BOX, Markup("").join(parts)))
+
+
+def _interaction_html(index: int, name: str, interaction: InteractionBreakdown) -> Markup:
+    """``Step 2 'add', slowest interaction: click on button#add-slow (Add to cart): input
+    delay 4 ms · processing 311 ms · presentation delay 11 ms``."""
+    what = " on ".join(t for t in (interaction.event, interaction.target) if t)
+    label = f" ({interaction.target_label})" if interaction.target_label else ""
+    phases = " \u00b7 ".join(
+        f"{words} {value:,.0f} ms" for field, _, words in INP_PHASES
+        if (value := getattr(interaction, field)) is not None)
+    return Markup('<div style="{}">{}</div>').format(
+        _GREY, f"Step {index} {name!r}, slowest interaction: {what or 'unknown'}{label}"
+        + (f": {phases}" if phases else ""))
 
 
 def _metrics_text(metrics: object | None) -> str:

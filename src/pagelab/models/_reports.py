@@ -12,6 +12,7 @@ from ._config import LighthouseConfig
 from ._display import batch_html, batch_text, report_html, report_text
 from ._enums import BatchStatus, BatchType, DeviceId, Location, TestStatus
 from ._har import har_url, read_har
+from ._steps import FlowStepRef
 from ._types import Timestamp
 
 __all__ = [
@@ -153,6 +154,9 @@ class TestReport(_Model, _HarAccess):
     environment: EngineEnvironment | None = None
     #: pagelab extension: the batch this test belongs to, if any.
     batch_id: str | None = None
+    #: pagelab extension: the user flow step this test measured (a LocalRunner stores each
+    #: step of a flow run as a test); None for a page test.
+    flow_step: FlowStepRef | None = None
 
     @for_notebook
     def _repr_html_(self) -> str:

@@ -4,7 +4,7 @@ grid of rows, its ``Figure``) and never switches the backend
 
 from pagelab._public import publish
 
-from ._explain import compare_filmstrips, compare_waterfalls, contributions
+from ._explain import compare_waterfalls, contributions
 from ._field import field_history, versus_field
 from ._matrix import comparison, distribution, heatmap, metric_by_group, trend
 from ._run import Video, filmstrip, video, waterfall
@@ -18,7 +18,6 @@ from ._common import successful as successful
 
 __all__ = [
     "Video",
-    "compare_filmstrips",
     "compare_waterfalls",
     "comparison",
     "contributions",

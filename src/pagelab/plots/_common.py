@@ -21,6 +21,7 @@ from pagelab.models import RATING_FILL, Metric, metric, mode_measures, unknown_m
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "axis_label",
@@ -60,18 +61,36 @@ class _AxesPair(tuple):  # type: ignore[type-arg]
         pass
 
 
+def _shown_once(figure: Figure) -> Callable[[], None]:
+    """How a plot's Figure shows in a notebook: once. The first display (the cell's result,
+    or the inline backend's at the cell's end, ``;`` or not) closes the figure in pyplot, so
+    the backend does not show it again, and shows it as any figure shows."""
+
+    def show() -> None:
+        from IPython.display import display
+
+        del figure._ipython_display_  # type: ignore[attr-defined]
+        pyplot().close(figure)
+        display(figure)  # type: ignore[no-untyped-call]
+
+    return show
+
+
 def shows_its_figure(plot: Callable[_P, _R]) -> Callable[_P, _R]:
     """``plot`` returns Axes (or a pair of them) that IPython does not print as a cell's
     last line: the figure is what shows, not ``<Axes: ...>`` above it (IPython asks an
     object for ``_ipython_display_`` first; only these Axes have one, so other plots in
-    the notebook print as they always did)."""
+    the notebook print as they always did); a Figure it returns shows once."""
 
     @wraps(plot)
     def drawing(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        from matplotlib.figure import Figure  # drawn: matplotlib is loaded
+
         drawn = plot(*args, **kwargs)
         if isinstance(drawn, tuple):
             return _AxesPair(drawn)  # type: ignore[return-value]
-        setattr(drawn, "_ipython_display_", _nothing)  # noqa: B010 (an instance attribute)
+        shown = _shown_once(drawn) if isinstance(drawn, Figure) else _nothing
+        setattr(drawn, "_ipython_display_", shown)  # noqa: B010 (an instance attribute)
         return drawn
 
     return drawing

@@ -1,5 +1,6 @@
-"""Pictures of a difference between two runs: waterfalls on one time axis, filmstrips at
-the same ticks, and the ranked contributions of an :class:`~pagelab.stats.Explanation`."""
+"""Pictures of a difference between two runs: waterfalls on one time axis and the ranked
+contributions of an :class:`~pagelab.stats.Explanation` (filmstrips on one time axis are
+:func:`~pagelab.plots.filmstrip_compare`'s)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._explain import amount, causes, item_text
-from pagelab.frames import timed_images
 
 from ._common import plain, pyplot, shows_its_figure
-from ._run import filmstrip, waterfall
+from ._run import waterfall
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from pagelab.stats import Explanation
 
-__all__ = ["compare_filmstrips", "compare_waterfalls", "contributions"]
+__all__ = ["compare_waterfalls", "contributions"]
 
 # Bar colour per kind of contribution.
 _KIND_COLOURS = {
@@ -26,6 +26,7 @@ _KIND_COLOURS = {
     "entity": "#a142f4",
     "resource type": "#4285f4",
     "main thread": "#d93025",
+    "INP phase": "#e8710a",
     "user timing": "#1e8e3e",
 }
 
@@ -57,35 +58,6 @@ def compare_waterfalls(
     right = max(top.get_xlim()[1], bottom.get_xlim()[1])
     for ax in (top, bottom):
         ax.set_xlim(0, right)
-    return top, bottom
-
-
-@shows_its_figure
-def compare_filmstrips(
-    a: Any, b: Any, axes: Sequence[Axes] | None = None, *, frames: int = 8,
-    labels: tuple[str, str] = ("a", "b"),
-) -> tuple[Axes, Axes]:
-    """Two runs' filmstrips, a above b, at the same times: ``frames`` ticks from the earlier
-    first thumbnail to the later last one, each showing what the page looked like then (its
-    latest thumbnail at or before the tick). ``a`` and ``b`` are LHRs or
-    ``runner.filmstrip(report)``."""
-    strips = [timed_images(a), timed_images(b)]
-    if not strips[0] or not strips[1]:
-        raise InvalidInputError("compare_filmstrips: both runs need thumbnails")
-    if frames < 2:
-        raise InvalidInputError("compare_filmstrips: frames must be at least 2")
-    start = min(strips[0][0][0], strips[1][0][0])
-    end = max(strips[0][-1][0], strips[1][-1][0])
-    ticks = [start + (end - start) * i / (frames - 1) for i in range(frames)]
-    top, bottom = _two_axes(axes, (14, 5.4))
-    for ax, strip, label in zip((top, bottom), strips, labels, strict=True):
-        shown = []
-        for tick in ticks:
-            before = [data for at, data in strip if at <= tick] or [strip[0][1]]
-            shown.append((tick, before[-1]))
-        filmstrip(shown, ax, max_frames=frames)
-        ax.set_title(f"{plain(label)}: filmstrip (ms since navigation start)", fontsize=10,
-                     loc="left")
     return top, bottom
 
 

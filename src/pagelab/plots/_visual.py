@@ -109,6 +109,11 @@ def _sides(results: Any, by: str | Sequence[str], a: object, b: object,
     for where, ids_a, ids_b in compared_runs(frame, by, a, b):
         chosen = [representative_id(frame, ids) for ids in (ids_a, ids_b)]
         rows = frame[frame["id"].astype("string").isin(chosen)]
+        if len(rows) < len(chosen):
+            # Steps of user flows have no test id (they are not stored as runs).
+            raise InvalidInputError(
+                "filmstrip_compare: the compared runs have no test ids to read their "
+                "screenshots by")
         labels, _ = group_labels(rows, keys)
         by_id = dict(zip(rows["id"].astype(str), labels, strict=True))
         side_a, side_b = (_side(results, frame, by_id[i], i, metrics) for i in chosen)
@@ -132,6 +137,7 @@ def filmstrip_compare(
     *,
     interval_ms: float = 100,
     metrics: Sequence[str] = ("first_contentful_paint", "largest_contentful_paint"),
+    figure: Figure | None = None,
 ) -> Figure:
     """Side ``a`` above side ``b``, each a row of what its page showed every ``interval_ms``
     on one shared time axis (ms since navigation start), as WebPageTest's filmstrip view.
@@ -145,7 +151,9 @@ def filmstrip_compare(
     the reported values are a simulation), and the first frame where the side is visually
     complete (its visual progress reaches 100) is outlined. The rows end one interval after
     the later side is complete; more than 40 frames widen the interval to a multiple of
-    ``interval_ms``. Returns the matplotlib Figure.
+    ``interval_ms``. Returns the matplotlib Figure: a new pyplot figure, or ``figure``
+    (a bare :class:`matplotlib.figure.Figure`, sized here to fit: pyplot is not touched, as
+    a report written from any thread needs).
     """
     from ._common import pyplot
 
@@ -168,10 +176,15 @@ def filmstrip_compare(
     height, width = _image(sides[0].shots[-1][1]).shape[:2]
     frame_width_in = min(1.0, 16 / count)
     row_height_in = frame_width_in * 0.9 * height / width + 0.35
-    fig, axes = pyplot().subplots(
-        len(sides), 1, sharex=True, squeeze=False, layout="constrained",
-        figsize=(count * frame_width_in + 1.5, row_height_in * len(sides) + 0.6),
-    )
+    size = (count * frame_width_in + 1.5, row_height_in * len(sides) + 0.6)
+    fig: Figure
+    if figure is None:
+        fig = pyplot().figure(figsize=size, layout="constrained")
+    else:
+        fig = figure
+        fig.set_size_inches(size)
+        fig.set_layout_engine("constrained")
+    axes = fig.subplots(len(sides), 1, sharex=True, squeeze=False)
     for position, (cell, side) in enumerate(rows):
         ax = axes[position][0]
         _draw_row(ax, side, ticks, step)
@@ -190,7 +203,7 @@ def filmstrip_compare(
                          label="visually complete"))
     axes[0][0].legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.12), ncols=3,
                       fontsize=8, frameon=False)
-    return fig  # type: ignore[no-any-return]
+    return fig
 
 
 def _draw_row(ax: Axes, side: _Side, ticks: list[float], step: float) -> None:

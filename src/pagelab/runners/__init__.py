@@ -4,7 +4,7 @@ from pagelab._history import read_history
 from pagelab._public import publish
 
 from ._api import ApiRunner
-from ._base import MatrixCell, ReportSink, Runner
+from ._base import FlowCell, MatrixCell, ReportSink, Runner
 from ._connect import connect
 from ._local import LocalRunner
 
@@ -17,6 +17,7 @@ from ._execute import execute_test as execute_test
 
 __all__ = [
     "ApiRunner",
+    "FlowCell",
     "LocalRunner",
     "MatrixCell",
     "ReportSink",

@@ -25,8 +25,10 @@ from pagelab.models import (
     BatchReport,
     BatchType,
     ConfigInput,
+    Device,
     Flow,
     LighthouseTestRequest,
+    Location,
     LocationInfo,
     ProgressCallback,
     TestReport,
@@ -39,7 +41,7 @@ from pagelab.models import (
     invalid_input,
 )
 
-from ._base import MatrixCell, ReportSink
+from ._base import FlowCell, MatrixCell, ReportSink
 from ._batch import plan_batch
 from ._resources import ResourceReader
 
@@ -162,10 +164,20 @@ class ApiRunner(ResourceReader, Closing):
         )
 
     def run_matrix(
-        self, cells: Sequence[MatrixCell], runs: int, on_report: ReportSink
+        self, cells: Sequence[MatrixCell | FlowCell], runs: int, on_report: ReportSink
     ) -> None:
         """Submit ahead (at most :data:`MAX_IN_FLIGHT` tests unfinished, as spec batches
-        where one fits) and poll the oldest unfinished test first."""
+        where one fits) and poll the oldest unfinished test first. A :class:`FlowCell` is
+        refused before anything is submitted (:meth:`flow`)."""
+        for cell in cells:
+            if isinstance(cell, FlowCell):
+                self.flow(cell.flow)
+        pages = [cell for cell in cells if isinstance(cell, MatrixCell)]
+        self._run_pages(pages, runs, on_report)
+
+    def _run_pages(
+        self, cells: Sequence[MatrixCell], runs: int, on_report: ReportSink
+    ) -> None:
         queue = collections.deque(unit for run in range(runs) for unit in _units(cells, run))
         index = {id(cell): i for i, cell in enumerate(cells)}
         pending: dict[str, tuple[int, int]] = {}  # test id -> (run, cell index), oldest first
@@ -226,7 +238,13 @@ class ApiRunner(ResourceReader, Closing):
                            f"batch {batch.id}: the server dropped {len(by_target)} of the tests")
         return submitted
 
-    def flow(self, flow: Flow, *args: object, **kwargs: object) -> NoReturn:
+    def flow(
+        self,
+        flow: Flow,
+        device: Device | str = Device.MOBILE,
+        location: Location | str = Location.US,
+        config: ConfigInput = None,
+    ) -> NoReturn:
         """User flows need the local engine: the API has no flow endpoint yet."""
         raise InvalidInputError(
             f"flow {flow.name!r}: user flows run on the local engine only (LocalRunner); "

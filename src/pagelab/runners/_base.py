@@ -12,24 +12,33 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
+from pydantic import ValidationError
+
+from pagelab._exceptions import InvalidFlowError
 from pagelab.models import (
     BatchReport,
     BatchType,
     ConfigInput,
     Device,
+    Flow,
+    FlowReport,
     LighthouseConfig,
+    LighthouseTestRequest,
     Location,
     LocationInfo,
+    Navigate,
     ProgressCallback,
     TestReport,
     TimeInput,
     TTFBRegion,
     TTFBResult,
+    coerce_config,
+    invalid_input,
 )
 
 from ._resources import ReportRef
 
-__all__ = ["MatrixCell", "ReportSink", "Runner"]
+__all__ = ["FlowCell", "MatrixCell", "ReportSink", "Runner"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +51,41 @@ class MatrixCell:
     config: LighthouseConfig
 
 
-#: Called by :meth:`Runner.run_matrix` with each final report, its run (0-based repetition)
-#: and its cell's position in the list of cells.
-ReportSink = Callable[[TestReport, int, int], None]
+@dataclass(frozen=True, slots=True)
+class FlowCell:
+    """One user flow on a device from a location, with its config: what a flow run takes,
+    checked once (:meth:`of`, or the matrix :func:`pagelab.measure` builds), typed from
+    there to the engine."""
+
+    flow: Flow
+    device: Device
+    location: Location
+    config: LighthouseConfig
+
+    @classmethod
+    def of(cls, flow: Flow, device: Device | str, location: Location | str,
+           config: ConfigInput) -> FlowCell:
+        """The cell of ``flow`` on ``device`` from ``location``: the flow checked
+        (:meth:`Flow.check`), the rest read as a page test's; raises
+        :class:`~pagelab.InvalidFlowError` / :class:`~pagelab.InvalidInputError`."""
+        if not isinstance(flow, Flow):
+            raise InvalidFlowError(f"flow: expected a pagelab Flow, got {type(flow).__name__}")
+        flow.check()
+        navigate = flow.steps[0]
+        assert isinstance(navigate, Navigate)  # Flow refuses anything before a navigation
+        try:
+            request = LighthouseTestRequest.model_validate(
+                {"url": navigate.url, "device": device, "location": location,
+                 "config": coerce_config(config)}
+            )
+        except ValidationError as exc:
+            raise invalid_input(exc) from exc
+        return cls(flow, request.device, request.location, request.config)
+
+
+#: Called by :meth:`Runner.run_matrix` with each final report (a :class:`FlowReport` for a
+#: :class:`FlowCell`), its run (0-based repetition) and its cell's position in the list.
+ReportSink = Callable[[TestReport | FlowReport, int, int], None]
 
 
 @runtime_checkable
@@ -62,6 +103,12 @@ class Runner(Protocol):
 
     ``run_matrix`` runs every cell ``runs`` times for :func:`pagelab.measure`, each runner in
     its own way (the local engine one test at a time, the API submitting ahead and polling).
+
+    ``flow`` runs a user flow once; a runner that stores its tests keeps each measured step
+    as a test (``TestReport.flow_step``), listed and read like any other. A runner that
+    cannot run flows (:class:`ApiRunner`: the API has no flow endpoint) raises
+    :class:`~pagelab.InvalidInputError` saying so, from ``flow`` and from ``run_matrix``
+    given a :class:`FlowCell`, before anything runs.
     """
 
     def lighthouse(
@@ -85,8 +132,16 @@ class Runner(Protocol):
         progress: ProgressCallback | None = None,
     ) -> BatchReport: ...
 
+    def flow(
+        self,
+        flow: Flow,
+        device: Device | str = Device.MOBILE,
+        location: Location | str = Location.US,
+        config: ConfigInput = None,
+    ) -> FlowReport: ...
+
     def run_matrix(
-        self, cells: Sequence[MatrixCell], runs: int, on_report: ReportSink
+        self, cells: Sequence[MatrixCell | FlowCell], runs: int, on_report: ReportSink
     ) -> None:
         """Run every cell ``runs`` times, run 0 of every cell first, and hand each final
         report to ``on_report`` as it arrives (the order reports finish in)."""

@@ -18,10 +18,12 @@ from pagelab.models import (
     BatchReport,
     BatchType,
     ConfigInput,
+    Device,
     Flow,
     FlowReport,
     LighthouseError,
     LighthouseTestRequest,
+    Location,
     LocationInfo,
     ProgressCallback,
     TestReport,
@@ -48,9 +50,10 @@ from pagelab.store import (
     transaction,
 )
 
-from ._base import MatrixCell, ReportSink
+from ._base import FlowCell, MatrixCell, ReportSink
 from ._batch import plan_batch
 from ._execute import execute_test
+from ._flows import store_flow_run
 from ._resources import ResourceReader
 
 __all__ = ["INTERRUPTED", "LocalRunner"]
@@ -127,29 +130,20 @@ class LocalRunner(ResourceReader, Closing):
     def flow(
         self,
         flow: Flow,
-        device: str = "mobile",
-        location: str = "us",
+        device: Device | str = Device.MOBILE,
+        location: Location | str = Location.US,
         config: ConfigInput = None,
     ) -> FlowReport:
         """Run a user flow once on the local engine (a fresh browser context) and return its
-        report; a failed action gives a ``failed`` report keeping the steps before it.
-        Flow runs are not kept in the store yet (docs/flows.md)."""
-        flow.check()
-        try:
-            request = LighthouseTestRequest.model_validate(
-                {"url": flow.steps[0].url, "device": device,  # type: ignore[union-attr]
-                 "location": location, "config": coerce_config(config)}
-            )
-        except ValidationError as exc:
-            raise invalid_input(exc) from exc
-        result = self.engine.run_flow(flow, request.device, request.config)
-        return FlowReport(
-            flow=flow.name, status=result.status, steps=result.steps, error=result.error,
-            failed_step=result.failed_step, device=request.device, location=request.location,
-            connection=request.config.connection, lighthouse_version=result.lighthouse_version,
-            environment=result.environment, started_at=result.started_at,
-            finished_at=result.finished_at, resources=result.artifacts,
-        )
+        report; a failed action gives a ``failed`` report keeping the steps before it. Each
+        measured step is stored as a test (``TestReport.flow_step``) with its LHR and
+        report: ``step.id``, ``step.report_url``, ``runner.list()`` (docs/flows.md)."""
+        return self._run_flow(FlowCell.of(flow, device, location, config))
+
+    def _run_flow(self, cell: FlowCell) -> FlowReport:
+        report = self.engine.run_flow(cell.flow, cell.device, cell.config)
+        report.location = cell.location  # every location is measured from this machine
+        return store_flow_run(self.store, report, cell, vantage=self.vantage)
 
     def batch(
         self,
@@ -183,14 +177,17 @@ class LocalRunner(ResourceReader, Closing):
         return self._batch(batch_id)
 
     def run_matrix(
-        self, cells: Sequence[MatrixCell], runs: int, on_report: ReportSink
+        self, cells: Sequence[MatrixCell | FlowCell], runs: int, on_report: ReportSink
     ) -> None:
-        """One test at a time: the engine's machine-wide lock serialises runs anyway, so
-        nothing is gained by queueing ahead."""
+        """One test (or flow run) at a time: the engine's machine-wide lock serialises runs
+        anyway, so nothing is gained by queueing ahead."""
         for run in range(runs):
             for index, cell in enumerate(cells):
                 # The cells are checked input (measure built them): not validated again.
-                on_report(self._run_test(cell, None), run, index)
+                if isinstance(cell, FlowCell):
+                    on_report(self._run_flow(cell), run, index)
+                else:
+                    on_report(self._run_test(cell, None), run, index)
 
     def ttfb(self, url: str, region: str) -> TTFBResult:
         """Probe ``url`` once per location of ``region`` (all from this machine)."""

@@ -161,6 +161,15 @@ MIGRATIONS: tuple[str, ...] = (
     SELECT account_id, created_at / 86400000 - (created_at % 86400000 < 0), COUNT(*)
     FROM tests GROUP BY 1, 2;
     """,
+    # 4: the user flow step a test measured (a LocalRunner stores each step of a flow run
+    # as a test): the flow's name, the step's name, its index (1-based) and mode; NULL
+    # for a page test.
+    """
+    ALTER TABLE tests ADD COLUMN flow TEXT;
+    ALTER TABLE tests ADD COLUMN step TEXT;
+    ALTER TABLE tests ADD COLUMN step_index INTEGER;
+    ALTER TABLE tests ADD COLUMN mode TEXT;
+    """,
 )
 
 

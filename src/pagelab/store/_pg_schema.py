@@ -174,6 +174,13 @@ PG_MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE rate_buckets ADD COLUMN granted DOUBLE PRECISION NOT NULL DEFAULT 0;
     """,
+    # 4: the user flow step a test measured, as SQLite's migration 4.
+    """
+    ALTER TABLE tests ADD COLUMN flow TEXT;
+    ALTER TABLE tests ADD COLUMN step TEXT;
+    ALTER TABLE tests ADD COLUMN step_index INTEGER;
+    ALTER TABLE tests ADD COLUMN mode TEXT;
+    """,
 )
 
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)

@@ -19,6 +19,7 @@ from pagelab.models import (
     BatchType,
     Device,
     EngineEnvironment,
+    FlowStepRef,
     LighthouseConfig,
     LighthouseError,
     Location,
@@ -68,6 +69,15 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(12)}"
 
 
+class _NoStep:
+    """A page test's flow columns: all NULL."""
+
+    flow = step = step_index = mode = None
+
+
+_NO_STEP = _NoStep()
+
+
 def _dump_config(config: LighthouseConfig) -> str:
     return config.model_dump_json()
 
@@ -84,11 +94,14 @@ def create_test(
     batch_id: str | None = None,
     position: int = 0,
     created_at: int | None = None,
+    flow_step: FlowStepRef | None = None,
 ) -> str:
-    """Insert an ``idle`` test; the unmasked config is kept only until it has run."""
+    """Insert an ``idle`` test; the unmasked config is kept only until it has run.
+    ``flow_step``: the user flow step it measures (None: a page test)."""
     return _insert_test(
         conn, url=url, device=device, location=location, config=config, retention=retention,
         account_id=account_id, batch_id=batch_id, position=position, created_at=created_at,
+        flow_step=flow_step,
     )[0]
 
 
@@ -132,19 +145,21 @@ def _insert_test(
     batch_id: str | None = None,
     position: int = 0,
     created_at: int | None = None,
+    flow_step: FlowStepRef | None = None,
 ) -> tuple[str, LighthouseConfig, int, int]:
     test_id = new_id("lt")
     created = created_at if created_at is not None else now_ms()
     expires = created + int(retention.total_seconds() * 1000)
     masked = config.masked()
+    step = flow_step or _NO_STEP
     conn.execute(
         "INSERT INTO tests (id, account_id, batch_id, position, url, device, location, "
-        "config_json, run_config_json, status, created_at, expires_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "config_json, run_config_json, status, created_at, expires_at, flow, step, "
+        "step_index, mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             test_id, account_id, batch_id, position, url, device.value, location.value,
             _dump_config(masked), _dump_config(config), TestStatus.IDLE.value,
-            created, expires,
+            created, expires, step.flow, step.step, step.step_index, step.mode,
         ),
     )
     return test_id, masked, created, expires
@@ -292,7 +307,7 @@ class TestQuery:
 TEST_COLUMNS = (
     "id, batch_id, url, device, location, config_json, status, lighthouse_version, "
     "metrics_json, error_code, error_message, vantage, environment_json, created_at, "
-    "expires_at, started_at, finished_at"
+    "expires_at, started_at, finished_at, flow, step, step_index, mode"
 )
 
 
@@ -321,6 +336,12 @@ def test_from_row(row: Any, report_url: str | None) -> TestReport:
             else None
         ),
         batch_id=row["batch_id"],
+        flow_step=(
+            FlowStepRef(flow=row["flow"], step=row["step"], step_index=row["step_index"],
+                        mode=row["mode"])
+            if row["flow"] is not None
+            else None
+        ),
     )
 
 

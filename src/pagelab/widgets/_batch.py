@@ -16,7 +16,15 @@ from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
 from pagelab.stats import MIN_RUNS
 
-from ._common import Panel, error_html, error_message, figure_png, show_png
+from ._common import (
+    Panel,
+    bare_figure,
+    error_html,
+    error_message,
+    figure_png,
+    png_bytes,
+    show_png,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,7 +48,9 @@ class BatchComparison(Panel):
     After a run, ``.results`` holds the :class:`~pagelab.Results` for the cells below, the
     summary table shows the ``agg`` of each metric per cell (units in the headers, the
     representative run's report linked), the plot shows every run of the chosen metric,
-    and the comparison tests every cell against the baseline cell. ``runs`` defaults to 5:
+    the comparison tests every cell against the baseline cell, and for the cell chosen in
+    ``explain_cell`` the explanation says why it differs from the baseline and, with
+    ``filmstrips`` on, both cells' filmstrips are shown on one time axis. ``runs`` defaults to 5:
     one above :data:`pagelab.stats.MIN_RUNS` (4, the fewest a comparison can give a verdict
     from, and then only when every run of one side beats every run of the other), so one
     run out of place still allows a verdict (p = 0.016).
@@ -118,6 +128,13 @@ class BatchComparison(Panel):
         self.explanation_plot = w.Image(format="png", value=b"")
         self.explanation_plot.add_class("pagelab-explanation-plot")
         self._explanation_area = w.Box([])
+        self.filmstrips = w.ToggleButton(
+            value=False, description="Filmstrips", icon="film",
+            tooltip="the baseline's and the chosen cell's filmstrips on one time axis")
+        self.filmstrip_plot = w.Image(format="png", value=b"")
+        self.filmstrip_plot.add_class("pagelab-filmstrip-plot")
+        self.filmstrip_note = w.HTML(value="")
+        self._filmstrip_area = w.Box([])
         self.export_buttons = []
         for label, suffix in _EXPORT_FORMATS:
             button = w.Button(description=label, icon="download", disabled=True)
@@ -126,7 +143,8 @@ class BatchComparison(Panel):
         self.export_status = w.HTML(value="")
         self.metric.observe(lambda _change: self._redraw_plot(), names="value")
         self.baseline.observe(lambda _change: self._recompare(), names="value")
-        self.explain_cell.observe(lambda _change: self._reexplain(), names="value")
+        self.explain_cell.observe(lambda _change: self._chosen_cell(), names="value")
+        self.filmstrips.observe(lambda _change: self._refilm(), names="value")
         self._build(
             self.urls,
             w.HBox([self.devices, self.locations]),
@@ -137,9 +155,10 @@ class BatchComparison(Panel):
             w.HBox([self.metric, self.baseline]),
             self.plot_area,
             self.comparison_table,
-            self.explain_cell,
+            w.HBox([self.explain_cell, self.filmstrips]),
             self.explanation_box,
             self._explanation_area,
+            self._filmstrip_area,
             w.HBox([*self.export_buttons, self.export_status]),
         )
 
@@ -275,7 +294,12 @@ class BatchComparison(Panel):
         )
         # The cell explained stays the one chosen while it is not the baseline.
         _offer(self.explain_cell, [label for label in self._cells if label != base],
-               self._reexplain)
+               self._chosen_cell)
+
+    def _chosen_cell(self) -> None:
+        """The views of the cell chosen in ``explain_cell``: its explanation, its filmstrips."""
+        self._reexplain()
+        self._refilm()
 
     def _reexplain(self) -> None:
         """Why the chosen cell differs from the baseline (:func:`pagelab.stats.explain` over
@@ -311,6 +335,34 @@ class BatchComparison(Panel):
         self.explanation = explanation
         self.explanation_box.value = ""
         self._set_explanation_plot(None)
+        self._set_filmstrips(None)
+
+    def _refilm(self) -> None:
+        """With ``filmstrips`` on: the baseline's and the chosen cell's filmstrips on one time
+        axis (:func:`pagelab.plots.filmstrip_compare`: each side's representative run, from
+        its screenshots read through the runner); an error is shown in its place."""
+        results, base, other = self.results, self.baseline.value, self.explain_cell.value
+        if (not self.filmstrips.value or results is None or base not in self._cells
+                or other not in self._cells):
+            self._set_filmstrips(None)
+            return
+        from pagelab import plots
+
+        try:
+            png = png_bytes(plots.filmstrip_compare(
+                results, self._cell_columns, self._cells[base], self._cells[other],
+                figure=bare_figure()))
+        except Exception as exc:
+            self.error = exc
+            self._set_filmstrips(None)
+            self.filmstrip_note.value = error_html(
+                f"Could not draw the filmstrips of {other} and {base}: {error_message(exc)}")
+            return
+        self._set_filmstrips(png)
+
+    def _set_filmstrips(self, png: bytes | None) -> None:
+        self.filmstrip_note.value = ""
+        show_png(self._filmstrip_area, self.filmstrip_plot, png, [self.filmstrip_note])
 
     def _set_explanation_plot(self, png: bytes | None) -> None:
         show_png(self._explanation_area, self.explanation_plot, png, [])

@@ -29,10 +29,12 @@ if TYPE_CHECKING:
 __all__ = [
     "PLOT_PLACEHOLDER",
     "Panel",
+    "bare_figure",
     "draw_figure",
     "error_message",
     "figure_png",
     "ipywidgets",
+    "png_bytes",
     "show_png",
 ]
 
@@ -87,17 +89,30 @@ def draw_figure(draw: Callable[[Axes], object],
     A bare :class:`matplotlib.figure.Figure` renders with Agg whatever the notebook's
     backend is, from any thread, and pyplot's global state is never touched.
     """
-    figure_module = require("matplotlib.figure", "notebook")
-    figure: Figure = figure_module.Figure(figsize=size, dpi=FIGURE_DPI, layout="constrained")
+    figure = bare_figure()
+    figure.set_size_inches(size)
     draw(figure.subplots())
     return figure
 
 
+def bare_figure() -> Figure:
+    """A fresh figure, not pyplot's, laid out by constrained layout (see :func:`draw_figure`);
+    a plot that draws a whole figure (:func:`pagelab.plots.filmstrip_compare`) sizes it."""
+    figure_module = require("matplotlib.figure", "notebook")
+    figure: Figure = figure_module.Figure(dpi=FIGURE_DPI, layout="constrained")
+    return figure
+
+
+def png_bytes(figure: Figure) -> bytes:
+    """``figure`` as PNG bytes."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
 def figure_png(draw: Callable[[Axes], object], size: tuple[float, float] = FIGURE_SIZE_IN) -> bytes:
     """:func:`draw_figure` as PNG bytes."""
-    buffer = io.BytesIO()
-    draw_figure(draw, size).savefig(buffer, format="png")
-    return buffer.getvalue()
+    return png_bytes(draw_figure(draw, size))
 
 
 def show_png(area: Any, image: Any, png: bytes | None, empty: list[Any]) -> None:

@@ -405,8 +405,8 @@ async function runOne(request) {
 }
 
 // -- user flows ---------------------------------------------------------------------------
-// A flow request carries {"flow": {"name", "steps": [...]}, "flow_path", "html_path"} beside
-// the run's usual fields. Steps run through Lighthouse's own user-flow API in one fresh
+// A flow request carries {"flow": {"name", "steps": [...]}, "flow_path", "html_path",
+// "steps_dir"} beside the run's usual fields (steps_dir gets step-N.html, N from 1). Steps run through Lighthouse's own user-flow API in one fresh
 // context; a failing action stops the flow and the steps measured before it are kept.
 
 async function runFlowAction(page, action) {
@@ -445,14 +445,17 @@ const SETTLE_BOUND_MS = 3000;
 function watchInteractions() {
   const known = window.__pagelabInteractions;
   if (known) {
-    Object.assign(known, {since: performance.interactionCount ?? 0, reported: new Set()});
+    Object.assign(known, {since: performance.interactionCount ?? 0, reported: new Set(),
+      entries: []});
     return;
   }
-  const watch = {since: performance.interactionCount ?? 0, reported: new Set()};
+  const watch = {since: performance.interactionCount ?? 0, reported: new Set(), entries: []};
   Object.defineProperty(window, '__pagelabInteractions', {value: watch});
   const record = (list) => {
     for (const entry of list.getEntries()) {
-      if (entry.interactionId) watch.reported.add(entry.interactionId);
+      if (!entry.interactionId) continue;
+      watch.reported.add(entry.interactionId);
+      watch.entries.push(entry);
     }
   };
   new PerformanceObserver(record).observe({type: 'event', durationThreshold: 16});
@@ -475,6 +478,45 @@ function interactionsReported(boundMs) {
     };
     check();
   });
+}
+
+// In the page: the slowest interaction since watchInteractions (the one INP reports: the
+// largest duration), as {event, selector, node_label}: the type of its event whose handlers
+// ran longest and that event's target (else the first target any of its events had),
+// named by Lighthouse's own getNodeDetails, as its reports name nodes. Lighthouse 13's LHR
+// has neither (its inp-breakdown-insight names the node of the interaction's first event,
+// a pointerdown, whose trace event has no node: docs/decisions.md). Null without an entry.
+function slowestInteraction(getNodeDetails) {
+  const watch = window.__pagelabInteractions;
+  if (!watch || !watch.entries.length) return null;
+  const groups = new Map();
+  for (const entry of watch.entries) {
+    if (!groups.has(entry.interactionId)) groups.set(entry.interactionId, []);
+    groups.get(entry.interactionId).push(entry);
+  }
+  let slowest = null;
+  for (const group of groups.values()) {
+    const duration = Math.max(...group.map((entry) => entry.duration));
+    if (slowest === null || duration > slowest.duration) slowest = {duration, group};
+  }
+  const processing = (entry) => entry.processingEnd - entry.processingStart;
+  const busiest = slowest.group.reduce((a, b) => (processing(b) > processing(a) ? b : a));
+  const target = busiest.target ?? slowest.group.find((entry) => entry.target)?.target;
+  const node = target ? getNodeDetails(target) : null;
+  return {event: busiest.name, selector: node?.selector ?? null,
+    node_label: node?.nodeLabel ?? null};
+}
+
+async function slowestInteractionOf(page) {
+  // Bounded, as settleTimespan: a page that is navigating away may never answer.
+  let timer;
+  const bound = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(null), SETTLE_BOUND_MS);
+  });
+  const expression = `(${slowestInteraction})(${pageFunctions.getNodeDetails})`;
+  const found = await Promise.race([page.evaluate(expression).catch(() => null), bound]);
+  clearTimeout(timer);
+  return found;
 }
 
 async function watchTimespanInteractions(page) {
@@ -509,6 +551,8 @@ async function runFlow(request) {
       flags: {logLevel: 'error'}});
     let failure = null;
     let stepIndex = 0;
+    // Per timespan with an interaction: its slowest one's event and target.
+    const interactions = [];
     for (const [itemIndex, item] of request.flow.steps.entries()) {
       const where = {item_index: itemIndex + 1, step_index: stepIndex + 1};
       try {
@@ -533,6 +577,8 @@ async function runFlow(request) {
           if (watching !== null) await settleTimespan(page, watching);
           await flow.endTimespan();
           stepIndex += 1;
+          const slowest = watching !== null ? await slowestInteractionOf(page) : null;
+          if (slowest) interactions.push({step_index: stepIndex, ...slowest});
         } else {
           try {
             await runFlowAction(page, item);
@@ -560,8 +606,14 @@ async function runFlow(request) {
       steps = flowResult.steps.length;
       await writeFile(request.flow_path, JSON.stringify(flowResult));
       await writeFile(request.html_path, ReportGenerator.generateFlowReportHtml(flowResult));
+      // Each step's own report, as a page run's: the stored test of the step links to it.
+      for (const [index, step] of flowResult.steps.entries()) {
+        await writeFile(`${request.steps_dir}/step-${index + 1}.html`,
+          ReportGenerator.generateReport(step.lhr, 'html'));
+      }
     }
-    return {blocked: control ? control.blocked : [], steps, failure};
+    return {blocked: control ? control.blocked : [], steps, failure,
+      interactions: scrub(interactions, secrets)};
   });
 }
 
