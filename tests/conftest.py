@@ -3,8 +3,10 @@ the notebook cells' longer time limit; the xdist groups of ``make test``."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,6 +78,20 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
         monkeypatch.delenv(name, raising=False)
     return path
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytester, whose sessions (run inside this one, so under its `filterwarnings = error`)
+    see warnings as a user's session does: the plugin's BudgetWarning and its notes on a
+    budget file are its output there, counted by the tests, not defects of this suite."""
+    run = pytester.runpytest
+
+    def run_as_a_user(*args: str | os.PathLike[str], **kwargs: Any) -> pytest.RunResult:
+        return run("-W", "default", *args, **kwargs)
+
+    monkeypatch.setattr(pytester, "runpytest", run_as_a_user)
+    return pytester
 
 
 @pytest.fixture(scope="session")

@@ -67,11 +67,12 @@ class JupyterLab:
                "JUPYTERLAB_WORKSPACES_DIR": str(self.root / ".jupyterlab-workspaces"),
                "JUPYTER_RUNTIME_DIR": str(self.root / ".jupyter-runtime")}
         self._write_settings()
-        log = self.log_path.open("wb")
-        self._process = subprocess.Popen(
-            command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        # The child keeps its own copy of the log's descriptor: ours is closed at once.
+        with self.log_path.open("wb") as log:
+            self._process = subprocess.Popen(
+                command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + _START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self._process.poll() is not None:

@@ -23,7 +23,8 @@ from pagelab import LocalRunner, TestReport
 from pagelab.demo import DemoServer
 from pagelab.engine import ENGINE_CRASHED, Engine, pinned_lighthouse_version
 from pagelab.frames import to_frame
-from pagelab.models import TIMEOUT
+from pagelab.models import TIMEOUT, Device, LighthouseConfig, Location
+from pagelab.runners import MatrixCell
 from pagelab.store import Store
 from pagelab.store._records import run_timing
 
@@ -135,6 +136,49 @@ def test_batch_of_demo_pages_measures_their_traits(
     frame = to_frame(batch)
     assert frame["status"].tolist() == ["success"] * 3
     assert frame["chrome_version"].notna().all()
+
+
+def test_run_matrix_trusts_its_checked_cells_and_reads_each_report_once(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36 point 3: ``run_matrix`` runs the cells ``measure`` checked without validating
+    them again, and each test's report is read once when no progress callback listens (it
+    was read three times: queued, active, final). A closed port fails fast in the browser."""
+    import pagelab.runners._local as local
+
+    validations: list[object] = []
+    original_validate = local.LighthouseTestRequest.model_validate
+
+    def counting_validate(obj: object, *args: object, **kwargs: object) -> object:
+        validations.append(obj)
+        return original_validate(obj, *args, **kwargs)  # type: ignore[arg-type]
+
+    reads: list[str] = []
+    original_get_test = local.get_test
+
+    def counting_get_test(conn: object, test_id: str, **kwargs: object) -> object:
+        reads.append(test_id)
+        return original_get_test(conn, test_id, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(local.LighthouseTestRequest, "model_validate", counting_validate)
+    monkeypatch.setattr(local, "get_test", counting_get_test)
+    runner = LocalRunner(engine=engine)
+    url = f"http://127.0.0.1:{_closed_port()}/"
+    cell = MatrixCell(url, Device.DESKTOP, Location.US, LighthouseConfig())
+    got: list[tuple[TestReport, int, int]] = []
+    runner.run_matrix([cell], 1, lambda report, run, index: got.append((report, run, index)))
+    [(report, run, index)] = got
+    assert (report.status, run, index) == ("failed", 0, 0)
+    assert validations == []
+    assert reads == [report.id]
+    # A listener still sees every state, and the final report is the one returned.
+    seen: list[TestReport] = []
+    reads.clear()
+    final = runner.lighthouse(url, "desktop", progress=seen.append)
+    assert [r.status.value for r in seen] == ["idle", "active", "failed"]
+    assert seen[-1] == final
+    assert len(validations) == 1
+    assert reads == [final.id] * 3
 
 
 def test_two_cli_runs_never_overlap_and_report_json(site: DemoServer, data_dir: Path) -> None:

@@ -33,6 +33,7 @@ FLOORS: dict[str, int] = {
     "pagelab._public": 0,
     "pagelab._url_secrets": 0,
     "pagelab._served": 0,
+    "pagelab._closing": 0,
     "pagelab._extras": 1,
     "pagelab._apt": 1,
     "pagelab._cells": 1,
@@ -40,6 +41,8 @@ FLOORS: dict[str, int] = {
     "pagelab.models": 2,
     "pagelab.catalog": 3,
     "pagelab.demo": 3,
+    # Reading a runner's history needs only its `list`: below the runners and the stats.
+    "pagelab._history": 3,
     "pagelab.frames": 4,
     "pagelab.store": 4,
     "pagelab.engine": 4,
@@ -73,8 +76,16 @@ WITHOUT_PANDAS = frozenset({
     "pagelab", "pagelab._exceptions", "pagelab._paths", "pagelab._public", "pagelab._served",
     "pagelab._html", "pagelab._url_secrets",
     "pagelab._extras", "pagelab._apt", "pagelab.models", "pagelab.catalog", "pagelab.demo",
+    "pagelab._history", "pagelab._closing",
     "pagelab.store", "pagelab.engine", "pagelab.client", "pagelab.fleet", "pagelab.runners",
     "pagelab.service",
+})
+#: The analysis rooms and the rooms they must never reach, even through another room: the
+#: statistics, budgets and plots work on frames and reports, so they load without the
+#: engine, the store or the HTTP client (issue 36).
+ANALYSIS_ROOMS = ("pagelab.stats", "pagelab.budgets", "pagelab.plots")
+NOT_FROM_ANALYSIS = frozenset({
+    "pagelab.runners", "pagelab.engine", "pagelab.store", "pagelab.client",
 })
 #: What the models (the ground floor) may import of ours: the exceptions, and the helper
 #: that names their public home.
@@ -248,6 +259,38 @@ def test_no_module_imports_a_face() -> None:
         and module != "pagelab.__main__"  # `python -m pagelab` is the CLI
     ]
     assert not into_faces, into_faces
+
+
+def reach(start: str) -> dict[str, list[str]]:
+    """Every module the modules of room ``start`` import, directly or through others: each
+    with one chain of imports that leads to it from the room."""
+    graph = edges()
+    chains = {module: [module] for module in modules() if room(module) == start}
+    todo = list(chains)
+    while todo:
+        module = todo.pop()
+        for target in graph[module]:
+            if target not in chains:
+                chains[target] = [*chains[module], target]
+                todo.append(target)
+    return chains
+
+
+def test_reach_follows_imports_through_other_rooms() -> None:
+    chains = reach("pagelab.__main__")
+    assert chains["pagelab.cli"][:2] == ["pagelab.__main__", "pagelab.cli"]
+    # The CLI reaches the store only through other modules: a chain of several imports.
+    assert chains["pagelab.store"][0] == "pagelab.__main__"
+    assert len(chains["pagelab.store"]) > 2
+
+
+@pytest.mark.parametrize("analysis", ANALYSIS_ROOMS)
+def test_the_analysis_rooms_never_reach_the_machinery(analysis: str) -> None:
+    reached = [
+        " -> ".join(chain) for target, chain in reach(analysis).items()
+        if room(target) in NOT_FROM_ANALYSIS
+    ]
+    assert not reached, f"{analysis} reaches:\n" + "\n".join(sorted(reached))
 
 
 def test_the_models_import_nothing_of_ours_but_the_exceptions() -> None:

@@ -68,8 +68,12 @@ def test_a_newer_schema_is_refused(postgres: Any) -> None:
     url = postgres.new_database()
     with Store(database=url).connection() as conn:
         conn.execute("UPDATE pagelab_schema SET version = 99")
-    with pytest.raises(StoreError, match="schema version 99, newer than this pagelab"):
-        migrate_postgres(PgConnection(_open(url)))
+    conn = PgConnection(_open(url))
+    try:
+        with pytest.raises(StoreError, match="schema version 99, newer than this pagelab"):
+            migrate_postgres(conn)
+    finally:
+        conn.close()  # left open, it is a ResourceWarning (filterwarnings = error)
 
 
 def test_claims_skip_each_others_rows_and_take_over_expired_leases(postgres: Any) -> None:

@@ -85,7 +85,7 @@ def test_what_a_pip_user_needs_is_inside(names: set[str]) -> None:
         "pagelab/engine/node/package.json", "pagelab/engine/node/package-lock.json",
         "pagelab/engine/node/driver.mjs",
         "pagelab/demo/static/fast.html", "pagelab/demo/static/heavy.html",
-        "pagelab/demo/static/shift.html",
+        "pagelab/demo/static/shift.html", "pagelab/demo/static/_base.html",
     }
     assert needed - names == set()
     # Nothing of the checkout's but the packages and the notebooks.

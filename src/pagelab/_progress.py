@@ -4,16 +4,16 @@ runs, and why it is not moving when another process holds the engine."""
 from __future__ import annotations
 
 import contextlib
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
+from pagelab._closing import Closing
 from pagelab.engine import EngineWait, engine_waits
 from pagelab.models import FlowReport, TestReport
 
 __all__ = ["ProgressBar"]
 
 
-class ProgressBar:
+class ProgressBar(Closing):
     """A ``tqdm.auto`` bar (a widget in notebooks, a bar on stderr elsewhere) counting runs;
     its postfix names failed runs and a wait for the engine. Use as a context manager."""
 
@@ -46,9 +46,3 @@ class ProgressBar:
         self._watch.close()
         self._bar.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
-        self.close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,7 @@ from pagelab._bootstrap import Bootstrap
 from pagelab._cells import cell_columns
 from pagelab._exceptions import InvalidInputError
 from pagelab._explain import Explanation, cell_name, explain_runs
+from pagelab._history import PagedTests, read_history
 from pagelab._public import publish, renamed_keyword
 from pagelab.frames import to_frame
 from pagelab.models import (
@@ -35,10 +36,6 @@ from pagelab.models import (
     unknown_metric,
     unknown_value,
 )
-from pagelab.runners import read_history
-
-if TYPE_CHECKING:
-    from pagelab.runners import Runner
 
 __all__ = [
     "AGGREGATIONS",
@@ -828,7 +825,7 @@ def _compare_one(m: Metric, xa: np.ndarray, xb: np.ndarray, bootstrap: Bootstrap
 
 
 def history(
-    runner: Runner,
+    runner: PagedTests,
     *,
     since: TimeInput = None,
     until: TimeInput = None,

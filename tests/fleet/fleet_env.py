@@ -168,7 +168,6 @@ class RedisServer:
 
     def start(self) -> Self:
         self.directory.mkdir(parents=True, exist_ok=True)
-        log = (self.directory / "redis.log").open("ab")
         if self.tls_files is None:
             ports = ["--port", str(self.port)]
         else:
@@ -176,12 +175,14 @@ class RedisServer:
             ports = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", str(cert),
                      "--tls-key-file", str(key), "--tls-ca-cert-file", str(ca),
                      "--tls-auth-clients", "no"]
-        self.process = subprocess.Popen(
-            [self.binary, *ports, "--bind", LOOPBACK, "--dir",
-             str(self.directory), "--appendonly", "yes", "--appendfsync", "always",
-             "--save", "", "--protected-mode", "yes"],
-            stdout=log, stderr=subprocess.STDOUT,
-        )
+        # The child keeps its own copy of the log's descriptor: ours is closed at once.
+        with (self.directory / "redis.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [self.binary, *ports, "--bind", LOOPBACK, "--dir",
+                 str(self.directory), "--appendonly", "yes", "--appendfsync", "always",
+                 "--save", "", "--protected-mode", "yes"],
+                stdout=log, stderr=subprocess.STDOUT,
+            )
         client = self.client()
         wait_for(lambda: self._ping(client) or self.process is None
                  or self.process.poll() is not None, 20, "redis-server to answer PING", 0.05)

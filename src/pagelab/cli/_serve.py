@@ -143,7 +143,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     dns_server = args.dns_server or os.environ.get("PAGELAB_DNS_SERVER")
     if dns_server:
         values["dns_server"] = dns_server
-    broker = getattr(args, "broker", None) or os.environ.get("PAGELAB_BROKER_URL")
+    from pagelab.fleet import resolve_broker
+
+    broker = resolve_broker(getattr(args, "broker", None))
     if broker:
         values["fleet"] = _fleet_settings(args, broker)
     try:
@@ -153,27 +155,18 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 def _fleet_settings(args: argparse.Namespace, broker: str) -> Any:
-    from pydantic import ValidationError
+    from pagelab.fleet import fleet_settings
 
-    from pagelab.fleet import FleetSettings, check_broker_url, resolve_secret
-    from pagelab.models import invalid_input
-
-    check_broker_url(broker)
     if args.fleet_secret:
         print("pagelab: warning: --fleet-secret is deprecated: any local user can read it "
               "in `ps`; use --fleet-secret-file PATH or $PAGELAB_FLEET_SECRET",
               file=sys.stderr)
-    try:
-        return FleetSettings(
-            broker_url=broker,
-            secret=resolve_secret(args.fleet_secret, file=args.fleet_secret_file),
-            queue_timeout=args.queue_timeout, max_attempts=args.max_attempts,
-            visibility_timeout=args.visibility_timeout,
-            **({"max_message_mb": args.max_message_mb}
-               if args.max_message_mb is not None else {}),
-        )
-    except ValidationError as exc:
-        raise invalid_input(exc, as_option=True) from exc
+    return fleet_settings(
+        broker, secret_file=args.fleet_secret_file, secret=args.fleet_secret,
+        queue_timeout=args.queue_timeout, max_attempts=args.max_attempts,
+        visibility_timeout=args.visibility_timeout,
+        **({"max_message_mb": args.max_message_mb} if args.max_message_mb is not None else {}),
+    )
 
 
 def _log_config(level: str) -> dict[str, Any]:

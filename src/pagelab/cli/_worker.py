@@ -46,20 +46,16 @@ def _worker(args: argparse.Namespace) -> int:
     import logging
 
     from pagelab.fleet import (
-        BROKER_ENV,
         DEFAULT_VISIBILITY_TIMEOUT,
         FLEET_SECRET_ENV,
         WORKER_KEY_ENV,
         ForgedMessageError,
         WorkerKeys,
-        check_broker_url,
+        required_broker,
         run_worker,
     )
 
-    broker = args.broker or os.environ.get(BROKER_ENV, "")
-    if not broker:
-        raise InvalidInputError(f"--broker: required (or ${BROKER_ENV})")
-    check_broker_url(broker)
+    broker = required_broker(args.broker)
     text = _key_text(args, WORKER_KEY_ENV)
     if args.fleet_secret or (os.environ.get(FLEET_SECRET_ENV) and not text):
         raise InvalidInputError(

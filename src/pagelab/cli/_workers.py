@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
-
-from pagelab._exceptions import InvalidInputError
 
 from ._database import add_broker_option, add_database_option, database_url
 
@@ -31,45 +28,29 @@ def register(subparsers: Any) -> None:
 
 
 def _workers(args: argparse.Namespace) -> int:
-    import json
     import time
 
     import redis
 
-    from pagelab.fleet import (
-        BROKER_ENV,
-        WORKER_KEY_PREFIX,
-        FleetKeys,
-        ForgedMessageError,
-        check_broker_url,
-        resolve_secret,
-    )
+    from pagelab.fleet import FleetKeys, fleet_settings, live_workers, required_broker
     from pagelab.store import Store, ensure_fleet_tables, fleet_worker_key, transaction
 
-    broker = args.broker or os.environ.get(BROKER_ENV, "")
-    if not broker:
-        raise InvalidInputError(f"--broker: required (or ${BROKER_ENV})")
-    keys = FleetKeys(resolve_secret(file=args.fleet_secret_file))
+    fleet = fleet_settings(required_broker(args.broker), secret_file=args.fleet_secret_file)
     store = Store(args.data_dir, database=database_url(args))
     with store.connection() as conn, transaction(conn, immediate=True):
         ensure_fleet_tables(conn)
-    client = redis.Redis.from_url(check_broker_url(broker), socket_timeout=10)
-    rows: list[tuple[str, str, str, str]] = []
-    for key in sorted(client.scan_iter(match=f"{WORKER_KEY_PREFIX}*", count=100)):
-        raw = client.get(key)
-        if raw is None:
-            continue
-        try:
-            with store.connection() as conn:
-                body, _ = keys.open_from_worker(
-                    json.loads(raw), lambda name: fleet_worker_key(conn, name),
-                    max_age_s=60,
-                )
-        except (ValueError, ForgedMessageError):  # unsigned, revoked or stale: not live
-            continue
-        age = max(0.0, time.time() - int(body.get("sent_at", 0)) / 1000)
-        rows.append((str(body.get("worker")), ",".join(body.get("locations", [])),
-                     str(body.get("current_test") or "-"), f"{age:.0f} s ago"))
+
+    def worker_key(name: str) -> Any:
+        with store.connection() as conn:
+            return fleet_worker_key(conn, name)
+
+    client = redis.Redis.from_url(fleet.broker_url, socket_timeout=10)
+    rows = [
+        (str(worker["name"]), ",".join(worker["locations"]),
+         str(worker["current_test"] or "-"),
+         f"{max(0.0, time.time() - int(worker['last_seen'] or 0) / 1000):.0f} s ago")
+        for worker in live_workers(client, FleetKeys(fleet.secret), worker_key)
+    ]
     if not rows:
         print("no live workers")
         return 0

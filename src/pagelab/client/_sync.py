@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
+from pagelab._closing import Closing
 from pagelab.models import (
     BatchReport,
     BatchType,
@@ -35,7 +35,7 @@ __all__ = ["Client"]
 T = TypeVar("T")
 
 
-class Client(BaseClient):
+class Client(BaseClient, Closing):
     """A client of any server of the Web Performance Testing API, over ``httpx.Client``.
 
     Methods return typed models and raise :class:`~pagelab.APIError` subclasses for error
@@ -214,14 +214,4 @@ class Client(BaseClient):
     def close(self) -> None:
         self.http.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 

@@ -29,12 +29,16 @@ from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from types import TracebackType
-from typing import Any, ClassVar, Self, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 from urllib.parse import parse_qsl, urlsplit
+
+from markupsafe import Markup
 
 from .._exceptions import InvalidInputError
 from ._store import PRODUCT_DELAY_S, robots_txt, sitemap, store_page
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = [
     "PAGES",
@@ -154,31 +158,39 @@ def _asset(name: str) -> str:
     return (resources.files("pagelab.demo") / "static" / name).read_text(encoding="utf-8")
 
 
-_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,12}")
 
 
-def _fill(template: str, values: Mapping[str, str]) -> str:
-    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
+@cache
+def _templates() -> jinja2.Environment:
+    """The pages' templates (``static/*.html``, each extending ``static/_base.html``), with
+    autoescaping. Not ``pagelab._html``'s environment: the pages' bytes are pinned (tests read
+    engine metrics of these pages), so their white space is kept exactly as written."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("pagelab.demo", "static"), autoescape=True,
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
 def _render(page: str, template: str | None = None, **values: str) -> bytes:
-    """The HTML of ``page``, with the shared style, navigation and beacon script inlined."""
-    values = {
-        "css": _asset("site.css").strip(),
-        "nav": _asset("nav.html").strip(),
-        "beacon": _asset("beacon.js").replace("{{page}}", page).strip(),
-        **values,
+    """The HTML of ``page``, with the shared style, navigation and beacon script inlined;
+    ``values`` are text (escaped) or :class:`Markup` (kept)."""
+    shared = {
+        "css": Markup(_asset("site.css").strip()),
+        "nav": Markup(_asset("nav.html").strip()),
+        "beacon": Markup(_asset("beacon.js").replace("{{page}}", page).strip()),
     }
-    return _fill(_asset(f"{template or page}.html"), values).encode("utf-8")
+    document = _templates().get_template(f"{template or page}.html")
+    return document.render(**shared, **values).encode("utf-8")
 
 
 def _article(page: str, third_party: str) -> bytes:
     """``/lean`` or ``/bloated``: one article, the second with the third party's script
     (a fresh cache-busting query each time, as tag snippets do) and a long task."""
     title, description = _ARTICLES[page]
-    extra = "" if page == "lean" else _fill(
-        _asset("bloated.html"), {"third_party": third_party, "cb": secrets.token_hex(6)})
+    extra = Markup("") if page == "lean" else Markup(_templates().get_template(
+        "bloated.html").render(third_party=third_party, cb=secrets.token_hex(6)))
     return _render(page, "article", title=title, description=description, extra=extra)
 
 
@@ -397,8 +409,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._store(path, head=head)
         elif path == "/login":
             failed = _query_params(target.query).get("failed")
-            message = ('<p id="login-failed" role="alert">Wrong user or password.</p>'
-                       if failed else "")
+            message = Markup('<p id="login-failed" role="alert">Wrong user or password.</p>'
+                             if failed else "")
             self._send(HTTPStatus.OK, _render("login", message=message), _HTML, head=head)
         elif path == "/members":
             if self._signed_in():
@@ -645,12 +657,7 @@ class DemoServer:
     def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     @property

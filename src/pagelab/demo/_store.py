@@ -83,12 +83,12 @@ def sitemap(path: str, base: str) -> tuple[bytes, str] | None:
     return None
 
 
-def _links(pairs: list[tuple[str, str]]) -> str:
+def _links(pairs: list[tuple[str, str]]) -> Markup:
     item = Markup('<li><a href="{}">{}</a></li>')
-    return str(Markup("").join(item.format(href, text) for href, text in pairs))
+    return Markup("").join(item.format(href, text) for href, text in pairs)
 
 
-def store_page(path: str) -> tuple[str, str, str] | None:
+def store_page(path: str) -> tuple[str, str, Markup] | None:
     """A store page's title, text and links (HTML), or None when ``path`` is not one.
     Only known slugs are pages: nothing of the request is echoed."""
     path = "/store/" if path == "/store" else path
@@ -96,7 +96,7 @@ def store_page(path: str) -> tuple[str, str, str] | None:
         return ("The demo store", "Three categories of things to wear and carry.",
                 _links([(_category_path(c), _name(c)) for c in CATEGORIES]))
     if path == "/store/about":
-        return ("About the store", "A small shop on loopback, here to be scanned.", "")
+        return ("About the store", "A small shop on loopback, here to be scanned.", Markup(""))
     for category, slugs in CATEGORIES.items():
         if path == _category_path(category):
             return (_name(category), f"Four {category} we like.",

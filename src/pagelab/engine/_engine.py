@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import filelock
 
+from pagelab._closing import Closing
 from pagelab._exceptions import EngineNotInstalledError
 from pagelab.models import (
     ENGINE_CRASHED,
@@ -295,7 +296,7 @@ class _Processes:
             self.egress = None
 
 
-class Engine:
+class Engine(Closing):
     """Real Lighthouse in Debian's Chromium, kept warm between runs.
 
     Each run takes the machine-wide engine lock, gets a fresh browser context (no cookie,
@@ -734,8 +735,3 @@ class Engine:
         with self._mutex:
             self._processes.close_all()
 
-    def __enter__(self) -> Engine:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

@@ -138,7 +138,9 @@ class ChildProcess:
         Thread(target=self._drain, args=(self.popen.stderr,), daemon=True).start()
 
     def _drain(self, stream: IO[str]) -> None:
-        with contextlib.suppress(ValueError, OSError):
+        # Closed at its end (the process exited or was killed): an open pipe left to the
+        # garbage collector is a ResourceWarning.
+        with contextlib.suppress(ValueError, OSError), stream:
             for line in stream:
                 self.stderr_tail.append(line.rstrip())
 

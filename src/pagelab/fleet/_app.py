@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import ssl
+import threading
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
 from pagelab._url_secrets import redact_url
 
-from ._protocol import MAX_TASK_BYTES
+from ._protocol import BROKER_ENV, MAX_TASK_BYTES
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -18,7 +22,10 @@ __all__ = [
     "DEFAULT_VISIBILITY_TIMEOUT",
     "broker_options",
     "check_broker_url",
+    "consume",
     "fleet_app",
+    "required_broker",
+    "resolve_broker",
     "results_queue",
 ]
 
@@ -37,6 +44,21 @@ def check_broker_url(url: str) -> str:
             "uses Redis)"
         )
     return url
+
+
+def resolve_broker(value: str | None) -> str | None:
+    """The fleet's broker, resolved once for every command: ``value`` (``--broker``), else
+    ``$PAGELAB_BROKER_URL``, checked (:func:`check_broker_url`); None when neither is set."""
+    broker = value or os.environ.get(BROKER_ENV) or None
+    return None if broker is None else check_broker_url(broker)
+
+
+def required_broker(value: str | None) -> str:
+    """:func:`resolve_broker`, for a command that needs a broker."""
+    broker = resolve_broker(value)
+    if broker is None:
+        raise InvalidInputError(f"--broker: required (or ${BROKER_ENV})")
+    return broker
 
 
 def broker_options(url: str, visibility_timeout: float) -> dict[str, Any]:
@@ -105,3 +127,40 @@ def results_queue() -> Any:
     return Queue(  # type: ignore[no-untyped-call]
         RESULTS_QUEUE, exchange, routing_key=RESULTS_QUEUE, durable=True
     )
+
+
+def consume(
+    app: Celery,
+    queues: Sequence[Any],
+    *,
+    on_message: Callable[[Any, Any], None],
+    on_decode_error: Callable[[Any, Exception], None],
+    prefetch_count: int,
+    stop: threading.Event,
+    logger: logging.Logger,
+    what: str,
+    on_broker_error: Callable[[Exception], None] | None = None,
+) -> None:
+    """Consume ``queues`` (JSON only) until ``stop`` is set, reconnecting a second after the
+    broker fails (logged as ``what``, and handed to ``on_broker_error``): the server's
+    results queue and a worker's TTFB queues are read this one way."""
+    from kombu.messaging import Consumer
+
+    while not stop.is_set():
+        try:
+            with app.connection_for_read() as conn:
+                conn.ensure_connection(max_retries=3)
+                with Consumer(  # type: ignore[no-untyped-call]
+                    conn, queues=list(queues), callbacks=[on_message], accept=["json"],
+                    prefetch_count=prefetch_count, on_decode_error=on_decode_error,
+                ):
+                    while not stop.is_set():
+                        try:
+                            conn.drain_events(timeout=1.0)
+                        except TimeoutError:
+                            continue
+        except Exception as exc:
+            if on_broker_error is not None:
+                on_broker_error(exc)
+            logger.warning("%s: %s; reconnecting", what, exc)
+            stop.wait(1.0)

@@ -3,7 +3,6 @@ workers' signed messages come back from the results queue into the store."""
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import sqlite3
@@ -30,14 +29,14 @@ from pagelab.store import (
     undispatched_tests,
 )
 
-from ._app import fleet_app, results_queue
+from ._app import consume, fleet_app, results_queue
+from ._heartbeats import live_workers
 from ._ingest import ingest_message
 from ._keys import FleetKeys
 from ._protocol import (
     DONE_KEY_PREFIX,
     DONE_KEY_TTL,
     RUN_LIGHTHOUSE_TASK,
-    ForgedMessageError,
     location_queue,
     now_ms,
 )
@@ -47,7 +46,6 @@ from ._ttfb import TTFBAnswer, publish_ttfb_request, wait_ttfb_answers
 __all__ = [
     "NO_WORKER",
     "REFUSED_DEGRADES_FOR_S",
-    "WORKER_KEY_PREFIX",
     "FleetDispatcher",
     "target_policy_to_wire",
 ]
@@ -58,10 +56,6 @@ logger = logging.getLogger("pagelab.fleet.dispatcher")
 NO_WORKER = "NO_WORKER"
 #: ``/healthz`` is ``degraded`` this long after a fleet message was refused.
 REFUSED_DEGRADES_FOR_S = 600
-#: Redis keys ``pagelab:worker:<name>``: a worker's heartbeat (JSON, short TTL).
-WORKER_KEY_PREFIX = "pagelab:worker:"
-#: A heartbeat signed longer ago than this is not a live worker (a copy replayed later).
-HEARTBEAT_MAX_AGE_S = 30.0
 
 
 def target_policy_to_wire(policy: TargetPolicy) -> dict[str, Any]:
@@ -163,25 +157,8 @@ class FleetDispatcher:
         return by_location
 
     def workers(self) -> list[dict[str, Any]]:
-        """The workers whose heartbeat is live: ``name, locations, current_test,
-        last_seen`` (epoch ms), by name."""
-        client = self._redis_client()
-        keys = sorted(client.scan_iter(match=f"{WORKER_KEY_PREFIX}*", count=100))
-        seen: list[dict[str, Any]] = []
-        for raw in client.mget(keys) if keys else []:
-            if raw is None:
-                continue
-            try:
-                body, _ = self._keys.open_from_worker(
-                    json.loads(raw), self.worker_key, max_age_s=HEARTBEAT_MAX_AGE_S
-                )
-            except (ValueError, ForgedMessageError):  # a bad or revoked heartbeat is ignored
-                continue
-            seen.append({
-                "name": body.get("worker"), "locations": body.get("locations", []),
-                "current_test": body.get("current_test"), "last_seen": body.get("sent_at"),
-            })
-        return seen
+        """The workers whose heartbeat is live (:func:`live_workers`)."""
+        return live_workers(self._redis_client(), self._keys, self.worker_key)
 
     def worker_key(self, name: str) -> FleetWorkerKey | None:
         """``name``'s current key (None: never issued, or revoked)."""
@@ -319,10 +296,6 @@ class FleetDispatcher:
                 and now_ms() - self.last_refused_at < REFUSED_DEGRADES_FOR_S * 1000)
 
     def _results_loop(self) -> None:
-        from kombu.messaging import Consumer
-
-        queue = results_queue()
-
         def on_decode_error(message: Any, exc: Exception) -> None:
             # Not JSON, or a content type other than JSON (a pickle is never loaded): a
             # message nobody can read would otherwise come back forever and block the
@@ -351,20 +324,9 @@ class FleetDispatcher:
             # Acknowledged once written (or refused): a crash before this redelivers it.
             message.ack()
 
-        while not self._stop.is_set():
-            try:
-                with self._app.connection_for_read() as conn:
-                    conn.ensure_connection(max_retries=3)
-                    with Consumer(  # type: ignore[no-untyped-call]
-                        conn, queues=[queue], callbacks=[on_message], accept=["json"],
-                        prefetch_count=4, on_decode_error=on_decode_error,
-                    ):
-                        while not self._stop.is_set():
-                            try:
-                                conn.drain_events(timeout=1.0)
-                            except TimeoutError:
-                                continue
-            except Exception as exc:
-                self.broker_error = f"{type(exc).__name__}: {exc}"
-                logger.warning("results queue: %s; reconnecting", exc)
-                self._stop.wait(1.0)
+        def on_broker_error(exc: Exception) -> None:
+            self.broker_error = f"{type(exc).__name__}: {exc}"
+
+        consume(self._app, [results_queue()], on_message=on_message,
+                on_decode_error=on_decode_error, prefetch_count=4, stop=self._stop,
+                logger=logger, what="results queue", on_broker_error=on_broker_error)

@@ -3,11 +3,16 @@ service's settings. Pydantic only: importing it loads neither Celery nor Redis."
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pathlib import Path
+from typing import Any
 
-from ._protocol import MIN_SECRET_LENGTH
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-__all__ = ["FleetSettings"]
+from pagelab.models import invalid_input
+
+from ._protocol import MIN_SECRET_LENGTH, resolve_secret
+
+__all__ = ["FleetSettings", "fleet_settings"]
 
 
 class FleetSettings(BaseModel):
@@ -45,3 +50,16 @@ class FleetSettings(BaseModel):
         if not value.startswith(("redis://", "rediss://")):
             raise ValueError(f"{value!r} is not a redis:// or rediss:// URL")
         return value
+
+
+def fleet_settings(broker: str, *, secret_file: Path | None, secret: str | None = None,
+                   **bounds: Any) -> FleetSettings:
+    """The settings of a fleet on ``broker`` (resolved: :func:`resolve_broker`), its secret
+    resolved once (:func:`resolve_secret`: ``secret_file``, ``$PAGELAB_FLEET_SECRET`` or
+    the deprecated ``secret``), ``bounds`` as the command gave them; a bad one is an
+    :class:`~pagelab.InvalidInputError` naming its option."""
+    try:
+        return FleetSettings(broker_url=broker, secret=resolve_secret(secret, file=secret_file),
+                             **bounds)
+    except ValidationError as exc:
+        raise invalid_input(exc, as_option=True) from exc

@@ -30,8 +30,8 @@ from pagelab.engine import (
 )
 from pagelab.models import ENGINE_UNAVAILABLE, Device, LighthouseConfig, LighthouseError, TestStatus
 
-from ._app import DEFAULT_VISIBILITY_TIMEOUT, fleet_app, results_queue
-from ._dispatcher import WORKER_KEY_PREFIX
+from ._app import DEFAULT_VISIBILITY_TIMEOUT, consume, fleet_app, results_queue
+from ._heartbeats import HEARTBEAT_INTERVAL, HEARTBEAT_TTL, WORKER_KEY_PREFIX
 from ._keys import WorkerKeys
 from ._protocol import (
     DELIVERY_KEY_PREFIX,
@@ -49,9 +49,6 @@ __all__ = ["FleetWorker", "policy_from_wire", "run_worker"]
 
 logger = logging.getLogger("pagelab.fleet.worker")
 
-#: Seconds between heartbeats, and how long one stays visible.
-HEARTBEAT_INTERVAL = 5.0
-HEARTBEAT_TTL = 20
 #: The value of a delivery key once its delivery ran (else: the holding worker's name).
 DELIVERY_RAN = "ran"
 #: TTFB probes one worker runs at once (beside its one Lighthouse run).
@@ -127,10 +124,6 @@ class FleetWorker:
 
     def _ttfb_loop(self) -> None:
         """Consume the locations' TTFB queues; each probe runs on the small pool."""
-        from kombu.messaging import Consumer
-
-        queues = [ttfb_request_queue(location) for location in self.locations]
-
         def on_decode_error(message: Any, exc: Exception) -> None:
             # Not JSON, compressed or too large (_transport.py): never decoded, dropped.
             logger.warning("refused a TTFB probe: undecodable (%s: %s)", type(exc).__name__,
@@ -155,22 +148,10 @@ class FleetWorker:
             self._ttfb_pool.submit(self._probe, body, url, min(timeout, remaining - 0.5),
                                    policy)
 
-        while not self._stop.is_set():
-            try:
-                with self.app.connection_for_read() as conn:
-                    conn.ensure_connection(max_retries=3)
-                    with Consumer(  # type: ignore[no-untyped-call]
-                        conn, queues=queues, callbacks=[on_message], accept=["json"],
-                        prefetch_count=TTFB_CONCURRENCY, on_decode_error=on_decode_error,
-                    ):
-                        while not self._stop.is_set():
-                            try:
-                                conn.drain_events(timeout=1.0)
-                            except TimeoutError:
-                                continue
-            except Exception as exc:
-                logger.warning("TTFB queues: %s; reconnecting", exc)
-                self._stop.wait(1.0)
+        consume(self.app, [ttfb_request_queue(location) for location in self.locations],
+                on_message=on_message, on_decode_error=on_decode_error,
+                prefetch_count=TTFB_CONCURRENCY, stop=self._stop, logger=logger,
+                what="TTFB queues")
 
     def _probe(self, body: dict[str, Any], url: str, timeout: float,
                policy: TargetPolicy) -> None:

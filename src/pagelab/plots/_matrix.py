@@ -64,6 +64,22 @@ def _title_suffix(keys: list[str], origin: str | None) -> str:
     return where + (f"  ({plain(origin)})" if origin else "")
 
 
+def _runs_by_group(
+    data: object, metric: str, by: str | Sequence[str] | None
+) -> tuple[Metric, list[str], list[str], str | None, np.ndarray, np.ndarray, np.ndarray,
+           np.ndarray]:
+    """What a plot of one metric's runs per group reads: the metric, the grouping columns,
+    the groups in order, the origin left out of their labels, and per run (runs that measure
+    the metric) its group's label, its value, whether it succeeded and whether it failed."""
+    frame = frame_of(data)
+    m = check_metric(metric, frame)
+    frame = measuring(frame, m.name).reset_index(drop=True)
+    keys, labels, order, origin = _groups(frame, by)
+    values = frame[m.name].to_numpy(dtype="float64", na_value=np.nan)
+    return (m, keys, order, origin, labels.to_numpy(), values, successful(frame, m),
+            failed(frame))
+
+
 def _groups(frame: pd.DataFrame, by: str | Sequence[str] | None
             ) -> tuple[list[str], pd.Series, list[str], str | None]:
     keys = group_columns(frame, by)
@@ -94,14 +110,7 @@ def metric_by_group(
     labelled with its runs, failed runs and median; values in the metric's unit (ms, CLS
     unitless, score 0-100) with its good / poor thresholds. Returns the Axes.
     """
-    frame = frame_of(data)
-    m = check_metric(metric, frame)
-    frame = measuring(frame, m.name).reset_index(drop=True)
-    keys, labels, order, origin = _groups(frame, by)
-    ok = successful(frame, m)
-    bad = failed(frame)
-    values = frame[m.name].to_numpy(dtype="float64", na_value=np.nan)
-    label_array = labels.to_numpy()
+    m, keys, order, origin, label_array, values, ok, bad = _runs_by_group(data, metric, by)
     ax = new_axes(ax, (8.0, 1.4 + 0.75 * len(order)))
     rng = np.random.default_rng(0)  # jitter only spreads the points; fixed for repeatability
     ticks = []
@@ -151,14 +160,7 @@ def distribution(
     With the 5 to 20 runs a matrix has, a histogram's bins would show the binning more
     than the runs; every run stays visible here and medians read off at 50 %.
     """
-    frame = frame_of(data)
-    m = check_metric(metric, frame)
-    frame = measuring(frame, m.name).reset_index(drop=True)
-    keys, labels, order, origin = _groups(frame, by)
-    ok = successful(frame, m)
-    bad = failed(frame)
-    values = frame[m.name].to_numpy(dtype="float64", na_value=np.nan)
-    label_array = labels.to_numpy()
+    m, keys, order, origin, label_array, values, ok, bad = _runs_by_group(data, metric, by)
     ax = new_axes(ax, (9.0, 4.5))
     low, high = value_limits(values[ok], m)
     for group in order:

@@ -1,11 +1,11 @@
 """Runners: one interface over the local engine and the HTTP API."""
 
+from pagelab._history import read_history
 from pagelab._public import publish
 
 from ._api import ApiRunner
 from ._base import FlowCell, MatrixCell, ReportSink, Runner
 from ._connect import connect
-from ._history import read_history
 from ._local import LocalRunner
 
 # isort: split

@@ -7,12 +7,12 @@ import collections
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import TracebackType
-from typing import NoReturn, Self
+from typing import NoReturn
 
 import httpx
 from pydantic import ValidationError
 
+from pagelab._closing import Closing
 from pagelab._exceptions import (
     APIError,
     APINotFoundError,
@@ -94,7 +94,7 @@ def _units(cells: Sequence[MatrixCell], run: int) -> list[_Unit]:
     return units
 
 
-class ApiRunner(ResourceReader):
+class ApiRunner(ResourceReader, Closing):
     """:class:`~pagelab.runners.Runner` over HTTP: the tests run on the server.
 
     ``base_url`` defaults to ``$PAGELAB_API_URL`` and ``api_key`` to ``$PAGELAB_API_KEY``,
@@ -300,13 +300,3 @@ class ApiRunner(ResourceReader):
     def close(self) -> None:
         self.client.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()

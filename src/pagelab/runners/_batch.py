@@ -65,6 +65,17 @@ def _none_valid(adapter: TypeAdapter[Any], given: Sequence[Any], field: str,
     return InvalidInputError(f"{field}: no valid {what} in the list")
 
 
+def _axis(varies: bool, valid: list[Any], given: Sequence[Any], field: str, what: str,
+          adapter: TypeAdapter[Any], every: list[Any]) -> list[Any]:
+    """The devices or locations of a batch: on the axis the batch varies, each valid one
+    once (none given: ``every`` one); on another axis, the first valid one."""
+    if not varies:
+        return [_first(valid, given, field, what, adapter)]
+    if given and not valid:
+        raise _none_valid(adapter, given, field, what)
+    return list(dict.fromkeys(valid)) if given else every
+
+
 def _first(values: list[Any], given: Sequence[Any], field: str, what: str,
            adapter: TypeAdapter[Any]) -> Any:
     if not given:
@@ -103,20 +114,10 @@ def plan_batch(
     else:
         plan_urls = [_first(valid_urls, urls, "urls", "absolute http(s) URL", _URL)]
 
-    if kind is BatchType.MULTIPLE_DEVICES:
-        if devices and not valid_devices:
-            raise _none_valid(_DEVICE, devices, "devices", "device id")
-        plan_devices = list(dict.fromkeys(valid_devices)) if devices else list(Device)
-    else:
-        plan_devices = [_first(valid_devices, devices, "devices", "device id", _DEVICE)]
-
-    if kind is BatchType.MULTIPLE_LOCATIONS:
-        if locations and not valid_locations:
-            raise _none_valid(_LOCATION, locations, "locations", "location id")
-        plan_locations = list(dict.fromkeys(valid_locations)) if locations else list(Location)
-    else:
-        plan_locations = [_first(valid_locations, locations, "locations", "location id",
-                                 _LOCATION)]
+    plan_devices = _axis(kind is BatchType.MULTIPLE_DEVICES, valid_devices, devices,
+                         "devices", "device id", _DEVICE, list(Device))
+    plan_locations = _axis(kind is BatchType.MULTIPLE_LOCATIONS, valid_locations, locations,
+                           "locations", "location id", _LOCATION, list(Location))
 
     items = [(u, d, loc) for u in plan_urls for d in plan_devices for loc in plan_locations]
     if len(items) > MAX_BATCH_ITEMS:

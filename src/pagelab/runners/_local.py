@@ -6,11 +6,10 @@ import builtins
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from pydantic import ValidationError
 
+from pagelab._closing import Closing
 from pagelab._exceptions import NotFoundError
 from pagelab.catalog import LOCATIONS, TTFB_REGIONS
 from pagelab.engine import Engine, run_ttfb
@@ -63,7 +62,7 @@ __all__ = ["INTERRUPTED", "LocalRunner"]
 INTERRUPTED = "INTERRUPTED"
 
 
-class LocalRunner(ResourceReader):
+class LocalRunner(ResourceReader, Closing):
     """Runs tests with the local engine (real Lighthouse in Chromium) and keeps them in the
     store under ``data_dir`` (default ``$PAGELAB_DATA_DIR`` or the per-user data dir).
 
@@ -105,24 +104,27 @@ class LocalRunner(ResourceReader):
             )
         except ValidationError as exc:
             raise invalid_input(exc) from exc
-        with self.store.connection() as conn:
-            with transaction(conn):
-                test_id = create_test(
-                    conn, url=request.url, device=request.device, location=request.location,
-                    config=request.config, retention=self.store.retention,
-                )
-            self._notify(progress, test_id)
+        return self._run_test(MatrixCell(request.url, request.device, request.location,
+                                         request.config), progress)
 
-            def started() -> None:
-                self._notify(progress, test_id)
-
-            try:
-                execute_test(self.store, self.engine, test_id, vantage=self.vantage,
-                             on_start=started)
-            except BaseException:
-                self._abandon([test_id])
-                raise
-            report = self._notify(progress, test_id)
+    def _run_test(self, cell: MatrixCell, progress: ProgressCallback | None) -> TestReport:
+        """Store and run one test of checked input; its final report is read once, and its
+        earlier states (queued, active) only when ``progress`` listens."""
+        with self.store.connection() as conn, transaction(conn):
+            test_id = create_test(
+                conn, url=cell.url, device=cell.device, location=cell.location,
+                config=cell.config, retention=self.store.retention,
+            )
+        self._notify(progress, test_id)
+        try:
+            execute_test(self.store, self.engine, test_id, vantage=self.vantage,
+                         on_start=lambda: self._notify(progress, test_id))
+        except BaseException:
+            self._abandon([test_id])
+            raise
+        report = self._test(test_id)
+        if progress is not None:
+            progress(report)
         return report
 
     def flow(
@@ -181,13 +183,11 @@ class LocalRunner(ResourceReader):
         anyway, so nothing is gained by queueing ahead."""
         for run in range(runs):
             for index, cell in enumerate(cells):
+                # The cells are checked input (measure built them): not validated again.
                 if isinstance(cell, FlowCell):
                     on_report(self._run_flow(cell), run, index)
-                    continue
-                report = self.lighthouse(
-                    cell.url, cell.device.value, cell.location.value, cell.config
-                )
-                on_report(report, run, index)
+                else:
+                    on_report(self._run_test(cell, None), run, index)
 
     def ttfb(self, url: str, region: str) -> TTFBResult:
         """Probe ``url`` once per location of ``region`` (all from this machine)."""
@@ -207,11 +207,7 @@ class LocalRunner(ResourceReader):
             raise NotFoundError(f"no test or batch with id {str(id)[:40]!r}")
         if id.startswith("lbt_"):
             return self._batch(id)
-        with self.store.connection() as conn:
-            report = get_test(conn, id, report_url=self.store.report_file_url)
-        if report is None:
-            raise NotFoundError(f"no test with id {id!r} (unknown or expired)")
-        return report
+        return self._test(id)
 
     def list(
         self,
@@ -267,12 +263,17 @@ class LocalRunner(ResourceReader):
                                 lighthouse_version=None, metrics=None, error=error,
                                 vantage=self.vantage, environment=None)
 
-    def _notify(self, progress: ProgressCallback | None, test_id: str) -> TestReport:
-        report = self.get(test_id)
-        assert isinstance(report, TestReport)
-        if progress is not None:
-            progress(report)
+    def _test(self, test_id: str) -> TestReport:
+        with self.store.connection() as conn:
+            report = get_test(conn, test_id, report_url=self.store.report_file_url)
+        if report is None:
+            raise NotFoundError(f"no test with id {test_id!r} (unknown or expired)")
         return report
+
+    def _notify(self, progress: ProgressCallback | None, test_id: str) -> None:
+        """Hand ``progress`` the test's state now; nothing is read when no one listens."""
+        if progress is not None:
+            progress(self._test(test_id))
 
     def _notify_batch(self, progress: ProgressCallback | None, batch_id: str) -> None:
         if progress is not None:
@@ -283,16 +284,6 @@ class LocalRunner(ResourceReader):
         if self._owns_engine:
             self.engine.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"LocalRunner(data_dir={str(self.store.data_dir)!r})"

@@ -5,16 +5,14 @@ Plain standard library: importing it loads no database driver.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
-from pagelab._apt import apt_install
-from pagelab._exceptions import PagelabError
+from pagelab._apt import apt_command, ensure_installed
 
 __all__ = ["POSTGRES_APT_COMMAND", "find_postgres_bin", "install_postgresql"]
 
-POSTGRES_APT_COMMAND = "apt-get update && apt-get install -y postgresql"
+POSTGRES_APT_COMMAND = apt_command("postgresql")
 _DEBIAN_ROOT = Path("/usr/lib/postgresql")
 
 
@@ -38,19 +36,6 @@ def install_postgresql(*, log: bool = True) -> Path:
     Debian starts a system cluster on install; pagelab's tests never use it (they start
     their own on a free loopback port), and a team store may use it or any other server.
     """
-    found = find_postgres_bin()
-    if found is not None:
-        return found
-    if os.geteuid() != 0:
-        raise PagelabError(
-            f"PostgreSQL is missing: run `sudo sh -c '{POSTGRES_APT_COMMAND}'` "
-            "(or `sudo pagelab setup --database`)"
-        )
-    if log:
-        print("pagelab: installing postgresql with apt")
-    apt_install(["postgresql"])
-    found = find_postgres_bin()
-    if found is None:
-        raise PagelabError("apt installed postgresql but no initdb was found under "
-                           f"{_DEBIAN_ROOT}")
-    return found
+    return ensure_installed("postgresql", find_postgres_bin,
+                            what="PostgreSQL",
+                            setup_option="--database", log=log)

@@ -15,19 +15,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from pagelab._exceptions import (
-    AuthenticationError,
-    EngineError,
-    EngineNotInstalledError,
-    InsufficientCreditsError,
-    InvalidInputError,
-    MissingDependencyError,
-    NotFoundError,
-    PagelabError,
-    RateLimitedError,
-    RequestTimeoutError,
-    TransportError,
-)
+from pagelab import _exceptions as errors
 from pagelab._extras import require
 from pagelab._html import Markup, escape
 from pagelab.models import RATING_COLOURS
@@ -65,18 +53,19 @@ def error_message(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     # Most specific first: several of these share a base class.
     hints: tuple[tuple[type[BaseException], str], ...] = (
-        (EngineNotInstalledError, "The local engine is not installed ({}). "
+        (errors.EngineNotInstalledError, "The local engine is not installed ({}). "
                                   "Run `pagelab setup`, then press Run again."),
-        (EngineError, "The local engine could not run: {}"),
-        (InsufficientCreditsError, "The service refused the test: no credits left (402). {}"),
-        (AuthenticationError, "The service refused the API key (401): {}"),
-        (RateLimitedError, "The service is rate limiting this key (429): {}"),
-        (RequestTimeoutError, "Timed out: {}"),
-        (TransportError, "Could not reach the service: {}"),
-        (InvalidInputError, "Invalid input: {}"),
-        (NotFoundError, "Not found: {}"),
-        (MissingDependencyError, "{}"),
-        (PagelabError, "{}"),
+        (errors.EngineError, "The local engine could not run: {}"),
+        (errors.InsufficientCreditsError,
+         "The service refused the test: no credits left (402). {}"),
+        (errors.AuthenticationError, "The service refused the API key (401): {}"),
+        (errors.RateLimitedError, "The service is rate limiting this key (429): {}"),
+        (errors.RequestTimeoutError, "Timed out: {}"),
+        (errors.TransportError, "Could not reach the service: {}"),
+        (errors.InvalidInputError, "Invalid input: {}"),
+        (errors.NotFoundError, "Not found: {}"),
+        (errors.MissingDependencyError, "{}"),
+        (errors.PagelabError, "{}"),
     )
     for kind, template in hints:
         if isinstance(exc, kind):

@@ -1,15 +1,30 @@
-"""Reading a runner's past tests, filtered, for trends (:func:`pagelab.stats.history`)."""
+"""Reading a runner's past tests, filtered, for trends: :func:`pagelab.runners.read_history`
+and :func:`pagelab.stats.history`.
+
+A room of its own below both: it needs of a runner only its ``list`` (:class:`PagedTests`),
+so the statistics read history without importing the runners, and through them the
+engine, the store and the client (docs/decisions.md, "History reading has its own room").
+"""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
+from typing import Protocol
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import DEVICE_ALIASES, Device, Location, TestReport, TimeInput, unknown_value
 
-from ._base import Runner
+__all__ = ["PagedTests", "read_history"]
 
-__all__ = ["read_history"]
+
+class PagedTests(Protocol):
+    """What history reading needs of a runner (every :class:`pagelab.runners.Runner` is
+    one): its tests a page at a time, newest first, within ``created_at`` bounds."""
+
+    # Only what the reader passes: a runner's ``list`` takes more (``created_at_gt``, ...).
+    def list(self, page: int = 1, per_page: int = 10, *, created_at_gte: TimeInput = None,
+             created_at_lte: TimeInput = None) -> builtins.list[TestReport]: ...
 
 #: Tests asked for per ``runner.list`` page (the API's maximum).
 _PER_PAGE = 100
@@ -35,7 +50,7 @@ def _wanted(value: str | Iterable[str] | None, what: str,
 
 
 def read_history(
-    runner: Runner,
+    runner: PagedTests,
     *,
     since: TimeInput = None,
     until: TimeInput = None,
