@@ -190,3 +190,22 @@ def test_a_report_comparing_flows_says_why_it_has_no_filmstrips(tmp_path: Path) 
     assert ("No filmstrips: filmstrip_compare: the compared runs have no test ids to read "
             "their screenshots by") in visual
     assert "<img" not in visual
+
+
+def test_explain_of_two_stored_flows_ranks_the_phases_through_results(tmp_path: Path) -> None:
+    # Stored flow steps are tests with ids (issue 36): Results.explain reads their LHRs.
+    from pagelab import Flow, LocalRunner, Results
+    from pagelab.runners import FlowCell
+    from pagelab.runners._flows import store_flow_run
+
+    with LocalRunner(tmp_path / "runner") as runner:
+        stored = []
+        for name, recorded in (("50 ms", FAST), ("300 ms", SLOW)):
+            flow = (Flow(name).navigate("http://demo.test/shop", name="shop")
+                    .start_timespan("add").click("#add-slow").end_timespan())
+            stored.append(store_flow_run(runner.store, flow_report(name, recorded),
+                                         FlowCell.of(flow, "mobile", "us", None),
+                                         vantage=runner.vantage))
+        explanation = Results(stored, runner=runner).explain("flow", "50 ms", "300 ms",
+                                                             within="step")
+    assert "takes +255 ms in its slowest interaction's processing" in str(explanation)
