@@ -185,32 +185,7 @@ class Perf:
             raise TypeError("perf.measure: missing the page URL(s) to measure (urls)")
         devices = _renamed("devices", devices, "device", device, "mobile")
         locations = _renamed("locations", locations, "location", location, "us")
-        state = self._state
-        url_list = _as_list(urls, "urls")
-        device_list = _as_list(devices, "devices")
-        location_list = _as_list(locations, "locations")
-        count = state.runs(runs)
-        marker = self._item.get_closest_marker("budget")
-        limits = _marker_checks(marker, self._item.nodeid) if marker is not None else []
-        from pagelab.budgets import Check
-
-        checks = [c for c in limits if isinstance(c, Check)]
-        outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
-        frame = state.measure(url_list, device_list, location_list, config, count, checks,
-                              outcome)
-        failures = state.check(frame, checks, outcome, aggregation=state.aggregation(),
-                               adaptive=not isinstance(count, int))
-        failures += state.check_resources(
-            frame, [c for c in limits if not isinstance(c, Check)], outcome)
-        # Annotations point at the test function (its first line: the budget marker).
-        first_line = (self._item.location[1] or 0) + 1
-        locate_checks(self._item, outcome, lambda _: first_line)
-        record_outcome(self._item, outcome)
-        if failures:
-            pytest.fail("\n".join(failures), pytrace=False)
-        from pagelab import Results
-
-        return Results.from_frame(frame)
+        return self._check(tuple(_as_list(urls, "urls")), devices, locations, config, runs)
 
     def flow(
         self,
@@ -229,33 +204,49 @@ class Perf:
         the step. With ``--pagelab-replay`` the flow's recorded steps are checked instead.
         """
         import pagelab
-        from pagelab.budgets import Check
 
-        state = self._state
         try:
             chosen = flow if isinstance(flow, pagelab.Flow) else (
                 pagelab.Flow.from_file(os.fspath(flow)))
             chosen.check()
         except pagelab.InvalidInputError as exc:
             raise pytest.UsageError(f"perf.flow: {exc}") from exc
+        return self._check(chosen, devices, locations, config, runs)
+
+    def _check(self, page: tuple[str, ...] | Flow, devices: str | Sequence[str],
+               locations: str | Sequence[str], config: Mapping[str, Any] | None,
+               runs: int | str | None) -> Results:
+        """Measure ``page`` (URLs or a flow), check the marker's limits, record it all."""
+        from pagelab import Results
+        from pagelab.budgets import Check, Target
+
+        state, item = self._state, self._item
         count = state.runs(runs)
-        if not isinstance(count, int):
+        is_flow = not isinstance(page, tuple)
+        if is_flow and not isinstance(count, int):
             raise pytest.UsageError("perf.flow: runs=auto measures pages only; give a number")
-        marker = self._item.get_closest_marker("budget")
-        limits = _marker_checks(marker, self._item.nodeid) if marker is not None else []
+        marker = item.get_closest_marker("budget")
+        limits = _marker_checks(marker, item.nodeid) if marker is not None else []
         checks = [c for c in limits if isinstance(c, Check)]
-        outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
-        frame = state.measure_flow(chosen, _as_list(devices, "devices"),
-                                   _as_list(locations, "locations"), config, count)
-        failures = state.check(frame, checks, outcome, aggregation=state.aggregation())
-        if len(checks) != len(limits):
+        target = Target(page, tuple(_as_list(devices, "devices")),
+                        tuple(_as_list(locations, "locations")),
+                        dict(config) if config is not None else None, None, checks)
+        outcome = item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
+        frame = state.measure(target, count, outcome)
+        failures = state.check(frame, checks, outcome, aggregation=state.aggregation(),
+                               adaptive=not isinstance(count, int))
+        resources = [c for c in limits if not isinstance(c, Check)]
+        if is_flow and resources:
             failures.append("resource budgets apply to pages: perf.flow checks metric budgets")
-        first_line = (self._item.location[1] or 0) + 1
-        locate_checks(self._item, outcome, lambda _: first_line)
-        record_outcome(self._item, outcome)
+        elif resources:
+            failures += state.check_resources(frame, resources, outcome)
+        # Annotations point at the test function (its first line: the budget marker).
+        first_line = (item.location[1] or 0) + 1
+        locate_checks(item, outcome, lambda _: first_line)
+        record_outcome(item, outcome)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
-        return pagelab.Results.from_frame(frame)
+        return Results.from_frame(frame)
 
 
 @pytest.fixture

@@ -82,6 +82,7 @@ from ._pipeline import replayed_cells as replayed_cells
 from ._pipeline import replayed_flow as replayed_flow
 from ._pipeline import source_line as source_line
 from ._pipeline import source_text as source_text
+from ._pipeline import target_urls as target_urls
 from ._publish import publish_ci_reports as publish_ci_reports
 from ._resources import evaluate_resources as evaluate_resources
 from ._resources import replayed_lhrs as replayed_lhrs

@@ -56,6 +56,7 @@ __all__ = [
     "replayed_flow",
     "source_line",
     "source_text",
+    "target_urls",
 ]
 
 #: Runs per cell when neither the options nor the budget file say.
@@ -97,10 +98,10 @@ def parse_runs(value: int | str | None, rule: GateRule | None = None) -> int | G
 
 @dataclass(frozen=True)
 class Target:
-    """One page (its absolute URL) or flow of a budget file, with what it is measured on
-    and checked against."""
+    """One page (its absolute URL; pages measured together: their URLs) or flow of a
+    budget file, with what it is measured on and checked against."""
 
-    page: str | Flow
+    page: str | tuple[str, ...] | Flow
     devices: tuple[str, ...]
     locations: tuple[str, ...]
     config: dict[str, Any] | None
@@ -198,12 +199,20 @@ def measure_target(measure: MeasureMatrix, target: Target, runs: int | GateRule,
             raise InvalidInputError("runs=auto measures pages only: give the flow a number "
                                     "of runs")
         return measure_flow(measure, target.page, *chosen, target.config, runs), []
+    urls = target_urls(target)
     if isinstance(runs, int):
-        return measure_cells(measure, [target.page], *chosen, target.config, runs), []
-    checks = [c for c in target.checks
-              if any(c.matches(target.page, d, loc) for d in chosen[0] for loc in chosen[1])]
-    return measure_auto(measure, [target.page], *chosen, target.config, runs, checks=checks,
+        return measure_cells(measure, urls, *chosen, target.config, runs), []
+    checks = [c for c in target.checks if any(
+        c.matches(u, d, loc) for u in urls for d in chosen[0] for loc in chosen[1])]
+    return measure_auto(measure, urls, *chosen, target.config, runs, checks=checks,
                         baseline=baseline, limits=limits, keeps_baseline=keeps_baseline)
+
+
+def target_urls(target: Target) -> list[str]:
+    """A page target's URLs (none for a flow)."""
+    if isinstance(target.page, Flow):
+        return []
+    return [target.page] if isinstance(target.page, str) else list(target.page)
 
 
 def measure_cells(measure: MeasureMatrix, urls: Sequence[str], devices: Sequence[str],
