@@ -28,13 +28,8 @@ def summary_lines(state: PagelabState) -> list[str]:
             lines.append("")
         lines.append(f"baseline comparison ({state.setting('compare')})")
         lines.extend(regression_table(regression))
-    for warning in state.warnings:
-        lines.append(f"baseline warning: {warning}")
+    lines.extend(f"baseline warning: {warning}" for warning in state.warnings)
     lines.extend(dict.fromkeys(state.notes))
-    for error in state.errors:
-        lines.append(f"engine error: {error['nodeid']}: {error['message']}")
-    for name, what in _WRITTEN.items():
-        path = state.setting(name)
-        if path:
-            lines.append(f"{what} written to {path}")
-    return lines
+    lines.extend(f"engine error: {e['nodeid']}: {e['message']}" for e in state.errors)
+    return lines + [f"{what} written to {state.setting(name)}"
+                    for name, what in _WRITTEN.items() if state.setting(name)]

@@ -1,4 +1,5 @@
-"""The plugin's session state: settings, the runner, measuring with retry, checking budgets.
+"""The plugin's session state: settings, the runner, and the calls into the check pipeline
+of :mod:`pagelab.budgets` (measuring with its retry rule, checking, recording).
 
 pagelab (and so pandas) is imported here only inside functions: pytest loads the plugin in
 every session, and a suite that never measures pays nothing for it.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,9 +76,8 @@ class PagelabState:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self._runner: Runner | None = None
-        self._replay: pd.DataFrame | None = None
-        self._baseline: Baseline | None = None
-        self._limits: dict[str, RegressionLimit] | None = None
+        #: The replayed runs, the baseline and the regression limits, read once.
+        self._read: dict[str, Any] = {}
         #: Collected from every test's report (on the controller under xdist).
         self.checks: list[dict[str, Any]] = []
         self.run_records: list[dict[str, Any]] = []
@@ -122,8 +122,7 @@ class PagelabState:
         try:
             alpha = float(raw)
         except (TypeError, ValueError):
-            raise pytest.UsageError(f"--pagelab-alpha: expected a number such as 0.05, got "
-                                    f"{raw!r}") from None
+            alpha = float("nan")
         if not 0 < alpha < 0.5:
             raise pytest.UsageError(f"--pagelab-alpha: expected a number between 0 and 0.5, "
                                     f"got {raw!r}")
@@ -197,45 +196,37 @@ class PagelabState:
             self._runner.close()
             self._runner = None
 
-    def replay(self) -> pd.DataFrame | None:
-        path = self.setting("replay")
-        if path is None:
-            return None
-        if self._replay is None:
-            from pagelab import InvalidInputError
-            from pagelab.frames import read_runs
+    def _loaded(self, name: str, load: Callable[[str], Any]) -> Any:
+        """The file or text of setting ``name`` read by ``load``, once (None when not set);
+        a bad one is a usage error."""
+        from pagelab import InvalidInputError
 
+        value = self.setting(name)
+        if value is not None and name not in self._read:
             try:
-                self._replay = read_runs(path)
+                self._read[name] = load(value)
             except InvalidInputError as exc:
-                raise pytest.UsageError(f"--pagelab-replay: {exc}") from exc
-        return self._replay
+                raise pytest.UsageError(f"--pagelab-{name.replace('_', '-')}: {exc}") from exc
+        return self._read.get(name)
+
+    def replay(self) -> pd.DataFrame | None:
+        from pagelab.frames import read_runs
+
+        replay: pd.DataFrame | None = self._loaded("replay", read_runs)
+        return replay
 
     def baseline(self) -> Baseline | None:
-        path = self.setting("compare")
-        if path is None:
-            return None
-        if self._baseline is None:
-            from pagelab import InvalidInputError
-            from pagelab.budgets import load_baseline
+        from pagelab.budgets import load_baseline
 
-            try:
-                self._baseline = load_baseline(path)
-            except InvalidInputError as exc:
-                raise pytest.UsageError(f"--pagelab-compare: {exc}") from exc
-        return self._baseline
+        baseline: Baseline | None = self._loaded("compare", load_baseline)
+        return baseline
 
     def regression_limits(self) -> dict[str, RegressionLimit]:
-        if self._limits is None:
-            from pagelab import InvalidInputError
-            from pagelab.budgets import parse_regression_limits
+        from pagelab.budgets import parse_regression_limits
 
-            text = self.setting("compare_fail") or ""
-            try:
-                self._limits = parse_regression_limits(text)
-            except InvalidInputError as exc:
-                raise pytest.UsageError(f"--pagelab-compare-fail: {exc}") from exc
-        return self._limits
+        limits: dict[str, RegressionLimit] = self._loaded("compare_fail",
+                                                          parse_regression_limits) or {}
+        return limits
 
     # -- measuring and checking: the pipeline of pagelab.budgets --------------------------
 
@@ -247,29 +238,22 @@ class PagelabState:
         comparison are decided (where each cell stopped noted in ``outcome``). An engine
         failure (crash, timeout) is measured once more; a second one raises
         :class:`EngineFailure`."""
-        from pagelab import Flow, InvalidInputError, measure
-        from pagelab.budgets import (
-            EngineFailureError,
-            matrix_measure,
-            measure_target,
-            replayed_cells,
-            replayed_flow,
-            target_urls,
-        )
+        from pagelab import Flow, InvalidInputError, budgets, measure
 
         chosen = (list(devices or target.devices), list(locations or target.locations))
         replay, source = self.replay(), str(self.setting("replay"))
         try:
             if replay is not None and isinstance(target.page, Flow):
-                return replayed_flow(replay, target.page, *chosen, source)
+                return budgets.replayed_flow(replay, target.page, *chosen, source)
             if replay is not None:
-                return replayed_cells(replay, target_urls(target), *chosen, source)
-            frame, notes = measure_target(
-                matrix_measure(measure, self.runner()), target, runs, devices=chosen[0],
+                return budgets.replayed_cells(replay, budgets.target_urls(target), *chosen,
+                                              source)
+            frame, notes = budgets.measure_target(
+                budgets.matrix_measure(measure, self.runner()), target, runs, devices=chosen[0],
                 locations=chosen[1], baseline=self.baseline(),
                 limits=self.regression_limits() if self.baseline() else None,
                 keeps_baseline=bool(self.setting("save_baseline")))
-        except EngineFailureError as exc:
+        except budgets.EngineFailureError as exc:
             raise EngineFailure(str(exc)) from exc
         except InvalidInputError as exc:
             pytest.fail(str(exc), pytrace=False)
@@ -292,8 +276,8 @@ class PagelabState:
         failures = found.failures
         # "budget" for the test's own limits, "baseline" for a regression check against
         # --pagelab-compare; the summary shows them apart.
-        for kind in dict.fromkeys(kind for kind, _ in found.results):
-            failures += self.record([r for k, r in found.results if k == kind], outcome, kind)
+        for kind, result in found.results:
+            failures += self.record([result], outcome, kind)
         return failures
 
     def check_resources(self, frame: pd.DataFrame, limits: Sequence[Any],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ from ._state import STATE_KEY, PagelabState
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-    from pagelab.budgets import BudgetFile, Target
+    from pagelab.budgets import Target
 
 # The collection of budget files, used by the plugin's hooks: nothing here is public.
 __all__: list[str] = []
@@ -68,46 +68,30 @@ def collect_explicit_files(session: pytest.Session, items: list[pytest.Item]) ->
         if not path.is_file():
             raise pytest.UsageError(f"--pagelab-budgets: {path}: no such file")
         collector = BudgetFileCollector.from_parent(session, path=path)
-        added.extend(_collect_items(collector))
+        try:
+            added.extend(n for n in collector.collect() if isinstance(n, pytest.Item))
+        except BudgetFileError as exc:
+            raise pytest.UsageError(str(exc)) from exc
     return added
-
-
-def _collect_items(collector: BudgetFileCollector) -> Iterator[pytest.Item]:
-    try:
-        nodes = list(collector.collect())
-    except BudgetFileError as exc:
-        raise pytest.UsageError(str(exc)) from exc
-    for node in nodes:
-        if isinstance(node, pytest.Item):
-            yield node
 
 
 class BudgetFileCollector(pytest.File):
     """A budget file: pagelab YAML/JSON, Lighthouse CI assertions or budget.json."""
 
-    def _budget_file(self) -> BudgetFile:
-        from pagelab import InvalidInputError
-        from pagelab.budgets import load_budgets
-
-        try:
-            return load_budgets(self.path)
-        except InvalidInputError as exc:
-            raise BudgetFileError(str(exc)) from exc
-
     def collect(self) -> Iterable[pytest.Item]:
         from pagelab import Flow, InvalidInputError
-        from pagelab.budgets import plan_targets
+        from pagelab.budgets import load_budgets, plan_targets
 
         state: PagelabState = self.config.stash[STATE_KEY]
-        budget_file = self._budget_file()
-        for note in budget_file.notes:
-            # What reading a lighthouserc decided (nearest device / connection profile).
-            warnings.warn(UserWarning(f"{self.path.name}: {note}"), stacklevel=2)
         try:
+            budget_file = load_budgets(self.path)
             targets = plan_targets(budget_file, state.setting("base_url", budget_file.base_url),
                                    source=self.path, base_url_option="--pagelab-base-url")
         except InvalidInputError as exc:
             raise BudgetFileError(str(exc)) from exc
+        for note in budget_file.notes:
+            # What reading a lighthouserc decided (nearest device / connection profile).
+            warnings.warn(UserWarning(f"{self.path.name}: {note}"), stacklevel=2)
         # The flows' items first, then the pages'.
         for target in sorted(targets, key=lambda t: not isinstance(t.page, Flow)):
             page = f"flow {target.page.name}" if isinstance(target.page, Flow) else target.page

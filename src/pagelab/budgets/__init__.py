@@ -70,6 +70,7 @@ from ._pipeline import check_frame as check_frame
 from ._pipeline import check_lhci as check_lhci
 from ._pipeline import check_resources as check_resources
 from ._pipeline import failure_lines as failure_lines
+from ._pipeline import keyword_limits as keyword_limits
 from ._pipeline import lhci_record as lhci_record
 from ._pipeline import matrix_measure as matrix_measure
 from ._pipeline import measure_auto as measure_auto

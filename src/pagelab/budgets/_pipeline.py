@@ -27,8 +27,14 @@ from ._evaluate import evaluate, run_failures
 from ._gate import MAX_RUNS, GateRule
 from ._lhci_runs import assert_runs, format_lhci
 from ._limits import RegressionLimit
-from ._models import BudgetFile, BudgetResult, Check
-from ._resources import LhrReader, ResourceLimit, evaluate_resources, replayed_lhrs
+from ._models import BudgetFile, BudgetResult, Check, checks_from_mapping
+from ._resources import (
+    LhrReader,
+    ResourceLimit,
+    evaluate_resources,
+    replayed_lhrs,
+    resource_limits,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,6 +50,7 @@ __all__ = [
     "check_lhci",
     "check_resources",
     "failure_lines",
+    "keyword_limits",
     "lhci_record",
     "matrix_measure",
     "measure_auto",
@@ -160,6 +167,24 @@ def source_line(text: str, target: Target, record: Mapping[str, Any]) -> int:
         return budget_source_line(text, record["url"], record["metric"])
     return next((n for n, row in enumerate(text.splitlines(), 1) if target.flow_file in row),
                 1)
+
+
+def keyword_limits(keywords: Mapping[str, Any], where: str,
+                   ) -> tuple[list[Check], list[ResourceLimit]]:
+    """Limits given as keywords (``largest_contentful_paint=2500``, ``resource_size=...``;
+    ``flow=`` and ``step=`` name the user flow's step the metric limits apply to) as
+    checks and resource limits."""
+    limits = dict(keywords)
+    # A user flow's step (and flow) the limits apply to: names, not metrics.
+    scope = {key: limits.pop(key) for key in ("flow", "step") if key in limits}
+    for key, value in scope.items():
+        if not isinstance(value, str) or not value:
+            raise InvalidInputError(f"{where}: {key}= takes a {key}'s name, got {value!r}")
+    metrics, resources = resource_limits(limits, where=where)
+    if scope and resources:
+        raise InvalidInputError(f"{where}: resource budgets apply to pages, not to a flow's "
+                                "step")
+    return checks_from_mapping(metrics, where=where, **scope), resources
 
 
 # -- measuring -----------------------------------------------------------------------------
