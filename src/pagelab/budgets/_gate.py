@@ -32,6 +32,7 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS, unfit_runs_note
 
 from ._evaluate import BudgetResult, cell_label, format_value
+from ._models import MAX_RUNS
 
 if TYPE_CHECKING:
     from ._limits import RegressionLimit
@@ -56,8 +57,6 @@ VERDICTS: tuple[Verdict, ...] = ("regression", "inconclusive", "ok")
 DEFAULT_ALPHA = 0.05
 #: Bootstrap resamples behind each interval (stats.compare's default).
 _RESAMPLES = 10_000
-#: The most runs per cell ``runs=auto`` may take (and the plugin's ``--pagelab-runs``).
-MAX_RUNS = 100
 
 
 @dataclass(frozen=True, slots=True)

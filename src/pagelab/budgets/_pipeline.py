@@ -24,10 +24,10 @@ from ._adaptive import AutoRuns, parse_auto_runs
 from ._baseline import Baseline, compare_baseline
 from ._ci import budget_source_line
 from ._evaluate import evaluate, run_failures
-from ._gate import MAX_RUNS, GateRule
+from ._gate import GateRule
 from ._lhci_runs import assert_runs, format_lhci
 from ._limits import RegressionLimit
-from ._models import BudgetFile, BudgetResult, Check, checks_from_mapping
+from ._models import BudgetFile, BudgetResult, Check, check_runs, checks_from_mapping
 from ._resources import (
     LhrReader,
     ResourceLimit,
@@ -95,9 +95,7 @@ def parse_runs(value: int | str | None, rule: GateRule | None = None) -> int | G
         runs = int(value)
     except (TypeError, ValueError):
         raise InvalidInputError(f"expected a whole number or auto, got {value!r}") from None
-    if not 1 <= runs <= MAX_RUNS:
-        raise InvalidInputError(f"must be from 1 to {MAX_RUNS}, got {runs}")
-    return runs
+    return check_runs(runs)
 
 
 # -- budget file -> targets -----------------------------------------------------------------
