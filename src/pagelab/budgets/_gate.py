@@ -158,32 +158,21 @@ def decide(
     from calling a regression alone: a regression is decided again on the fit runs only,
     and when they do not show it the verdict is inconclusive, ``unfit`` saying so
     (``machine unfit: 3 of 5 runs``)."""
-    result = _decide(metric, baseline_values, values, limit, cell=cell, level=level,
-                     rule=rule, report_url=report_url)
     flags = list(noisy or [])
-    if result.verdict != "regression" or not any(flags):
-        return result
-    fit = [v for v, unfit in zip(values, flags, strict=True) if not unfit]
-    if fit and _decide(metric, baseline_values, fit, limit, cell=cell, level=level,
-                       rule=rule).verdict == "regression":
-        return result
-    rule = rule or GateRule()
-    result = replace(result, verdict="inconclusive", passed=not rule.inconclusive_fails,
-                     unfit=unfit_runs_note(sum(flags), len(flags)))
-    return replace(result, message=regression_line(result))
+    if any(flags):
+        result = decide(metric, baseline_values, values, limit, cell=cell, level=level,
+                        rule=rule, report_url=report_url)
+        if result.verdict != "regression":
+            return result
+        fit = [v for v, unfit in zip(values, flags, strict=True) if not unfit]
+        if fit and decide(metric, baseline_values, fit, limit, cell=cell, level=level,
+                          rule=rule).verdict == "regression":
+            return result
+        rule = rule or GateRule()
+        result = replace(result, verdict="inconclusive", passed=not rule.inconclusive_fails,
+                         unfit=unfit_runs_note(sum(flags), len(flags)))
+        return replace(result, message=regression_line(result))
 
-
-def _decide(
-    metric: str,
-    baseline_values: Sequence[float | None],
-    values: Sequence[float | None],
-    limit: RegressionLimit,
-    *,
-    cell: CellKey,
-    level: float | None = None,
-    rule: GateRule | None = None,
-    report_url: str | None = None,
-) -> RegressionResult:
     import pandas as pd
 
     from pagelab import stats

@@ -51,31 +51,14 @@ def _check(args: argparse.Namespace) -> int:
     import pandas as pd
 
     import pagelab
+    from pagelab import budgets
     from pagelab._exceptions import InvalidInputError
     from pagelab._progress import ProgressBar
-    from pagelab.budgets import (
-        assert_runs,
-        budget_source_line,
-        check_table,
-        evaluate,
-        failure_lines,
-        format_lhci,
-        format_tally,
-        lhci_record,
-        load_budgets,
-        matrix_measure,
-        measure_target,
-        parse_runs,
-        plan_targets,
-        publish_ci_reports,
-        select_runs,
-        source_text,
-    )
     from pagelab.frames import read_runs
 
-    budget_file = load_budgets(args.budgets)
+    budget_file = budgets.load_budgets(args.budgets)
     try:
-        runs = None if args.runs is None else parse_runs(args.runs)
+        runs = None if args.runs is None else budgets.parse_runs(args.runs)
     except InvalidInputError as exc:
         raise InvalidInputError(f"--runs: {exc}") from None
     aggregation = args.aggregation or budget_file.aggregation or "median"
@@ -87,21 +70,22 @@ def _check(args: argparse.Namespace) -> int:
     if args.replay:
         frame = read_runs(args.replay)
         if budget_file.lhci is not None:
-            frame, missing = select_runs(budget_file, frame, base_url)
+            frame, missing = budgets.select_runs(budget_file, frame, base_url)
             for where in missing:
                 print(f"no runs: {where} (lighthouserc page on its collect device)")
-            lhci_results = assert_runs(budget_file.lhci, frame)
+            lhci_results = budgets.assert_runs(budget_file.lhci, frame)
             if missing and not lhci_results:
                 return 1
         else:
-            results = evaluate(budget_file, frame, aggregation=aggregation, base_url=base_url)
+            results = budgets.evaluate(budget_file, frame, aggregation=aggregation,
+                                       base_url=base_url)
     else:
-        targets = plan_targets(budget_file, base_url, source=args.budgets,
-                               base_url_option="--base-url")
+        targets = budgets.plan_targets(budget_file, base_url, source=args.budgets,
+                                       base_url_option="--base-url")
         if budget_file.flows and runs is not None and not isinstance(runs, int):
             raise InvalidInputError("--runs auto measures pages only: this budget file has "
                                     "flows, give a number of runs")
-        planned = [(t, runs or parse_runs(t.runs)) for t in targets]
+        planned = [(t, runs or budgets.parse_runs(t.runs)) for t in targets]
         frames = []
         with contextlib.ExitStack() as stack:
             runner = stack.enter_context(pagelab.connect())
@@ -110,42 +94,45 @@ def _check(args: argparse.Namespace) -> int:
             bar = stack.enter_context(ProgressBar(sum(
                 len(t.devices) * len(t.locations) * (n if isinstance(n, int) else n.max_runs)
                 for t, n in planned))) if args.progress else None
-            measure = matrix_measure(pagelab.measure, runner, bar.add if bar else False)
+            measure = budgets.matrix_measure(pagelab.measure, runner, bar.add if bar else False)
             for target, count in planned:
-                measured, notes = measure_target(measure, target, count)
+                measured, notes = budgets.measure_target(measure, target, count)
                 frames.append(measured)
                 for note in notes:
                     print(note)
             frame = pd.concat(frames, ignore_index=True)
             if budget_file.lhci is not None:
-                lhci_results = assert_runs(budget_file.lhci, frame, read_lhr=runner.lhr)
+                lhci_results = budgets.assert_runs(budget_file.lhci, frame,
+                                                   read_lhr=runner.lhr)
             else:
-                results = evaluate(budget_file, frame, aggregation=aggregation,
-                                   base_url=base_url, read_lhr=runner.lhr)
+                results = budgets.evaluate(budget_file, frame, aggregation=aggregation,
+                                           base_url=base_url, read_lhr=runner.lhr)
     if budget_file.lhci is not None:
         # First what `lhci assert` prints, then pagelab's table of every assertion.
-        print("\n".join(format_lhci(lhci_results)), end="\n\n")
+        print("\n".join(budgets.format_lhci(lhci_results)), end="\n\n")
         if args.format == "lhci":
             _write_lhci_json(lhci_results, bool(budget_file.lhci.get("includePassedAssertions")))
     source = Path(args.budgets)
-    text = source_text(source)
+    text = budgets.source_text(source)
     # Annotations and Code Quality paths are relative to the project root (the cwd in CI).
     try:
         shown = source.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         shown = source.as_posix()
     records = [{**r.to_dict(), "kind": "budget", "file": shown,
-                "line": budget_source_line(text, r.url, r.metric)} for r in results]
-    page_errors = failure_lines(frame)
-    for line in [*check_table([*records, *map(lhci_record, lhci_results)]), *page_errors]:
+                "line": budgets.budget_source_line(text, r.url, r.metric)} for r in results]
+    page_errors = budgets.failure_lines(frame)
+    lhci_records = [budgets.lhci_record(a) for a in lhci_results]
+    for line in [*budgets.check_table([*records, *lhci_records]), *page_errors]:
         print(line)
     for r in results:
         if not r.passed:
             print(f"{'error' if r.level == 'error' else 'warning'}: {r.message}")
-    print(format_tally([r.status for r in [*results, *lhci_results]]))
+    print(budgets.format_tally([r.status for r in [*results, *lhci_results]]))
     # GitHub turns these lines into annotations on the budget file's lines.
-    for command in publish_ci_reports(records, markdown=args.markdown,
-                                      codequality=args.codequality, errors=page_errors):
+    for command in budgets.publish_ci_reports(records, markdown=args.markdown,
+                                              codequality=args.codequality,
+                                              errors=page_errors):
         print(command)
     misses = [r for r in [*results, *lhci_results] if not r.passed and r.level == "error"]
     return 1 if misses or page_errors else 0
