@@ -20,7 +20,7 @@ from pagelab._cells import CELL, CellKey, cell_key, cell_label
 from pagelab._exceptions import EngineError, InvalidInputError
 from pagelab.models import Flow
 
-from ._adaptive import AutoRuns, parse_auto_runs
+from ._adaptive import AutoRuns, Measure, parse_auto_runs
 from ._baseline import Baseline, compare_baseline
 from ._ci import budget_source_line
 from ._evaluate import evaluate, run_failures
@@ -227,8 +227,9 @@ def measure_target(measure: MeasureMatrix, target: Target, runs: int | GateRule,
         return measure_cells(measure, urls, *chosen, target.config, runs), []
     checks = [c for c in target.checks if any(
         c.matches(u, d, loc) for u in urls for d in chosen[0] for loc in chosen[1])]
-    return measure_auto(measure, urls, *chosen, target.config, runs, checks=checks,
-                        baseline=baseline, limits=limits, keeps_baseline=keeps_baseline)
+    return measure_auto(*_measure_pages(measure, urls, *chosen, target.config), runs,
+                        checks=checks, baseline=baseline, limits=limits,
+                        keeps_baseline=keeps_baseline)
 
 
 def target_urls(target: Target) -> list[str]:
@@ -265,18 +266,24 @@ def measure_cells(measure: MeasureMatrix, urls: Sequence[str], devices: Sequence
     return frame.sort_values("run", kind="stable").reset_index(drop=True)
 
 
-def measure_auto(measure: MeasureMatrix, urls: Sequence[str], devices: Sequence[str],
-                 locations: Sequence[str], config: Mapping[str, Any] | None, rule: GateRule,
-                 *, checks: Sequence[Check] = (), baseline: Baseline | None = None,
+def measure_auto(measure_some: Measure, cells: Sequence[CellKey], rule: GateRule, *,
+                 checks: Sequence[Check] = (), baseline: Baseline | None = None,
                  limits: Mapping[str, RegressionLimit] | None = None,
                  keeps_baseline: bool = False) -> tuple[pd.DataFrame, list[str]]:
-    """``runs=auto``: the cells' runs (each measured as :func:`measure_cells` does) until
-    ``checks`` and the baseline comparison are decided; the frame and where each cell
-    stopped."""
-    import pandas as pd
-
+    """``runs=auto``, the one driver of adaptive runs (``pagelab.measure``, ``pagelab
+    check``, the plugin): ``cells``' runs, measured by ``measure_some``, until ``checks``
+    and the baseline comparison are decided; the frame and where each cell stopped."""
     auto = AutoRuns(rule, baseline, (limits or {}) if baseline is not None else {}, checks,
                     keeps_baseline=keeps_baseline)
+    return auto.run(measure_some, list(cells)), auto.notes()
+
+
+def _measure_pages(measure: MeasureMatrix, urls: Sequence[str], devices: Sequence[str],
+                   locations: Sequence[str], config: Mapping[str, Any] | None,
+                   ) -> tuple[Measure, list[CellKey]]:
+    """The page cells of URLs x devices x locations and how ``auto`` measures some of them
+    (as :func:`measure_cells` does: an engine failure measured once more)."""
+    import pandas as pd
 
     def measure_some(cells: Sequence[CellKey], count: int) -> pd.DataFrame:
         if list(cells) == every_cell:
@@ -288,7 +295,7 @@ def measure_auto(measure: MeasureMatrix, urls: Sequence[str], devices: Sequence[
     connection = (config or {}).get("connection")
     every_cell = [cell_key((u, d, loc, connection))
                   for u in urls for d in devices for loc in locations]
-    return auto.run(measure_some, every_cell), auto.notes()
+    return measure_some, every_cell
 
 
 def measure_flow(measure: MeasureMatrix, flow: Flow, devices: Sequence[str],
