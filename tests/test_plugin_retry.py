@@ -209,13 +209,13 @@ def _check_file(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[s
 @pytest.mark.timeout(1800)
 def test_pagelab_check_retries_an_engine_failure_as_pytest_does(
     pytester: pytest.Pytester, engine_cache: str, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
 ) -> None:
     # Both faces measure through pagelab.budgets' pipeline: one crash is measured once
     # more and passes; two are an error (pytest: E; pagelab check: exit 2) with one message.
     once = HeldImageSite(held=1)
     try:
-        code, out, err = _check_file(monkeypatch, capsys, engine_cache, once, pytester.path)
+        code, out, err = _check_file(monkeypatch, capsys, engine_cache, once, tmp_path)
     finally:
         once.close()
     assert (code, err) == (0, ""), out + err
@@ -225,7 +225,7 @@ def test_pagelab_check_retries_an_engine_failure_as_pytest_does(
 
     always = HeldImageSite(held=1000)
     try:
-        code, out, err = _check_file(monkeypatch, capsys, engine_cache, always, pytester.path)
+        code, out, err = _check_file(monkeypatch, capsys, engine_cache, always, tmp_path)
     finally:
         always.close()
     message = (f"the engine failed twice on desktop/us {always.url}: ENGINE_CRASHED "
@@ -235,7 +235,6 @@ def test_pagelab_check_retries_an_engine_failure_as_pytest_does(
     assert always.counts.get("/", 0) == 2, always.counts
 
     # pytest, on a site that crashes the engine every time too: the same message.
-    monkeypatch.undo()
     again = HeldImageSite(held=1000)
     try:
         result = _check_budget(pytester, monkeypatch, engine_cache, again)
