@@ -563,3 +563,21 @@ def test_plugin_imports_flow_one_way() -> None:
                     imported.add(str(node.module).removeprefix("pytest_pagelab."))
         graph[path.stem] = imported - {path.stem}
     graphlib.TopologicalSorter(graph).prepare()  # raises CycleError on a circle
+
+
+def test_plugin_imports_public_pagelab_names_only() -> None:
+    # The plugin is a face over pagelab's public modules: no private module such as
+    # pagelab._cells (issue 36); what it needs is re-exported by pagelab.budgets.
+    import ast
+
+    import pytest_pagelab
+
+    private = []
+    for path in Path(pytest_pagelab.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            private += [f"{path.name}: {name}" for name in names
+                        if name.split(".")[0] == "pagelab"
+                        and any(part.startswith("_") for part in name.split("."))]
+    assert private == []

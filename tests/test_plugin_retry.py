@@ -18,6 +18,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 # Imported out here: pytester's in-process runs drop the modules first imported inside
@@ -170,3 +171,76 @@ def test_two_engine_failures_are_an_engine_error(
     results = json.loads((pytester.path / "results.json").read_text())
     assert [e["message"] for e in results["errors"]] == [message]
     assert results["checks"] == []
+
+
+def _check_file(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                engine_cache: str, site: HeldImageSite, folder: Path) -> tuple[int, str, str]:
+    """``pagelab check`` of a budget file naming the site, one run, on the real engine (in
+    this process, so its runner is reachable); each held image request kills the
+    runner's Chromium. Returns (exit status, stdout, stderr)."""
+    from pagelab.cli import main
+
+    monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
+    monkeypatch.delenv("PAGELAB_API_URL", raising=False)
+    # `pagelab check` opens its runner with pagelab.connect(): the real engine, kept here.
+    runners: list[Any] = []
+    original = pagelab.connect
+
+    def connect(*args: Any, **kwargs: Any) -> Any:
+        runners.append(original(*args, **kwargs))
+        return runners[-1]
+
+    def kill_chromium() -> None:
+        browser = runners[-1].engine._processes.browser
+        assert browser is not None
+        os.kill(browser.process.pid, signal.SIGKILL)
+
+    monkeypatch.setattr(pagelab, "connect", connect)
+    site.on_held = kill_chromium
+    budgets = folder / "budgets.yaml"
+    budgets.write_text("devices: [desktop]\nruns: 1\nbudgets: {largest_contentful_paint: "
+                       f"30000}}\npages: [{{url: '{site.url}'}}]\n", encoding="utf-8")
+    capsys.readouterr()
+    code = main(["check", str(budgets), "--no-progress"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.timeout(1800)
+def test_pagelab_check_retries_an_engine_failure_as_pytest_does(
+    pytester: pytest.Pytester, engine_cache: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    # Both faces measure through pagelab.budgets' pipeline: one crash is measured once
+    # more and passes; two are an error (pytest: E; pagelab check: exit 2) with one message.
+    once = HeldImageSite(held=1)
+    try:
+        code, out, err = _check_file(monkeypatch, capsys, engine_cache, once, tmp_path)
+    finally:
+        once.close()
+    assert (code, err) == (0, ""), out + err
+    assert once.counts.get("/", 0) == 2, once.counts  # the crashed run and its retry
+    assert "page failed to load" not in out
+    assert "1 check: 1 passed, 0 failed, 0 warned" in out, out
+
+    always = HeldImageSite(held=1000)
+    try:
+        code, out, err = _check_file(monkeypatch, capsys, engine_cache, always, tmp_path)
+    finally:
+        always.close()
+    message = (f"the engine failed twice on desktop/us {always.url}: ENGINE_CRASHED "
+               "(not a budget miss; the page was not measured)")
+    assert code == 2, out + err
+    assert err == f"pagelab: error: {message}\n"
+    assert always.counts.get("/", 0) == 2, always.counts
+
+    # pytest, on a site that crashes the engine every time too: the same message.
+    again = HeldImageSite(held=1000)
+    try:
+        result = _check_budget(pytester, monkeypatch, engine_cache, again)
+    finally:
+        again.close()
+    result.assert_outcomes(errors=1)
+    assert again.counts.get("/", 0) == 2, again.counts
+    errors = json.loads((pytester.path / "results.json").read_text())["errors"]
+    assert [e["message"] for e in errors] == [message.replace(always.url, again.url)]

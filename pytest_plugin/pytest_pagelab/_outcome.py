@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,7 @@ class RecordedOutcome:
     notes: list[str] = field(default_factory=list)
 
     def dumps(self) -> str:
-        return json.dumps({"checks": self.checks, "runs": self.runs, "warnings": self.warnings,
-                           "notes": self.notes})
+        return json.dumps(asdict(self))
 
 
 OUTCOME_KEY = pytest.StashKey[RecordedOutcome]()

@@ -1,4 +1,5 @@
-"""The plugin's session state: settings, the runner, measuring with retry, checking budgets.
+"""The plugin's session state: settings, the runner, and the calls into the check pipeline
+of :mod:`pagelab.budgets` (measuring with its retry rule, checking, recording).
 
 pagelab (and so pandas) is imported here only inside functions: pytest loads the plugin in
 every session, and a suite that never measures pays nothing for it.
@@ -8,22 +9,27 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ._errors import BudgetWarning, EngineFailure
-from ._measure import measure_cells
 from ._outcome import RecordedOutcome
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from pagelab import Flow, Runner
-    from pagelab._cells import CellKey
-    from pagelab.budgets import Baseline, BudgetResult, Check, GateRule, RegressionLimit
+    from pagelab import Runner
+    from pagelab.budgets import (
+        Baseline,
+        BudgetResult,
+        Check,
+        GateRule,
+        RegressionLimit,
+        Target,
+    )
 
 __all__ = ["DEFAULTS", "SETTINGS", "STATE_KEY", "PagelabState"]
 
@@ -70,9 +76,8 @@ class PagelabState:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self._runner: Runner | None = None
-        self._replay: pd.DataFrame | None = None
-        self._baseline: Baseline | None = None
-        self._limits: dict[str, RegressionLimit] | None = None
+        #: The replayed runs, the baseline and the regression limits, read once.
+        self._read: dict[str, Any] = {}
         #: Collected from every test's report (on the controller under xdist).
         self.checks: list[dict[str, Any]] = []
         self.run_records: list[dict[str, Any]] = []
@@ -104,34 +109,20 @@ class PagelabState:
 
     def runs(self, file_value: int | str | None = None) -> int | GateRule:
         """The runs per cell: a number, or the gate rule of ``auto`` (adaptive runs)."""
-        raw = self.setting("runs", file_value)
-        if isinstance(raw, str) and raw.strip().lower().startswith("auto"):
-            from pagelab import InvalidInputError
-            from pagelab.budgets import parse_auto_runs
+        from pagelab import InvalidInputError
+        from pagelab.budgets import parse_runs
 
-            try:
-                rule = parse_auto_runs(raw, self.rule())
-            except InvalidInputError as exc:
-                raise pytest.UsageError(f"--pagelab-runs: {exc}") from exc
-            if rule is not None:
-                return rule
         try:
-            runs = int(raw)
-        except (TypeError, ValueError):
-            raise pytest.UsageError(
-                f"--pagelab-runs: expected a whole number or auto, got {raw!r}"
-            ) from None
-        if not 1 <= runs <= 100:
-            raise pytest.UsageError(f"--pagelab-runs: must be from 1 to 100, got {runs}")
-        return runs
+            return parse_runs(self.setting("runs", file_value), self.rule())
+        except InvalidInputError as exc:
+            raise pytest.UsageError(f"--pagelab-runs: {exc}") from exc
 
     def alpha(self) -> float:
         raw = self.setting("alpha")
         try:
             alpha = float(raw)
         except (TypeError, ValueError):
-            raise pytest.UsageError(f"--pagelab-alpha: expected a number such as 0.05, got "
-                                    f"{raw!r}") from None
+            alpha = float("nan")
         if not 0 < alpha < 0.5:
             raise pytest.UsageError(f"--pagelab-alpha: expected a number between 0 and 0.5, "
                                     f"got {raw!r}")
@@ -168,13 +159,14 @@ class PagelabState:
         return [Path(p).resolve() for p in given]
 
     def validate(self) -> None:
-        """Check the settings that need no pagelab import; the rest on first use."""
+        """Check the settings (those pagelab checks only when given); the rest on first use."""
         runner = self.setting("runner")
         if runner not in ("local", "api"):
             raise pytest.UsageError(f"--pagelab-runner: expected local or api, got {runner!r}")
         self.alpha()
         self.inconclusive_fails()
-        self.runs()
+        if self.setting("runs") != DEFAULTS["runs"]:
+            self.runs()
         if self.setting("aggregation") != DEFAULTS["aggregation"]:
             self.aggregation()
         if self.setting("compare_fail") and not self.setting("compare"):
@@ -204,201 +196,103 @@ class PagelabState:
             self._runner.close()
             self._runner = None
 
-    def replay(self) -> pd.DataFrame | None:
-        path = self.setting("replay")
-        if path is None:
-            return None
-        if self._replay is None:
-            from pagelab import InvalidInputError
-            from pagelab.frames import read_runs
+    def _loaded(self, name: str, load: Callable[[str], Any]) -> Any:
+        """The file or text of setting ``name`` read by ``load``, once (None when not set);
+        a bad one is a usage error."""
+        from pagelab import InvalidInputError
 
+        value = self.setting(name)
+        if value is not None and name not in self._read:
             try:
-                self._replay = read_runs(path)
+                self._read[name] = load(value)
             except InvalidInputError as exc:
-                raise pytest.UsageError(f"--pagelab-replay: {exc}") from exc
-        return self._replay
+                raise pytest.UsageError(f"--pagelab-{name.replace('_', '-')}: {exc}") from exc
+        return self._read.get(name)
+
+    def replay(self) -> pd.DataFrame | None:
+        from pagelab.frames import read_runs
+
+        replay: pd.DataFrame | None = self._loaded("replay", read_runs)
+        return replay
 
     def baseline(self) -> Baseline | None:
-        path = self.setting("compare")
-        if path is None:
-            return None
-        if self._baseline is None:
-            from pagelab import InvalidInputError
-            from pagelab.budgets import load_baseline
+        from pagelab.budgets import load_baseline
 
-            try:
-                self._baseline = load_baseline(path)
-            except InvalidInputError as exc:
-                raise pytest.UsageError(f"--pagelab-compare: {exc}") from exc
-        return self._baseline
+        baseline: Baseline | None = self._loaded("compare", load_baseline)
+        return baseline
 
     def regression_limits(self) -> dict[str, RegressionLimit]:
-        if self._limits is None:
-            from pagelab import InvalidInputError
-            from pagelab.budgets import parse_regression_limits
+        from pagelab.budgets import parse_regression_limits
 
-            text = self.setting("compare_fail") or ""
-            try:
-                self._limits = parse_regression_limits(text)
-            except InvalidInputError as exc:
-                raise pytest.UsageError(f"--pagelab-compare-fail: {exc}") from exc
-        return self._limits
+        limits: dict[str, RegressionLimit] = self._loaded("compare_fail",
+                                                          parse_regression_limits) or {}
+        return limits
 
-    # -- measuring --------------------------------------------------------------------
+    # -- measuring and checking: the pipeline of pagelab.budgets --------------------------
 
-    def measure(
-        self,
-        urls: Sequence[str],
-        devices: Sequence[str],
-        locations: Sequence[str],
-        config: Mapping[str, Any] | None,
-        runs: int | GateRule,
-        checks: Sequence[Check] = (),
-        outcome: RecordedOutcome | None = None,
-    ) -> pd.DataFrame:
-        """The wide frame of ``runs`` runs per cell (from the replay file when set), or with
-        a :class:`GateRule` (``auto``) runs added until ``checks`` and the baseline
-        comparison are decided (the stops noted in ``outcome``).
+    def measure(self, target: Target, runs: int | GateRule, outcome: RecordedOutcome,
+                devices: Sequence[str] | None = None,
+                locations: Sequence[str] | None = None) -> pd.DataFrame:
+        """The wide frame of ``target``'s runs (from the replay file when set): a number of
+        them, or with a :class:`GateRule` (``auto``) until its checks and the baseline
+        comparison are decided (where each cell stopped noted in ``outcome``). An engine
+        failure (crash, timeout) is measured once more; a second one raises
+        :class:`EngineFailure`."""
+        from pagelab import Flow, InvalidInputError, budgets, measure
 
-        An engine failure (crash, timeout) is retried once; a second one raises
-        :class:`EngineFailure`.
-        """
-        replay = self.replay()
-        if replay is not None:
-            chosen = _select(replay, urls, devices, locations, self.setting("replay"))
-            engine = chosen[chosen["engine_failure"].fillna(False).astype(bool)]
-            if not engine.empty:
-                # A recorded engine failure says nothing about the page; nothing to retry.
-                row = engine.iloc[0]
-                raise EngineFailure(
-                    f"the engine failed on {row['device']}/{row['location']} {row['url']}: "
-                    f"{row['error_code']} (recorded in {self.setting('replay')})"
-                )
-            return chosen
-        if isinstance(runs, int):
-            return measure_cells(self.runner(), urls, devices, locations, config, runs)
-        from pagelab._cells import cell_key
-        from pagelab.budgets import AutoRuns
-
-        auto = AutoRuns(runs, self.baseline(), self.regression_limits() if self.baseline()
-                        else {}, checks, keeps_baseline=bool(self.setting("save_baseline")))
-
-        def measure(cells: Sequence[CellKey], count: int) -> pd.DataFrame:
-            import pandas as pd
-
-            if list(cells) == every_cell:
-                return measure_cells(self.runner(), urls, devices, locations, config, count)
-            return pd.concat([measure_cells(self.runner(), [str(u)], [str(d)], [str(loc)],
-                                            config, count)
-                              for u, d, loc, _ in cells], ignore_index=True)
-
-        # The connection is the config's (None: each device's default), as in the frame.
-        connection = (config or {}).get("connection")
-        every_cell = [cell_key({"url": u, "device": d, "location": loc,
-                                "connection": connection})
-                      for u in urls for d in devices for loc in locations]
-        frame = auto.run(measure, every_cell)
-        if outcome is not None:
-            outcome.notes.extend(auto.notes())
+        chosen = (list(devices or target.devices), list(locations or target.locations))
+        replay, source = self.replay(), str(self.setting("replay"))
+        try:
+            if replay is not None and isinstance(target.page, Flow):
+                return budgets.replayed_flow(replay, target.page, *chosen, source)
+            if replay is not None:
+                return budgets.replayed_cells(replay, budgets.target_urls(target), *chosen,
+                                              source)
+            frame, notes = budgets.measure_target(
+                budgets.matrix_measure(measure, self.runner()), target, runs, devices=chosen[0],
+                locations=chosen[1], baseline=self.baseline(),
+                limits=self.regression_limits() if self.baseline() else None,
+                keeps_baseline=bool(self.setting("save_baseline")))
+        except budgets.EngineFailureError as exc:
+            raise EngineFailure(str(exc)) from exc
+        except InvalidInputError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        outcome.notes.extend(notes)
         return frame
 
-    def measure_flow(
-        self,
-        flow: Flow,
-        devices: Sequence[str],
-        locations: Sequence[str],
-        config: Mapping[str, Any] | None,
-        runs: int,
-    ) -> pd.DataFrame:
-        """The wide frame of ``runs`` runs of ``flow`` per device x location, a row per step
-        (from the replay file when set: the flow's recorded steps). An engine failure
-        (crash, timeout) raises :class:`EngineFailure`: flows are not retried."""
-        replay = self.replay()
-        if replay is not None:
-            source = self.setting("replay")
-            frame = replay[replay["flow"].astype(object) == flow.name] if (
-                "flow" in replay.columns) else replay[:0]
-            frame = frame[frame["device"].astype(str).isin(list(devices))
-                          & frame["location"].astype(str).isin(list(locations))]
-            if frame.empty:
-                pytest.fail(f"no recorded runs of flow {flow.name!r} in {source}",
-                            pytrace=False)
-            return frame.reset_index(drop=True)
-        from pagelab import measure
-
-        frame = measure(flow, devices=list(devices), locations=list(locations), runs=runs,
-                        config=dict(config) if config is not None else None,
-                        runner=self.runner(), progress=False).frame
-        engine = frame[frame["engine_failure"].fillna(False).astype(bool)]
-        if not engine.empty:
-            row = engine.iloc[0]
-            raise EngineFailure(
-                f"the engine failed on {row['device']}/{row['location']} flow {flow.name!r} "
-                f"step {row['step']!r}: {row['error_code']} (not a budget miss)")
-        return frame
-
-    # -- checking ---------------------------------------------------------------------
-
-    def check(
-        self,
-        frame: pd.DataFrame,
-        checks: Sequence[Check],
-        outcome: RecordedOutcome,
-        *,
-        aggregation: str,
-        only_cell: tuple[str, str, str] | None = None,
-        adaptive: bool = False,
-    ) -> list[str]:
+    def check(self, frame: pd.DataFrame, checks: Sequence[Check], outcome: RecordedOutcome, *,
+              aggregation: str, only_cell: tuple[str, str, str] | None = None,
+              adaptive: bool = False) -> list[str]:
         """Evaluate ``checks`` (and the baseline) on ``frame``; record everything in
         ``outcome``; warn for warn-level misses; return the failure lines."""
-        from pagelab.budgets import compare_baseline, evaluate, run_failures
-        from pagelab.frames import cell_label, to_records
+        from pagelab.budgets import check_frame
+        from pagelab.frames import to_records
 
         outcome.runs.extend(to_records(frame))
-        failures: list[str] = []
-        for cell, codes in run_failures(frame).items():
-            if only_cell is None or cell[:3] == only_cell:
-                counted = ", ".join(f"{c} x{codes.count(c)}" if codes.count(c) > 1 else c
-                                    for c in sorted(set(codes)))
-                failures.append(f"page failed to load: {cell_label(cell)}: {counted}")
-        # (kind, result): "budget" for the test's own limits, "baseline" for a regression
-        # check against --pagelab-compare; the summary shows them apart.
-        results: list[tuple[str, BudgetResult]] = [
-            ("budget", r) for r in evaluate(checks, frame, aggregation=aggregation)]
-        baseline = self.baseline()
-        if baseline is not None:
-            comparison = compare_baseline(baseline, frame, self.regression_limits(),
-                                          rule=self.rule(), adaptive=adaptive)
-            results.extend(("baseline", r) for r in comparison.results)
-            outcome.warnings.extend(comparison.warnings)
-        if only_cell is not None:
-            results = [(kind, r) for kind, r in results
-                       if (r.url, r.device, r.location) == only_cell]
-        for kind in dict.fromkeys(kind for kind, _ in results):
-            failures += self.record([r for k, r in results if k == kind], outcome, kind)
+        found = check_frame(frame, checks, aggregation=aggregation, baseline=self.baseline(),
+                            limits=self.regression_limits() if self.baseline() else None,
+                            rule=self.rule(), adaptive=adaptive, only_cell=only_cell)
+        outcome.warnings.extend(found.warnings)
+        failures = found.failures
+        # "budget" for the test's own limits, "baseline" for a regression check against
+        # --pagelab-compare; the summary shows them apart.
+        for kind, result in found.results:
+            failures += self.record([result], outcome, kind)
         return failures
 
     def check_resources(self, frame: pd.DataFrame, limits: Sequence[Any],
                         outcome: RecordedOutcome, *, aggregation: str | None = None
                         ) -> list[str]:
         """Resource budgets on the runs' LHRs, recorded and warned like every budget."""
-        from pagelab import InvalidInputError
-        from pagelab.budgets import evaluate_resources, replayed_lhrs
+        from pagelab.budgets import check_resources
 
         if not limits:
             return []
-        # Replayed runs: the LHRs their reports embed (report_url), if they still open.
-        read_lhr = self.runner().lhr if self.replay() is None else replayed_lhrs(frame)
-        if read_lhr is None:
-            return [f"resource budgets (resource_size, resource_count, third_party_*) need the "
-                    f"runs' LHRs: the runs replayed from {self.setting('replay')} have no "
-                    "report_url to read them from"]
-        try:
-            results = evaluate_resources(limits, frame, read_lhr,
-                                         aggregation=self.aggregation(aggregation))
-        except InvalidInputError as exc:
-            return [str(exc)]
-        return self.record(results, outcome)
+        replay = None if self.replay() is None else str(self.setting("replay"))
+        results, errors = check_resources(
+            frame, limits, None if replay else self.runner().lhr,
+            aggregation=self.aggregation(aggregation), replay=replay)
+        return errors + self.record(results, outcome)
 
     def record(self, results: Sequence[BudgetResult], outcome: RecordedOutcome,
                kind: str = "budget") -> list[str]:
@@ -413,29 +307,3 @@ class PagelabState:
                 else:
                     warnings.warn(BudgetWarning(result.message), stacklevel=4)
         return failures
-
-
-def _select(
-    frame: pd.DataFrame,
-    urls: Sequence[str],
-    devices: Sequence[str],
-    locations: Sequence[str],
-    source: str,
-) -> pd.DataFrame:
-    chosen = frame[
-        frame["url"].astype(str).isin(list(urls))
-        & frame["device"].astype(str).isin(list(devices))
-        & frame["location"].astype(str).isin(list(locations))
-    ]
-    for url in urls:
-        for device in devices:
-            for location in locations:
-                cell = chosen[(chosen["url"].astype(str) == url)
-                              & (chosen["device"].astype(str) == device)
-                              & (chosen["location"].astype(str) == location)]
-                if cell.empty:
-                    pytest.fail(
-                        f"no recorded runs for {device}/{location} {url} in {source}",
-                        pytrace=False,
-                    )
-    return chosen.reset_index(drop=True)

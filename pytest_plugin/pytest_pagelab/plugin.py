@@ -48,17 +48,17 @@ def _option_help(text: str) -> str:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("pagelab", "performance budgets (pagelab)")
     for name, text in SETTINGS.items():
-        flag = f"--pagelab-{name.replace('_', '-')}"
+        flag, dest = f"--pagelab-{name.replace('_', '-')}", f"pagelab_{name}"
+        shown = _option_help(text)
         if name == "budgets":
-            group.addoption(flag, dest=f"pagelab_{name}", action="append", default=None,
-                            metavar="PATH", help=_option_help(text))
-        else:
-            group.addoption(flag, dest=f"pagelab_{name}", default=None,
-                            metavar=name.split("_")[-1].upper(), help=_option_help(text))
-        if name == "budgets":
-            parser.addini(f"pagelab_{name}", text, type="linelist", default=[])
-        elif name != "api_key":
-            parser.addini(f"pagelab_{name}", text, default=None)
+            group.addoption(flag, dest=dest, action="append", default=None, metavar="PATH",
+                            help=shown)
+            parser.addini(dest, text, type="linelist", default=[])
+            continue
+        group.addoption(flag, dest=dest, default=None, metavar=name.split("_")[-1].upper(),
+                        help=shown)
+        if name != "api_key":
+            parser.addini(dest, text, default=None)
     parser.addini("pagelab_budget_files", "file name patterns collected as budget files "
                   "(default budgets.yaml, *.budgets.yaml, .yml and .json alike)",
                   type="linelist", default=[])
@@ -102,28 +102,18 @@ def pytest_collection_modifyitems(
     items.extend(collect_explicit_files(session, items))
 
 
-def _marker_checks(marker: pytest.Mark, nodeid: str) -> list[Any]:
-    """The marker's keywords as checks; a bad one is a usage error naming the test."""
+def _marker_checks(marker: pytest.Mark, nodeid: str) -> tuple[list[Any], list[Any]]:
+    """The marker's keywords as checks and resource limits; a bad one is a usage error
+    naming the test."""
     from pagelab import InvalidInputError
-    from pagelab.budgets import checks_from_mapping, resource_limits
+    from pagelab.budgets import keyword_limits
 
     where = f"@pytest.mark.budget on {nodeid}"
     if marker.args:
         raise pytest.UsageError(f"{where}: give limits as keywords, e.g. "
                                 "budget(largest_contentful_paint=2500)")
-    limits = dict(marker.kwargs)
-    # A user flow's step (and flow) the limits apply to: names, not metrics.
-    scope = {key: limits.pop(key) for key in ("flow", "step") if key in limits}
-    for key, value in scope.items():
-        if not isinstance(value, str) or not value:
-            raise pytest.UsageError(f"{where}: {key}= takes a {key}'s name, got {value!r}")
     try:
-        # Metric limits (Check) first, then byte/request limits (ResourceLimit).
-        metrics, resources = resource_limits(limits, where=where)
-        if scope and resources:
-            raise pytest.UsageError(f"{where}: resource budgets apply to pages, not to a "
-                                    "flow's step")
-        return [*checks_from_mapping(metrics, where=where, **scope), *resources]
+        return keyword_limits(marker.kwargs, where)
     except InvalidInputError as exc:
         raise pytest.UsageError(str(exc)) from exc
 
@@ -185,32 +175,7 @@ class Perf:
             raise TypeError("perf.measure: missing the page URL(s) to measure (urls)")
         devices = _renamed("devices", devices, "device", device, "mobile")
         locations = _renamed("locations", locations, "location", location, "us")
-        state = self._state
-        url_list = _as_list(urls, "urls")
-        device_list = _as_list(devices, "devices")
-        location_list = _as_list(locations, "locations")
-        count = state.runs(runs)
-        marker = self._item.get_closest_marker("budget")
-        limits = _marker_checks(marker, self._item.nodeid) if marker is not None else []
-        from pagelab.budgets import Check
-
-        checks = [c for c in limits if isinstance(c, Check)]
-        outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
-        frame = state.measure(url_list, device_list, location_list, config, count, checks,
-                              outcome)
-        failures = state.check(frame, checks, outcome, aggregation=state.aggregation(),
-                               adaptive=not isinstance(count, int))
-        failures += state.check_resources(
-            frame, [c for c in limits if not isinstance(c, Check)], outcome)
-        # Annotations point at the test function (its first line: the budget marker).
-        first_line = (self._item.location[1] or 0) + 1
-        locate_checks(self._item, outcome, lambda _: first_line)
-        record_outcome(self._item, outcome)
-        if failures:
-            pytest.fail("\n".join(failures), pytrace=False)
-        from pagelab import Results
-
-        return Results.from_frame(frame)
+        return self._check(tuple(_as_list(urls, "urls")), devices, locations, config, runs)
 
     def flow(
         self,
@@ -229,33 +194,47 @@ class Perf:
         the step. With ``--pagelab-replay`` the flow's recorded steps are checked instead.
         """
         import pagelab
-        from pagelab.budgets import Check
 
-        state = self._state
         try:
             chosen = flow if isinstance(flow, pagelab.Flow) else (
                 pagelab.Flow.from_file(os.fspath(flow)))
             chosen.check()
         except pagelab.InvalidInputError as exc:
             raise pytest.UsageError(f"perf.flow: {exc}") from exc
+        return self._check(chosen, devices, locations, config, runs)
+
+    def _check(self, page: tuple[str, ...] | Flow, devices: str | Sequence[str],
+               locations: str | Sequence[str], config: Mapping[str, Any] | None,
+               runs: int | str | None) -> Results:
+        """Measure ``page`` (URLs or a flow), check the marker's limits, record it all."""
+        from pagelab import Results
+        from pagelab.budgets import Target
+
+        state, item = self._state, self._item
         count = state.runs(runs)
-        if not isinstance(count, int):
+        is_flow = not isinstance(page, tuple)
+        if is_flow and not isinstance(count, int):
             raise pytest.UsageError("perf.flow: runs=auto measures pages only; give a number")
-        marker = self._item.get_closest_marker("budget")
-        limits = _marker_checks(marker, self._item.nodeid) if marker is not None else []
-        checks = [c for c in limits if isinstance(c, Check)]
-        outcome = self._item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
-        frame = state.measure_flow(chosen, _as_list(devices, "devices"),
-                                   _as_list(locations, "locations"), config, count)
-        failures = state.check(frame, checks, outcome, aggregation=state.aggregation())
-        if len(checks) != len(limits):
+        marker = item.get_closest_marker("budget")
+        checks, resources = _marker_checks(marker, item.nodeid) if marker else ([], [])
+        target = Target(page, tuple(_as_list(devices, "devices")),
+                        tuple(_as_list(locations, "locations")),
+                        dict(config) if config is not None else None, None, checks)
+        outcome = item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
+        frame = state.measure(target, count, outcome)
+        failures = state.check(frame, checks, outcome, aggregation=state.aggregation(),
+                               adaptive=not isinstance(count, int))
+        if is_flow and resources:
             failures.append("resource budgets apply to pages: perf.flow checks metric budgets")
-        first_line = (self._item.location[1] or 0) + 1
-        locate_checks(self._item, outcome, lambda _: first_line)
-        record_outcome(self._item, outcome)
+        elif resources:
+            failures += state.check_resources(frame, resources, outcome)
+        # Annotations point at the test function (its first line: the budget marker).
+        first_line = (item.location[1] or 0) + 1
+        locate_checks(item, outcome, lambda _: first_line)
+        record_outcome(item, outcome)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
-        return pagelab.Results.from_frame(frame)
+        return Results.from_frame(frame)
 
 
 @pytest.fixture
@@ -297,7 +276,9 @@ class _ReportCollector:
             parsed = json.loads(data)
             for check in parsed["checks"]:
                 state.checks.append({"nodeid": report.nodeid, **check})
-            state.run_records.extend(parsed["runs"])
+            # Two tests may measure the same cell; a run is kept once (by its test id).
+            seen = {run.get("id") for run in state.run_records} - {None}
+            state.run_records.extend(r for r in parsed["runs"] if r.get("id") not in seen)
             state.warnings.extend(w for w in parsed["warnings"] if w not in state.warnings)
             state.notes.extend(parsed.get("notes", []))
         if getattr(report, "pagelab_engine_failure", False):
@@ -343,7 +324,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "errors": state.errors,
         "baseline_warnings": state.warnings,
         "notes": state.notes,
-        "runs": _unique_runs(state.run_records),
+        "runs": state.run_records,
     }
     target = Path(results_path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -356,7 +337,7 @@ def _save_baseline(state: PagelabState, path: str) -> None:
     from pagelab.budgets import save_baseline, too_few_baseline_runs
     from pagelab.frames import from_records
 
-    runs = _unique_runs(state.run_records)
+    runs = state.run_records
     if not runs:
         return
     with warnings.catch_warnings():
@@ -375,24 +356,10 @@ def _publish_ci_reports(state: PagelabState) -> None:
 
     state.annotations = publish_ci_reports(
         state.checks, markdown=markdown, codequality=codequality,
-        runs=_unique_runs(state.run_records),
+        runs=state.run_records,
         errors=[f"{e['nodeid']}: {e['message']}" for e in state.errors],
         notes=[*state.warnings, *dict.fromkeys(state.notes)],  # with where runs=auto stopped
     )
-
-
-def _unique_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    # Two tests may measure the same cell; a run is kept once (by its test id).
-    seen: set[str] = set()
-    unique: list[dict[str, Any]] = []
-    for run in runs:
-        key = run.get("id")
-        if isinstance(key, str):
-            if key in seen:
-                continue
-            seen.add(key)
-        unique.append(run)
-    return unique
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -308,7 +308,7 @@ def _measure_auto(
 ) -> Results:
     """:func:`measure` with ``runs="auto"``: the adaptive runs of :class:`AutoRuns`."""
 
-    from pagelab.budgets import AutoRuns, parse_auto_runs, parse_regression_limits
+    from pagelab.budgets import measure_auto, parse_auto_runs, parse_regression_limits
 
     rule = parse_auto_runs(runs)
     if rule is None:
@@ -335,15 +335,15 @@ def _measure_auto(
         order = sorted(range(len(collector.reports)), key=collector.order.__getitem__)
         return Results([collector.reports[i] for i in order]).frame
 
-    auto = AutoRuns(rule, baseline, parsed)
     try:
-        frame = auto.run(measure_some, list(by_key))
+        frame, notes = measure_auto(measure_some, list(by_key), rule, baseline=baseline,
+                                    limits=parsed)
     finally:
         if owned:
             active.close()
     results = Results.from_frame(frame)
     results.runner = active
-    results.notes = auto.notes()
+    results.notes = notes
     return results
 
 

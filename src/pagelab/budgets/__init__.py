@@ -62,6 +62,28 @@ from ._limits import RegressionLimit as RegressionLimit
 from ._limits import parse_regression_limits as parse_regression_limits
 from ._models import AGGREGATION_NAMES as AGGREGATION_NAMES
 from ._models import checks_from_mapping as checks_from_mapping
+from ._pipeline import DEFAULT_RUNS as DEFAULT_RUNS
+from ._pipeline import EngineFailureError as EngineFailureError
+from ._pipeline import MeasureMatrix as MeasureMatrix
+from ._pipeline import Target as Target
+from ._pipeline import check_frame as check_frame
+from ._pipeline import check_lhci as check_lhci
+from ._pipeline import check_resources as check_resources
+from ._pipeline import failure_lines as failure_lines
+from ._pipeline import keyword_limits as keyword_limits
+from ._pipeline import lhci_record as lhci_record
+from ._pipeline import matrix_measure as matrix_measure
+from ._pipeline import measure_auto as measure_auto
+from ._pipeline import measure_cells as measure_cells
+from ._pipeline import measure_flow as measure_flow
+from ._pipeline import measure_target as measure_target
+from ._pipeline import parse_runs as parse_runs
+from ._pipeline import plan_targets as plan_targets
+from ._pipeline import replayed_cells as replayed_cells
+from ._pipeline import replayed_flow as replayed_flow
+from ._pipeline import source_line as source_line
+from ._pipeline import source_text as source_text
+from ._pipeline import target_urls as target_urls
 from ._publish import publish_ci_reports as publish_ci_reports
 from ._resources import evaluate_resources as evaluate_resources
 from ._resources import replayed_lhrs as replayed_lhrs
@@ -72,6 +94,8 @@ from ._sequential import detectable_shift as detectable_shift
 from ._sequential import look_level as look_level
 from ._sequential import rank_test_power as rank_test_power
 from ._sequential import simulate_gate as simulate_gate
+from ._tables import check_table as check_table
+from ._tables import regression_table as regression_table
 from ._wording import STATUS_LABELS as STATUS_LABELS
 
 __all__ = [

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 from pagelab._cells import CellKey, cell_key, cell_keys, cell_label
 
 from ._baseline import compare_baseline
-from ._gate import MAX_RUNS, GateRule
+from ._gate import GateRule
+from ._models import MAX_RUNS
 from ._sequential import look_level, rank_test_power
 
 if TYPE_CHECKING:

@@ -23,6 +23,7 @@ from pagelab.models import METRICS
 
 from ._evaluate import CELL_COLUMNS, cell_label, format_tally, format_value
 from ._load import LHCI_SCORE_KEY
+from ._wording import status_of
 
 __all__ = [
     "CI_STATUSES",
@@ -52,14 +53,13 @@ INTERVAL_HEADER = "Difference (interval)"
 
 
 def ci_status(record: Record) -> str:
-    """One of :data:`CI_STATUSES` for a check record."""
+    """One of :data:`CI_STATUSES` for a check record: the ``status`` its result's
+    ``to_dict`` wrote (a hand-made record without one: from ``passed`` and ``level``), a
+    failed baseline check a ``regression``, an inconclusive one ``inconclusive``."""
     if record.get("verdict") == "inconclusive":
         return "inconclusive"
-    if record.get("passed"):
-        return "pass"
-    if record.get("level") == "warn":
-        return "warn"
-    return "regression" if record.get("kind") == "baseline" else "fail"
+    status = record.get("status") or status_of(bool(record.get("passed")), record.get("level"))
+    return "regression" if status == "fail" and record.get("kind") == "baseline" else status
 
 
 def _failing(record: Record) -> bool:

@@ -32,6 +32,7 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRICS, unfit_runs_note
 
 from ._evaluate import BudgetResult, cell_label, format_value
+from ._models import MAX_RUNS
 
 if TYPE_CHECKING:
     from ._limits import RegressionLimit
@@ -56,8 +57,6 @@ VERDICTS: tuple[Verdict, ...] = ("regression", "inconclusive", "ok")
 DEFAULT_ALPHA = 0.05
 #: Bootstrap resamples behind each interval (stats.compare's default).
 _RESAMPLES = 10_000
-#: The most runs per cell ``runs=auto`` may take (and the plugin's ``--pagelab-runs``).
-MAX_RUNS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,32 +158,21 @@ def decide(
     from calling a regression alone: a regression is decided again on the fit runs only,
     and when they do not show it the verdict is inconclusive, ``unfit`` saying so
     (``machine unfit: 3 of 5 runs``)."""
-    result = _decide(metric, baseline_values, values, limit, cell=cell, level=level,
-                     rule=rule, report_url=report_url)
     flags = list(noisy or [])
-    if result.verdict != "regression" or not any(flags):
-        return result
-    fit = [v for v, unfit in zip(values, flags, strict=True) if not unfit]
-    if fit and _decide(metric, baseline_values, fit, limit, cell=cell, level=level,
-                       rule=rule).verdict == "regression":
-        return result
-    rule = rule or GateRule()
-    result = replace(result, verdict="inconclusive", passed=not rule.inconclusive_fails,
-                     unfit=unfit_runs_note(sum(flags), len(flags)))
-    return replace(result, message=regression_line(result))
+    if any(flags):
+        result = decide(metric, baseline_values, values, limit, cell=cell, level=level,
+                        rule=rule, report_url=report_url)
+        if result.verdict != "regression":
+            return result
+        fit = [v for v, unfit in zip(values, flags, strict=True) if not unfit]
+        if fit and decide(metric, baseline_values, fit, limit, cell=cell, level=level,
+                          rule=rule).verdict == "regression":
+            return result
+        rule = rule or GateRule()
+        result = replace(result, verdict="inconclusive", passed=not rule.inconclusive_fails,
+                         unfit=unfit_runs_note(sum(flags), len(flags)))
+        return replace(result, message=regression_line(result))
 
-
-def _decide(
-    metric: str,
-    baseline_values: Sequence[float | None],
-    values: Sequence[float | None],
-    limit: RegressionLimit,
-    *,
-    cell: CellKey,
-    level: float | None = None,
-    rule: GateRule | None = None,
-    report_url: str | None = None,
-) -> RegressionResult:
     import pandas as pd
 
     from pagelab import stats

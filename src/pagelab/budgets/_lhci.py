@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import unknown_value
 
-from ._wording import STATUS_LABELS
+from ._wording import STATUS_LABELS, status_of
 
 __all__ = [
     "AssertionResult",
@@ -123,7 +123,7 @@ class AssertionResult:
     @property
     def status(self) -> str:
         """``pass``, ``warn`` (a missed warn-level assertion) or ``fail``."""
-        return "pass" if self.passed else ("warn" if self.level == "warn" else "fail")
+        return status_of(self.passed, self.level)
 
     @property
     def label(self) -> str:

@@ -9,7 +9,6 @@ note), ``numberOfRuns`` the runs. Whatever cannot be mapped is refused, named.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 from pagelab._exceptions import InvalidInputError
 from pagelab.catalog import CONNECTIONS, DEVICES
-from pagelab.models import Device, unknown_value
+from pagelab.models import Device, read_data_file, unknown_value
 
 from ._lhci import budget_json_to_assertions, run_categories, validate_options
 
@@ -46,9 +45,9 @@ def lhci_assert_options(assert_part: Mapping[str, Any], source: str) -> dict[str
         if not path.is_absolute() and Path(source).exists():
             path = Path(source).resolve().parent / path
         try:
-            budgets = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise InvalidInputError(f"{source}: ci.assert.budgetsFile: {path}: {exc}") from exc
+            budgets = read_data_file(path, "budgets file")
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{source}: ci.assert.budgetsFile: {exc}") from exc
         options.update(budget_json_to_assertions(budgets, f"{source}: {path.name}"))
     validate_options(options, f"{source}: ci.assert")
     if not any(k in options for k in ("assertions", "assertMatrix", "preset")):

@@ -6,14 +6,13 @@ audit's score, a resource-size budget, a preset) is refused with its name, never
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import METRICS, Flow
+from pagelab.models import DATA_FILE_SUFFIXES, METRICS, Flow, read_data_file
 
 from ._lhci import budget_json_to_assertions, validate_options
 from ._lhci_config import collect_settings, lhci_assert_options
@@ -29,7 +28,7 @@ __all__ = [
 ]
 
 #: File suffixes :func:`load_budgets` reads.
-BUDGET_SUFFIXES = (".yaml", ".yml", ".json")
+BUDGET_SUFFIXES = DATA_FILE_SUFFIXES
 
 #: The Lighthouse CI assertion on the performance score (``minScore``, 0-1).
 LHCI_SCORE_KEY = "categories:performance"
@@ -45,27 +44,7 @@ def load_budgets(path: str | PathLike[str]) -> BudgetFile:
         raise InvalidInputError(
             f"{file}: budget files end in {', '.join(BUDGET_SUFFIXES)}"
         )
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInputError(f"{file}: cannot read ({exc.strerror or exc})") from exc
-    if file.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(
-                f"{file}: not valid JSON (line {exc.lineno}: {exc.msg})"
-            ) from exc
-    else:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}: " if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise InvalidInputError(f"{file}: not valid YAML ({where}{problem})") from exc
+    data = read_data_file(file, "budget file")
     budget_file = parse_budgets(data, source=str(file))
     for index, flow in enumerate(budget_file.flows):
         # A flow file is read once, relative to the budget file, and refused as a flow is.

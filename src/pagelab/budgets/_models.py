@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urljoin, urlsplit
 
 from pydantic import (
+    AfterValidator,
     BeforeValidator,
     Field,
     PlainValidator,
@@ -44,10 +45,11 @@ from pagelab.models import (
     unknown_value,
 )
 
-from ._wording import STATUS_LABELS
+from ._wording import STATUS_LABELS, status_of
 
 __all__ = [
     "AGGREGATION_NAMES",
+    "MAX_RUNS",
     "PRESETS",
     "RESOURCE_KEYWORDS",
     "RESOURCE_TYPES",
@@ -62,11 +64,28 @@ __all__ = [
     "ResourceLimit",
     "Scope",
     "budget_metric",
+    "check_runs",
     "checks_from_mapping",
     "format_resource_value",
     "is_resource_metric",
     "resource_limits",
 ]
+
+#: The most runs per cell: a budget file's ``runs``, ``--runs`` / ``--pagelab-runs`` and
+#: the maximum of ``runs=auto``.
+MAX_RUNS = 100
+
+
+def check_runs(runs: int) -> int:
+    """``runs`` when it is a number of runs per cell (1 to :data:`MAX_RUNS`): the one
+    range check of a run count (budget files, the faces' options)."""
+    if not 1 <= runs <= MAX_RUNS:
+        raise InvalidInputError(f"must be from 1 to {MAX_RUNS}, got {runs}")
+    return runs
+
+
+#: A budget file's runs per cell.
+RunCount = Annotated[int, AfterValidator(check_runs)]
 
 Level = Literal["warn", "error"]
 Aggregation = Literal["median", "mean", "p75", "p90", "min", "max", "representative"]
@@ -354,7 +373,7 @@ class _Measured(_Budgeted):
     devices: list[DeviceId] | None = None
     locations: list[Location] | None = None
     config: dict[str, Any] | None = None
-    runs: int | None = Field(default=None, ge=1, le=100)
+    runs: RunCount | None = None
     level: Level | None = None
 
 
@@ -409,7 +428,7 @@ class BudgetFile(_Budgeted):
     """A budget file: defaults for every page, then the pages with their overrides."""
 
     base_url: str | None = None
-    runs: int | None = Field(default=None, ge=1, le=100)
+    runs: RunCount | None = None
     aggregation: Aggregation | None = None
     level: Level = "error"
     devices: list[DeviceId] = Field(default_factory=lambda: [Device.MOBILE], min_length=1)
@@ -612,7 +631,7 @@ class BudgetResult:
     @property
     def status(self) -> str:
         """``pass``, ``warn`` (a missed warn-level limit) or ``fail``."""
-        return "pass" if self.passed else ("warn" if self.level == "warn" else "fail")
+        return status_of(self.passed, self.level)
 
     @property
     def label(self) -> str:

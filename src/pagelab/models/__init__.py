@@ -45,6 +45,8 @@ from ._display import metric_value as metric_value
 from ._display import status_pill as status_pill
 from ._enums import DEVICE_ALIASES as DEVICE_ALIASES
 from ._enums import DeviceId as DeviceId
+from ._files import DATA_FILE_SUFFIXES as DATA_FILE_SUFFIXES
+from ._files import read_data_file as read_data_file
 from ._fitness import FitnessRule as FitnessRule
 from ._fitness import unfit_runs_note as unfit_runs_note
 from ._flow_reports import FLOW_ACTION_FAILED as FLOW_ACTION_FAILED

@@ -10,7 +10,6 @@ an :class:`~pagelab.InvalidFlowError` naming the flow and the step.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictStr, Valid
 
 from pagelab._exceptions import InvalidFlowError
 
+from ._files import DATA_FILE_SUFFIXES, read_data_file
 from ._types import MAX_STRING_LENGTH, PageUrl
 from ._validation import validation_message
 
@@ -372,25 +372,9 @@ class Flow(BaseModel):
     def from_file(cls, path: str | Path) -> Flow:
         """Load a flow from ``.yaml`` / ``.yml`` or ``.json``."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidFlowError(f"{path}: cannot read the flow file ({exc})") from exc
-        if path.suffix.lower() == ".json":
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InvalidFlowError(f"{path}: not valid JSON ({exc})") from exc
-        elif path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            try:
-                data = yaml.safe_load(text)
-            except yaml.YAMLError as exc:
-                problem = str(exc).splitlines()[0]
-                raise InvalidFlowError(f"{path}: not valid YAML ({problem})") from exc
-        else:
+        if path.suffix.lower() not in DATA_FILE_SUFFIXES:
             raise InvalidFlowError(f"{path}: a flow file ends in .yaml, .yml or .json")
+        data = read_data_file(path, "flow file", InvalidFlowError)
         return cls.from_data(data, source=str(path))
 
     def to_data(self) -> dict[str, Any]:
