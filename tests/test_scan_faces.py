@@ -121,3 +121,10 @@ def test_batch_comparison_by_template_and_device() -> None:
     widget = BatchComparison(results=pagelab.Results.from_frame(frame))
     assert widget._cell_columns == ["template", "device"]
     assert "/p/* · desktop" in widget._cells
+
+
+def test_batch_comparison_refuses_results_that_are_not_results() -> None:
+    from pagelab.widgets import BatchComparison
+
+    with pytest.raises(pagelab.InvalidInputError, match="results: expected pagelab Results"):
+        BatchComparison(results=matrix_frame())  # type: ignore[arg-type]

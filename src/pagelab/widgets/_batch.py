@@ -166,6 +166,11 @@ class BatchComparison(Panel):
             w.HBox([*self.export_buttons, self.export_status]),
         )
         if results is not None:
+            from pagelab import _measure
+
+            if not isinstance(results, _measure.Results):
+                raise InvalidInputError(
+                    f"results: expected pagelab Results, got {type(results).__name__}")
             self.progress.max = max(len(results.frame), 1)
             self._show(results)
 
