@@ -48,7 +48,7 @@ def test_the_report_ranks_templates_worst_first_with_worst_page_and_run_links(
     assert [row[0] for row in rows] == order
     # The report's own metrics (every one with a value), median and CV, then the extras.
     assert {"Score", "LCP (ms)", "FCP (ms)", "runs", "failed"} <= set(parts.headers)
-    assert parts.headers[-2:] == ["worst page", "runs"]
+    assert parts.headers[-2:] == ["worst page", "run reports"]
     worst = parts.headers.index("worst page")
     assert [row[worst] for row in rows] == [f"{ORIGIN}/", f"{ORIGIN}/heavy", f"{ORIGIN}/fast"]
     score = parts.headers.index("Score")

@@ -118,7 +118,7 @@ def _templates_table(frame: pd.DataFrame, names: list[str]) -> Markup | None:
     return summary_table(ranked, css_class="pagelab-templates", row_keys=templates, extra=(
         ExtraColumn("worst page", "the template's page ranked worst, by the same rule",
                     [str(worst[t]) for t in templates], wrap=True),
-        ExtraColumn("runs", "each run's Lighthouse report (hover for the run and its page)",
+        ExtraColumn("run reports", "each run's Lighthouse report (hover for the run and its page)",
                     [run_links(runs[runs["template"] == t]) for t in templates]),
     ))
 
