@@ -89,7 +89,12 @@ def test_a_scan_of_the_store_ranks_the_slow_product_template_first(
     assert table[0] == "/store/product/*"
     assert sorted(table) == ["/store", "/store/about", "/store/category/*", "/store/product/*"]
     assert "17 pages from the sitemap, 4 templates, 4 runs" in err
-    assert "<html" in report.read_text(encoding="utf-8")
+    page = report.read_text(encoding="utf-8")
+    section = page[page.index('<h2 id="templates">'):]
+    section = section[:section.index("</table>")]
+    keys = [part.split('"', 1)[0] for part in section.split('<tr data-key="')[1:]]
+    assert keys == table  # the report's templates, in the command's order (worst first)
+    assert section.count("/report.html") >= 2 * 4  # each template: representative, its run
     frame = pd.read_csv(runs)
     assert len(frame) == 4
     assert (frame["status"] == "success").all()

@@ -15,24 +15,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from pagelab._html import MISSING, Markup, breakable, for_notebook, link, pill, table
+from pagelab._html import MISSING, Markup, breakable, for_notebook, link, pill, safe_url, table
 from pagelab._public import publish
 from pagelab.models import (
     HEADLINE_METRICS,
     METRICS,
     RATING_COLOURS,
+    Direction,
     Metric,
+    metric,
     metric_value,
     status_pill,
 )
 
-__all__ = ["READABLE_BOX", "Comparison", "ReadableFrame", "Summary", "comparison_table",
-           "failed_runs_table", "frame_table", "runs_html", "summary_table"]
+__all__ = ["READABLE_BOX", "Comparison", "ExtraColumn", "ReadableFrame", "Summary",
+           "comparison_table", "failed_runs_table", "frame_table", "rank_worst_first",
+           "run_links", "runs_html", "summary_table"]
 
 _NOTE = Markup('<span style="display:block;color:#5f6368;font-size:11px">{}</span>')
 #: A verdict's note wraps beneath it, as wide as a short verdict at most.
@@ -113,13 +116,47 @@ def frame_table(frame: pd.DataFrame, *, css_class: str = "pagelab-frame") -> Mar
 # -- summaries ---------------------------------------------------------------------------
 
 
+def rank_worst_first(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary's rows, worst first: by the headline metrics in order (the performance
+    score first), each its bad way (lowest score, highest times); a row without a value
+    (every run failed) comes first. How a scan ranks its templates (its summary, the
+    report's templates section)."""
+    keys = [name for name in HEADLINE_METRICS if name in summary.columns]
+    if not keys:
+        return summary
+    ascending = [metric(name).direction is Direction.HIGHER for name in keys]
+    return summary.sort_values(keys, ascending=ascending, na_position="first",
+                               kind="stable").reset_index(drop=True)
+
+
+class ExtraColumn(NamedTuple):
+    """A column :func:`summary_table` adds after its own: a header, its tooltip, one cell
+    per summary row (text or :class:`Markup`), and whether it wraps (a URL)."""
+
+    header: str
+    title: str
+    cells: Sequence[object]
+    wrap: bool = False
+
+
+def run_links(runs: pd.DataFrame) -> Markup:
+    """A link to each run's Lighthouse report (numbered in the frame's order; the run's id
+    and page in the tooltip), or a dash when no run has one."""
+    links = [Markup('<span title="run {} of {}">{}</span>').format(run_id, page, link(url, f"{n}"))
+             for n, (run_id, page, url) in enumerate(
+                 zip(runs["id"], runs["url"], runs["report_url"], strict=True), start=1)
+             if safe_url(url) is not None]
+    return Markup(" ").join(links) if links else Markup(MISSING)
+
+
 def summary_table(summary: pd.DataFrame, *, css_class: str = "pagelab-summary",
-                  row_keys: Sequence[str] | None = None) -> Markup:
+                  row_keys: Sequence[str] | None = None,
+                  extra: Sequence[ExtraColumn] = ()) -> Markup:
     """A summary (:func:`pagelab.stats.summarize`'s columns) as a readable table: the cell
     columns, runs, failed runs (red when any; engine failures in brackets), each metric's
     value under ``LABEL (unit)`` coloured by rating with its CV beneath, the representative
-    run's report. Columns it does not know are shown as text after the cell; empty ones are
-    left out."""
+    run's report, then the ``extra`` columns. Columns it does not know are shown as text
+    after the cell; empty ones are left out."""
     metrics = _metrics_in(summary)
     known = {*_SUMMARY_COUNTS, *_SUMMARY_LINKS, *(m.name for m in METRICS.values()),
              *(f"{m.name}_cv" for m in METRICS.values())}
@@ -152,9 +189,13 @@ def summary_table(summary: pd.DataFrame, *, css_class: str = "pagelab-summary",
         headers.append("report")
         titles.append("the representative run (closest to the median FCP and TTI)")
         align.append("left")
+    for column in extra:
+        headers.append(column.header)
+        titles.append(column.title)
+        align.append("left")
     rows: list[list[object]] = []
     styles: list[str] = []
-    for _, row in summary.iterrows():
+    for position, (_, row) in enumerate(summary.iterrows()):
         cells: list[object] = [_text(row[c], str(c)) for c in others]
         runs = _number(row.get("runs"))
         failed = _number(row.get("failed")) or 0
@@ -178,11 +219,14 @@ def summary_table(summary: pd.DataFrame, *, css_class: str = "pagelab-summary",
             url = row.get("representative_report_url")
             cells.append(MISSING if _missing(rep) else Markup('<span title="run {}">{}</span>')
                          .format(rep, link(url, "report") or MISSING))
+        cells.extend(column.cells[position] for column in extra)
         rows.append(cells)
         styles.append(_FAILED_ROW if runs and failed >= runs else "")
     return table(headers, rows, align=align, titles=titles, css_class=css_class,
                  row_keys=row_keys, row_styles=styles,
-                 wrap=[c == "url" for c in others] + [False] * (len(headers) - len(others)))
+                 wrap=[c == "url" for c in others]
+                 + [False] * (len(headers) - len(others) - len(extra))
+                 + [column.wrap for column in extra])
 
 
 # -- comparisons -------------------------------------------------------------------------

@@ -23,9 +23,12 @@ from pagelab._extras import require
 from pagelab._html import Markup, render
 from pagelab._readable import (
     NOISY_TITLE,
+    ExtraColumn,
     comparison_table,
     failed_runs_table,
     frame_table,
+    rank_worst_first,
+    run_links,
     summary_table,
 )
 from pagelab.field import VERSUS_NOTE, FieldError, key_configured, versus_field, versus_table
@@ -96,6 +99,28 @@ def _field_section(frame: pd.DataFrame, field: bool | None) -> _Field | None:
     if table.empty:
         return _Field(note="The Chrome UX Report has no data for these pages or their origins.")
     return _Field(versus_table(table), VERSUS_NOTE + ".")
+
+
+def _templates_table(frame: pd.DataFrame, names: list[str]) -> Markup | None:
+    """A scan's templates, worst first (:func:`rank_worst_first`, as its summary ranks them):
+    each one's median and CV of the report's metrics over every run of its pages, its worst
+    page (its pages ranked the same way) and a link to each of its runs' reports. None when
+    the runs have no template (not a scan) or no metric."""
+    from pagelab.stats import summarize
+
+    if "template" not in frame.columns or not names or not frame["template"].notna().any():
+        return None
+    runs = frame[frame["template"].notna()]
+    ranked = rank_worst_first(summarize(runs, by="template", metrics=names))
+    pages = rank_worst_first(summarize(runs, by=["template", "url"], metrics=names))
+    worst = pages.drop_duplicates("template").set_index("template")["url"]
+    templates = [str(t) for t in ranked["template"]]
+    return summary_table(ranked, css_class="pagelab-templates", row_keys=templates, extra=(
+        ExtraColumn("worst page", "the template's page ranked worst, by the same rule",
+                    [str(worst[t]) for t in templates], wrap=True),
+        ExtraColumn("run reports", "each run's Lighthouse report (hover for the run and its page)",
+                    [run_links(runs[runs["template"] == t]) for t in templates]),
+    ))
 
 
 def frame_of(data: object) -> pd.DataFrame:
@@ -319,7 +344,9 @@ def html_report(
 
     It holds: how many runs, cells and failures, over which time; the summary per cell
     (units in the headers, rating colours, CV, a link to each representative run's report);
-    the comparison of ``b`` against ``a`` by ``by`` (:func:`pagelab.stats.compare`; default
+    with a scan's runs (a ``template`` column), the templates worst first (each one's
+    median, CV, worst page and its runs' reports); the comparison of ``b`` against ``a``
+    by ``by`` (:func:`pagelab.stats.compare`; default
     the first two values of the first cell column with two or more, none when every run is
     one cell); plots as embedded PNG (the comparison, each headline metric per cell, a heat
     map of LCP when two cell columns vary); with ``explain`` and ``Results`` (whose runner
@@ -377,6 +404,7 @@ def html_report(
         noisy_title=NOISY_TITLE,
         interrupted=getattr(results, "interrupted", False) is True,
         summary=summary_table(summarize(frame, metrics=names)) if names else None,
+        templates=_templates_table(frame, names),
         comparison=(comparison_table(compared, a=chosen[1], b=chosen[2])
                     if compared is not None and chosen is not None else None),
         by=_side(chosen[0]) if chosen else "",

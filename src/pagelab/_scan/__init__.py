@@ -4,7 +4,7 @@
 the CLI uses the rest."""
 
 from ._discover import DEFAULT_DEPTH, Discovery, discover
-from ._scan import ScanResults, rank_worst_first, scan
+from ._scan import ScanResults, scan
 from ._scope import glob_pattern
 from ._sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAP_URLS
 from ._templates import MIN_SIBLINGS, TemplateRule, group_templates, sample_templates
@@ -20,7 +20,6 @@ __all__ = [
     "discover",
     "glob_pattern",
     "group_templates",
-    "rank_worst_first",
     "sample_templates",
     "scan",
 ]

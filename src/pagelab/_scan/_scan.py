@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pagelab._exceptions import DiscoveryError, InvalidInputError
 from pagelab._measure import Results, measure
 from pagelab._public import publish
-from pagelab.models import HEADLINE_METRICS, ConfigInput, Direction, ProgressCallback, metric
+from pagelab.models import ConfigInput, ProgressCallback
 from pagelab.runners import Runner
 
 from ._discover import DEFAULT_DEPTH, Discovery, discover
@@ -20,19 +20,7 @@ if TYPE_CHECKING:
 
     from pagelab._readable import Summary
 
-__all__ = ["ScanResults", "rank_worst_first", "scan"]
-
-
-def rank_worst_first(summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary's rows, worst first: by the headline metrics in order (the performance
-    score first), each its bad way (lowest score, highest times); a row without a value
-    (every run failed) comes first."""
-    keys = [name for name in HEADLINE_METRICS if name in summary.columns]
-    if not keys:
-        return summary
-    ascending = [metric(name).direction is Direction.HIGHER for name in keys]
-    return summary.sort_values(keys, ascending=ascending, na_position="first",
-                               kind="stable").reset_index(drop=True)
+__all__ = ["ScanResults", "scan"]
 
 
 class ScanResults(Results):
@@ -70,8 +58,8 @@ class ScanResults(Results):
                 metrics: str | Iterable[str] | None = None, *,
                 agg: str | None = None) -> Summary:
         """:meth:`pagelab.Results.summary`; grouped by ``template``, the rows are ranked
-        worst first (:func:`rank_worst_first`)."""
-        from pagelab._readable import Summary
+        worst first (:func:`pagelab._readable.rank_worst_first`)."""
+        from pagelab._readable import Summary, rank_worst_first
 
         table = super().summary(by, aggregation, metrics, agg=agg)
         columns = [by] if isinstance(by, str) else list(by or [])

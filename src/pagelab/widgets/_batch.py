@@ -50,7 +50,10 @@ class BatchComparison(Panel):
     representative run's report linked), the plot shows every run of the chosen metric,
     the comparison tests every cell against the baseline cell, and for the cell chosen in
     ``explain_cell`` the explanation says why it differs from the baseline and, with
-    ``filmstrips`` on, both cells' filmstrips are shown on one time axis. ``runs`` defaults to 5:
+    ``filmstrips`` on, both cells' filmstrips are shown on one time axis. ``results`` shows
+    runs already made (say a :func:`pagelab.scan`'s) as if the widget had run them; runs with
+    a ``template`` column (a scan's) are compared by template, not by page, so the baseline
+    and the cell explained are two templates. ``runs`` defaults to 5:
     one above :data:`pagelab.stats.MIN_RUNS` (4, the fewest a comparison can give a verdict
     from, and then only when every run of one side beats every run of the other), so one
     run out of place still allows a verdict (p = 0.016).
@@ -71,6 +74,7 @@ class BatchComparison(Panel):
         runs: int = MIN_RUNS + 1,
         metric: str = "largest_contentful_paint",
         export_dir: Path | str = ".",
+        results: Results | None = None,
     ) -> None:
         super().__init__(runner)
         w = self._w
@@ -161,6 +165,14 @@ class BatchComparison(Panel):
             self._filmstrip_area,
             w.HBox([*self.export_buttons, self.export_status]),
         )
+        if results is not None:
+            from pagelab import _measure
+
+            if not isinstance(results, _measure.Results):
+                raise InvalidInputError(
+                    f"results: expected pagelab Results, got {type(results).__name__}")
+            self.progress.max = max(len(results.frame), 1)
+            self._show(results)
 
     # -- run -------------------------------------------------------------------------------
 
@@ -420,11 +432,15 @@ def _pandas() -> Any:
 
 
 def _varying(frame: pd.DataFrame) -> list[str]:
-    """The cell columns whose values differ between runs; the URL when none does."""
+    """The cell columns whose values differ between runs; the URL when none does. A scan's
+    runs (a ``template`` column) are grouped by template in place of the URL: a template's
+    pages are samples of one kind of page, compared as one."""
     from pagelab.frames import CELL
 
-    varying = [c for c in CELL if c in frame and frame[c].nunique(dropna=True) > 1]
-    return varying or ["url"]
+    by_template = "template" in frame and bool(frame["template"].notna().all())
+    columns = [("template" if c == "url" and by_template else c) for c in CELL]
+    varying = [c for c in columns if c in frame and frame[c].nunique(dropna=True) > 1]
+    return varying or [columns[0]]
 
 
 def _cell_text(column: str, value: Any) -> str:
