@@ -96,8 +96,8 @@ PUBLIC_API: dict[str, list[str]] = {
     "pagelab.service": ["Settings", "create_app"],
     "pagelab.service.routes": [],
     "pagelab.stats": [
-        "AGGREGATIONS", "MIN_RUNS", "Explanation", "compare", "describe", "explain",
-        "history", "representative_run", "representative_runs", "summarize",
+        "AGGREGATIONS", "MIN_RUNS", "Explanation", "change_points", "compare", "describe",
+        "explain", "history", "representative_run", "representative_runs", "summarize",
     ],
     "pagelab.store": [],
     "pagelab.widgets": ["BatchComparison", "TTFBExplorer", "TrendExplorer"],
