@@ -39,56 +39,144 @@ CHANGE_COLUMNS: tuple[str, ...] = (
 )
 
 
+#: The longest stretch, in builds, that the scan tests as a level of its own between two
+#: others (a regression fixed a few builds later); splits in two are tested at any place.
+EPIDEMIC_WIDTH = 50
+#: Rounds of moving each change to the best place between its neighbours.
+_REFINE_ROUNDS = 20
+
+
 def segment(values: np.ndarray, builds: np.ndarray, alpha: float,
             min_runs: int) -> list[tuple[int, float]]:
     """The change points of one series: ``(build, p_value)`` for each build that starts a
     new level, in build order. ``values`` are the runs' values, ``builds`` each run's build
     position (0, 1, ... in build order; every position holds a run)."""
     order = np.argsort(builds, kind="stable")
-    values, builds = values[order], builds[order]
-    found: list[tuple[int, float]] = []
-    stretches = [(0, len(values))]  # run positions [start, stop) of whole builds
+    values = values[order]
+    # Build b's runs are values[edges[b]:edges[b + 1]].
+    edges = np.searchsorted(builds[order], np.arange(int(builds.max(initial=-1)) + 2))
+    cuts: set[int] = set()  # build positions starting a new level
+    stretches = [(0, len(edges) - 1)]  # builds [first, stop)
     while stretches:
-        start, stop = stretches.pop()
-        cut = _best_cut(values[start:stop], builds[start:stop], alpha, min_runs)
-        if cut is None:
+        first, stop = stretches.pop()
+        found = _scan(values, edges[first:stop + 1], alpha, min_runs)
+        if not found:
             continue
-        offset, p_value = cut
-        found.append((int(builds[start + offset]), p_value))
-        stretches += [(start, start + offset), (start + offset, stop)]
-    return sorted(found)
+        inner = [first + b for b in found]
+        cuts.update(inner)
+        bounds = [first, *inner, stop]
+        stretches += list(zip(bounds, bounds[1:], strict=False))
+    return _settle(values, edges, sorted(cuts), alpha, min_runs)
 
 
-def _best_cut(values: np.ndarray, builds: np.ndarray, alpha: float,
-              min_runs: int) -> tuple[int, float] | None:
-    """The run offset (a build's first run) where the stretch splits, with its corrected
-    p-value, or None when no boundary is significant at ``alpha``."""
-    from scipy.special import ndtr
+def _settle(values: np.ndarray, edges: np.ndarray, cuts: list[int], alpha: float,
+            min_runs: int) -> list[tuple[int, float]]:
+    """Each change moved to the best single split between its neighbours (a first cut in
+    a stretch holding two changes can land a build off), then tested there: the weakest
+    change above ``alpha`` is dropped, until every one holds."""
+    last = len(edges) - 1
+    while True:
+        for _ in range(_REFINE_ROUNDS):
+            moved = False
+            for k, cut in enumerate(cuts):
+                low, high = (cuts[k - 1] if k else 0), (cuts[k + 1] if k + 1 < len(cuts) else last)
+                best = _split(values, edges[low:high + 1], min_runs)
+                if best is not None and low + best[0] != cut:
+                    cuts[k], moved = low + best[0], True
+            if not moved:
+                break
+        tested = []
+        for k, cut in enumerate(cuts):
+            low, high = (cuts[k - 1] if k else 0), (cuts[k + 1] if k + 1 < len(cuts) else last)
+            best = _split(values, edges[low:high + 1], min_runs)
+            tested.append((cut, best[1] if best is not None else 1.0))
+        weakest = max(range(len(tested)), key=lambda k: tested[k][1], default=None)
+        if weakest is None or tested[weakest][1] < alpha:
+            return tested
+        del cuts[weakest]
+
+
+def _ranks(values: np.ndarray) -> tuple[np.ndarray, float]:
+    """The cumulative rank sums of a stretch's runs (0 first) and its tie correction."""
     from scipy.stats import rankdata
 
     total = len(values)
-    if total < 2 * min_runs:
-        return None
-    # Boundaries: the offsets where a new build starts.
-    starts = np.flatnonzero(np.diff(builds)) + 1
-    starts = starts[(starts >= min_runs) & (total - starts >= min_runs)]
-    if not starts.size:
-        return None
-    ranks = rankdata(values)
-    left = starts.astype(float)
-    right = total - left
-    rank_sums = np.cumsum(ranks)[starts - 1]
-    u_stat = rank_sums - left * (left + 1) / 2
     _, counts = np.unique(values, return_counts=True)
-    ties = float((counts ** 3 - counts).sum()) / (total * (total - 1))
-    variance = left * right / 12 * ((total + 1) - ties)
-    if not (variance > 0).all():
-        return None  # every value equal: nothing moved
-    excess = np.maximum(np.abs(u_stat - left * right / 2) - 0.5, 0.0)  # continuity
-    z = excess / np.sqrt(variance)
+    ties = float((counts ** 3 - counts).sum()) / (total * (total - 1)) if total > 1 else 0.0
+    return np.concatenate([[0.0], np.cumsum(rankdata(values))]), ties
+
+
+def _z(inside: np.ndarray, rank_sum: np.ndarray, total: int, ties: float) -> np.ndarray:
+    """The rank-sum z (in size, continuity-corrected) of ``inside`` runs against the rest."""
+    outside = total - inside
+    u_stat = rank_sum - inside * (inside + 1) / 2
+    variance = inside * outside / 12 * ((total + 1) - ties)
+    excess = np.maximum(np.abs(u_stat - inside * outside / 2) - 0.5, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(variance > 0, excess / np.sqrt(variance), 0.0)
+
+
+def _p(z: float, tried: int) -> float:
+    from scipy.special import ndtr
+
+    return min(1.0, 2 * float(ndtr(-z)) * tried)
+
+
+def _split(values: np.ndarray, edges: np.ndarray,
+           min_runs: int) -> tuple[int, float] | None:
+    """The best single split of the builds bounded by ``edges`` (the build index, from 1,
+    of the first build on the right) and its Bonferroni-corrected p-value."""
+    start, stop = int(edges[0]), int(edges[-1])
+    total = stop - start
+    cumulative, ties = _ranks(values[start:stop])
+    offsets = edges[1:-1] - start
+    offsets = offsets[(offsets >= min_runs) & (total - offsets >= min_runs)]
+    if not offsets.size:
+        return None
+    z = _z(offsets.astype(float), cumulative[offsets], total, ties)
     best = int(np.argmax(z))
-    p_value = min(1.0, 2 * float(ndtr(-z[best])) * starts.size)
-    return (int(starts[best]), p_value) if p_value < alpha else None
+    build = int(np.searchsorted(edges, start + offsets[best]))
+    return build, _p(float(z[best]), offsets.size)
+
+
+def _scan(values: np.ndarray, edges: np.ndarray, alpha: float, min_runs: int) -> list[int]:
+    """The builds (index within ``edges``, from 1) where the stretch bounded by ``edges``
+    is cut: one split in two, or a level of at most :data:`EPIDEMIC_WIDTH` builds between
+    two others, whichever rank-sum z is largest, if its p-value corrected over every split
+    tried (Bonferroni) is below ``alpha``; else none."""
+    start, stop = int(edges[0]), int(edges[-1])
+    total = stop - start
+    if total < 2 * min_runs:
+        return []
+    cumulative, ties = _ranks(values[start:stop])
+    offsets = (edges - start).astype(np.intp)
+    builds = len(offsets) - 1
+    best_z, best_cut, tried = 0.0, [], 0
+    # Split in two at b: builds [0, b) against [b, builds).
+    single = np.arange(1, builds)
+    single = single[(offsets[single] >= min_runs) & (total - offsets[single] >= min_runs)]
+    if single.size:
+        z = _z(offsets[single].astype(float), cumulative[offsets[single]], total, ties)
+        tried += single.size
+        k = int(np.argmax(z))
+        best_z, best_cut = float(z[k]), [int(single[k])]
+    # A level [a, a + width) between two others.
+    for width in range(1, min(EPIDEMIC_WIDTH, builds - 2) + 1):
+        a = np.arange(1, builds - width)
+        b = a + width
+        inside = offsets[b] - offsets[a]
+        keep = ((inside >= min_runs) & (offsets[a] >= min_runs)
+                & (total - offsets[b] >= min_runs))
+        if not keep.any():
+            continue
+        a, b = a[keep], b[keep]
+        z = _z((offsets[b] - offsets[a]).astype(float),
+               cumulative[offsets[b]] - cumulative[offsets[a]], total, ties)
+        tried += a.size
+        k = int(np.argmax(z))
+        if z[k] > best_z:
+            best_z, best_cut = float(z[k]), [int(a[k]), int(b[k])]
+    return best_cut if tried and _p(best_z, tried) < alpha else []
 
 
 def change_points(
