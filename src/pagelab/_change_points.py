@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -65,7 +66,7 @@ def segment(values: np.ndarray, builds: np.ndarray, alpha: float,
         inner = [first + b for b in found]
         cuts.update(inner)
         bounds = [first, *inner, stop]
-        stretches += list(zip(bounds, bounds[1:], strict=False))
+        stretches += list(pairwise(bounds))
     return _settle(values, edges, sorted(cuts), alpha, min_runs)
 
 
