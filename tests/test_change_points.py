@@ -116,3 +116,17 @@ def test_a_frame_without_commits_is_a_clear_error() -> None:
 def test_alpha_outside_zero_to_one_is_a_clear_error(alpha: object) -> None:
     with pytest.raises(pagelab.InvalidInputError, match="alpha"):
         change_points(history([1000.0] * 10), metric="LCP", alpha=alpha)  # type: ignore[arg-type]
+
+
+def test_a_short_level_between_two_others_is_found() -> None:
+    """A regression fixed three builds later: a split in two alone sees two alike sides."""
+    frame = history([1000.0] * 10 + [1200.0] * 3 + [1000.0] * 10, runs=3)
+    changes = change_points(frame, metric="LCP")
+    assert changes["commit"].tolist() == ["c010", "c013"]
+
+
+def test_a_higher_score_is_an_improvement() -> None:
+    frame = history([80.0] * 20 + [90.0] * 20).rename(
+        columns={"largest_contentful_paint": "performance_score"})
+    changes = change_points(frame, metric="performance_score")
+    assert changes["direction"].tolist() == ["improvement"]
