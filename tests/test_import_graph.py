@@ -51,6 +51,7 @@ FLOORS: dict[str, int] = {
     "pagelab.runners": 5,
     "pagelab._progress": 5,
     "pagelab._explain": 5,
+    "pagelab._change_points": 5,
     "pagelab.service": 6,
     "pagelab.stats": 6,
     "pagelab.plots": 7,

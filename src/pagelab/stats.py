@@ -20,6 +20,7 @@ import pandas as pd
 
 from pagelab._bootstrap import Bootstrap
 from pagelab._cells import cell_columns
+from pagelab._change_points import change_points
 from pagelab._exceptions import InvalidInputError
 from pagelab._explain import Explanation, cell_name, explain_runs
 from pagelab._history import PagedTests, read_history
@@ -41,6 +42,7 @@ __all__ = [
     "AGGREGATIONS",
     "MIN_RUNS",
     "Explanation",
+    "change_points",
     "compare",
     "describe",
     "explain",

@@ -1,0 +1,326 @@
+"""Change points in a history of builds: where a metric's level moved, and at which commit.
+
+Behind :func:`pagelab.stats.change_points`. Pure: a wide frame in (one row per run, a
+``commit`` column naming each run's build), a frame of changes out.
+
+Method: binary segmentation (as E-divisive means does) with a rank scan test on the runs.
+In a stretch of builds, every boundary between two builds (each side holding at least
+``min_runs`` runs) splits the stretch's runs in two; the boundary whose Mann-Whitney rank-sum
+z (normal approximation with the tie correction) is largest in size is the candidate, and
+its two-sided p-value times the number of boundaries tried (Bonferroni) is its p-value. Below
+``alpha``, the stretch is cut there and both parts are searched again. Ranks rather than
+values (Otava's t-test) because runs have long right tails; Bonferroni over the boundaries
+rather than random permutations so that the answer is deterministic and the chance that a
+history without change reports one stays at most ``alpha`` per stretch searched.
+Measured (false alarms, detection, speed): ``benchmarks/change_points.py``, ``docs/history.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pagelab._bootstrap import Bootstrap
+from pagelab._cells import cell_columns
+from pagelab._exceptions import InvalidInputError
+from pagelab.models import Metric, metric_columns, unknown_metric
+from pagelab.models import metric as lookup_metric
+
+__all__ = ["CHANGE_COLUMNS", "change_points", "segment"]
+
+#: The columns of :func:`change_points`' frame after the cell columns.
+CHANGE_COLUMNS: tuple[str, ...] = (
+    "metric", "commit", "previous_commit", "before", "after", "diff", "rel_change",
+    "ci_low", "ci_high", "p_value", "direction",
+)
+
+
+#: The longest stretch, in builds, that the scan tests as a level of its own between two
+#: others (a regression fixed a few builds later); splits in two are tested at any place.
+EPIDEMIC_WIDTH = 50
+#: Rounds of moving each change to the best place between its neighbours.
+_REFINE_ROUNDS = 20
+
+
+def segment(values: np.ndarray, builds: np.ndarray, alpha: float,
+            min_runs: int) -> list[tuple[int, float]]:
+    """The change points of one series: ``(build, p_value)`` for each build that starts a
+    new level, in build order. ``values`` are the runs' values, ``builds`` each run's build
+    position (0, 1, ... in build order; every position holds a run)."""
+    order = np.argsort(builds, kind="stable")
+    values = values[order]
+    # Build b's runs are values[edges[b]:edges[b + 1]].
+    edges = np.searchsorted(builds[order], np.arange(int(builds.max(initial=-1)) + 2))
+    cuts: set[int] = set()  # build positions starting a new level
+    stretches = [(0, len(edges) - 1)]  # builds [first, stop)
+    while stretches:
+        first, stop = stretches.pop()
+        found = _scan(values, edges[first:stop + 1], alpha, min_runs)
+        if not found:
+            continue
+        inner = [first + b for b in found]
+        cuts.update(inner)
+        bounds = [first, *inner, stop]
+        stretches += list(pairwise(bounds))
+    return _settle(values, edges, sorted(cuts), alpha, min_runs)
+
+
+def _settle(values: np.ndarray, edges: np.ndarray, cuts: list[int], alpha: float,
+            min_runs: int) -> list[tuple[int, float]]:
+    """Each change moved to the best single split between its neighbours (a first cut in
+    a stretch holding two changes can land a build off), then tested there: the weakest
+    change above ``alpha`` is dropped, until every one holds."""
+    last = len(edges) - 1
+    while True:
+        for _ in range(_REFINE_ROUNDS):
+            moved = False
+            for k, cut in enumerate(cuts):
+                low, high = (cuts[k - 1] if k else 0), (cuts[k + 1] if k + 1 < len(cuts) else last)
+                best = _split(values, edges[low:high + 1], min_runs)
+                if best is not None and low + best[0] != cut:
+                    cuts[k], moved = low + best[0], True
+            if not moved:
+                break
+        tested = []
+        for k, cut in enumerate(cuts):
+            low, high = (cuts[k - 1] if k else 0), (cuts[k + 1] if k + 1 < len(cuts) else last)
+            best = _split(values, edges[low:high + 1], min_runs)
+            tested.append((cut, best[1] if best is not None else 1.0))
+        weakest = max(range(len(tested)), key=lambda k: tested[k][1], default=None)
+        if weakest is None or tested[weakest][1] < alpha:
+            return tested
+        del cuts[weakest]
+
+
+def _ranks(values: np.ndarray) -> tuple[np.ndarray, float]:
+    """The cumulative rank sums of a stretch's runs (0 first) and its tie correction."""
+    from scipy.stats import rankdata
+
+    total = len(values)
+    _, counts = np.unique(values, return_counts=True)
+    ties = float((counts ** 3 - counts).sum()) / (total * (total - 1)) if total > 1 else 0.0
+    return np.concatenate([[0.0], np.cumsum(rankdata(values))]), ties
+
+
+def _z(inside: np.ndarray, rank_sum: np.ndarray, total: int, ties: float) -> np.ndarray:
+    """The rank-sum z (in size, continuity-corrected) of ``inside`` runs against the rest."""
+    outside = total - inside
+    u_stat = rank_sum - inside * (inside + 1) / 2
+    variance = inside * outside / 12 * ((total + 1) - ties)
+    excess = np.maximum(np.abs(u_stat - inside * outside / 2) - 0.5, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(variance > 0, excess / np.sqrt(variance), 0.0)
+
+
+def _p(z: float, tried: int) -> float:
+    from scipy.special import ndtr
+
+    return min(1.0, 2 * float(ndtr(-z)) * tried)
+
+
+def _split(values: np.ndarray, edges: np.ndarray,
+           min_runs: int) -> tuple[int, float] | None:
+    """The best single split of the builds bounded by ``edges`` (the build index, from 1,
+    of the first build on the right) and its Bonferroni-corrected p-value."""
+    start, stop = int(edges[0]), int(edges[-1])
+    total = stop - start
+    cumulative, ties = _ranks(values[start:stop])
+    offsets = edges[1:-1] - start
+    offsets = offsets[(offsets >= min_runs) & (total - offsets >= min_runs)]
+    if not offsets.size:
+        return None
+    z = _z(offsets.astype(float), cumulative[offsets], total, ties)
+    best = int(np.argmax(z))
+    build = int(np.searchsorted(edges, start + offsets[best]))
+    return build, _p(float(z[best]), offsets.size)
+
+
+def _scan(values: np.ndarray, edges: np.ndarray, alpha: float, min_runs: int) -> list[int]:
+    """The builds (index within ``edges``, from 1) where the stretch bounded by ``edges``
+    is cut: one split in two, or a level of at most :data:`EPIDEMIC_WIDTH` builds between
+    two others, whichever rank-sum z is largest, if its p-value corrected over every split
+    tried (Bonferroni) is below ``alpha``; else none."""
+    start, stop = int(edges[0]), int(edges[-1])
+    total = stop - start
+    if total < 2 * min_runs:
+        return []
+    cumulative, ties = _ranks(values[start:stop])
+    offsets = (edges - start).astype(np.intp)
+    builds = len(offsets) - 1
+    best_z, best_cut, tried = 0.0, [], 0
+    # Split in two at b: builds [0, b) against [b, builds).
+    single = np.arange(1, builds)
+    single = single[(offsets[single] >= min_runs) & (total - offsets[single] >= min_runs)]
+    if single.size:
+        z = _z(offsets[single].astype(float), cumulative[offsets[single]], total, ties)
+        tried += single.size
+        k = int(np.argmax(z))
+        best_z, best_cut = float(z[k]), [int(single[k])]
+    # A level [a, a + width) between two others.
+    for width in range(1, min(EPIDEMIC_WIDTH, builds - 2) + 1):
+        a = np.arange(1, builds - width)
+        b = a + width
+        inside = offsets[b] - offsets[a]
+        keep = ((inside >= min_runs) & (offsets[a] >= min_runs)
+                & (total - offsets[b] >= min_runs))
+        if not keep.any():
+            continue
+        a, b = a[keep], b[keep]
+        z = _z((offsets[b] - offsets[a]).astype(float),
+               cumulative[offsets[b]] - cumulative[offsets[a]], total, ties)
+        tried += a.size
+        k = int(np.argmax(z))
+        if z[k] > best_z:
+            best_z, best_cut = float(z[k]), [int(a[k]), int(b[k])]
+    return best_cut if tried and _p(best_z, tried) < alpha else []
+
+
+def change_points(
+    frame: pd.DataFrame,
+    metric: str | Iterable[str] | None = None,
+    alpha: float = 0.05,
+    *,
+    min_runs: int = 4,
+    confidence: float = 0.95,
+    resamples: int = 2_000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Where each metric's level changed in a history of builds, per cell.
+
+    ``frame`` is the wide frame of :func:`pagelab.frames.to_frame` with a ``commit`` column
+    (a run's build); builds are ordered by their first run's ``created_at`` (without that
+    column, by their first row). Only successful runs with a commit enter. ``metric``: one
+    name or label (``LCP``) or several; None: every metric column. ``alpha``: the chance
+    that one series without change reports one. ``min_runs``: the fewest runs a segment
+    holds. The interval of ``diff`` (after - before) is the percentile bootstrap of the
+    difference of medians that :func:`pagelab.stats.compare` gives, at ``confidence``,
+    seeded.
+
+    One row per change: the cell columns, ``metric``, ``commit`` (the first build of the
+    new level), ``previous_commit`` (the build before it), ``before`` and ``after`` (the
+    medians of the runs of the two segments either side), ``diff``, ``rel_change``
+    (percent of ``before``), ``ci_low``, ``ci_high``, ``p_value`` (Bonferroni-corrected
+    over the boundaries tried) and ``direction`` (``regression`` / ``improvement``, from the
+    metric registry).
+    """
+    frame = _check(frame, alpha, min_runs)
+    names = _names(metric, frame)
+    runs = frame[_successful(frame) & frame["commit"].notna().to_numpy(bool)].reset_index(
+        drop=True)
+    keys = cell_columns(runs)
+    build_of, commits = _build_order(runs)
+    bootstrap = Bootstrap(resamples, seed)
+    rows: list[dict[str, Any]] = []
+    groups = runs.groupby(keys, observed=True, dropna=False, sort=True) if keys else [((), runs)]
+    for key, cell in groups:
+        where = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
+        cell_builds = build_of[cell.index.to_numpy()]
+        for name in names:
+            values = pd.to_numeric(cell[name], errors="coerce").to_numpy(float, na_value=np.nan)
+            has = np.isfinite(values)
+            values, builds = values[has], cell_builds[has]
+            # Positions among this series' builds (a build without a value is skipped).
+            present, position = np.unique(builds, return_inverse=True)
+            cuts = segment(values, position, alpha, min_runs)
+            bounds = [0, *(b for b, _ in cuts), len(present)]
+            for index, (build, p_value) in enumerate(cuts):
+                before = values[(position >= bounds[index]) & (position < build)]
+                after = values[(position >= build) & (position < bounds[index + 2])]
+                rows.append({**where, **_change(lookup_metric(name), before, after, p_value,
+                                                commits[present[build]],
+                                                commits[present[build - 1]],
+                                                bootstrap, confidence)})
+    out = pd.DataFrame(rows, columns=[*keys, *CHANGE_COLUMNS])
+    for column in keys:
+        out[column] = out[column].astype(frame[column].dtype)
+    for text in ("metric", "commit", "previous_commit", "direction"):
+        out[text] = out[text].astype("string")
+    for number in ("before", "after", "diff", "rel_change", "ci_low", "ci_high", "p_value"):
+        out[number] = out[number].astype("float64")
+    return out
+
+
+
+def _change(m: Metric, before: np.ndarray, after: np.ndarray, p_value: float, commit: str,
+            previous: str, bootstrap: Bootstrap, confidence: float) -> dict[str, Any]:
+    low, high = bootstrap.interval(before, after, confidence)
+    level_before, level_after = float(np.median(before)), float(np.median(after))
+    diff = level_after - level_before
+    # Which way: the medians', or the means' where the medians are equal (heavy ties).
+    higher = diff > 0 if diff else float(np.mean(after)) > float(np.mean(before))
+    return {
+        "metric": m.name,
+        "commit": commit,
+        "previous_commit": previous,
+        "before": level_before,
+        "after": level_after,
+        "diff": diff,
+        "rel_change": diff / level_before * 100 if level_before else math.nan,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": p_value,
+        "direction": "regression" if higher == m.lower_is_better else "improvement",
+    }
+
+
+def _check(frame: object, alpha: object, min_runs: object) -> pd.DataFrame:
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidInputError(
+            "frame: expected the wide DataFrame of runs (pagelab.frames.to_frame), "
+            f"got {type(frame).__name__}")
+    if "commit" not in frame.columns:
+        raise InvalidInputError(
+            "frame: no 'commit' column: change points need each run's build (its commit)")
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        raise InvalidInputError(f"alpha: expected a number between 0 and 1, got {alpha!r}")
+    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
+        raise InvalidInputError(f"min_runs: expected a positive number of runs, got {min_runs!r}")
+    return frame
+
+
+def _names(requested: str | Iterable[str] | None, frame: pd.DataFrame) -> list[str]:
+    if requested is None:
+        names = metric_columns(frame.columns)
+        if not names:
+            raise InvalidInputError("frame: no metric column to look for changes in")
+        return names
+    items = [requested] if isinstance(requested, str) else list(requested)
+    names = []
+    for item in items:
+        try:
+            name = lookup_metric(item).name if isinstance(item, str) else None
+        except KeyError:
+            name = None
+        if name is None:
+            raise InvalidInputError(f"metric: {unknown_metric(item)}")
+        if name not in frame.columns:
+            raise InvalidInputError(f"metric: the frame has no {name!r} column")
+        names.append(name)
+    if not names:
+        raise InvalidInputError("metric: name at least one metric")
+    return list(dict.fromkeys(names))
+
+
+def _successful(frame: pd.DataFrame) -> np.ndarray:
+    if "status" not in frame.columns:
+        return np.ones(len(frame), dtype=bool)
+    return (frame["status"].astype("string") == "success").fillna(False).to_numpy(dtype=bool)
+
+
+def _build_order(runs: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Each run's build position and the commits in build order: a build's first run's
+    ``created_at`` (ties, and frames without the column: the first row)."""
+    commits = runs["commit"].astype(str).to_numpy()
+    if "created_at" in runs.columns:
+        first = pd.Series(pd.to_datetime(runs["created_at"], utc=True).to_numpy()).groupby(
+            commits, sort=False).min()
+        ordered = list(first.sort_values(kind="stable").index)
+    else:
+        ordered = list(dict.fromkeys(commits))
+    position = {commit: index for index, commit in enumerate(ordered)}
+    return np.array([position[c] for c in commits], dtype=np.intp), ordered

@@ -1,0 +1,132 @@
+"""pagelab.stats.change_points on synthetic histories (no engine): seeded series of runs with
+known levels, in the wide frame's shape (one row per run, a commit per build)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pagelab
+from pagelab.stats import change_points
+
+RUNS = 5
+
+
+def history(levels: Sequence[float], *, cv: float = 0.03, runs: int = RUNS, seed: int = 1,
+            url: str = "https://example.test/") -> pd.DataFrame:
+    """One build per level (commit ``c000``, ``c001``...), ``runs`` runs each, LCP normally
+    spread around the level with the coefficient of variation ``cv``; builds an hour apart,
+    rows shuffled (the order comes from ``created_at``, not from the rows)."""
+    rng = np.random.default_rng(seed)
+    start = pd.Timestamp("2026-01-01", tz="UTC")
+    rows = [
+        {"url": url, "device": "desktop", "status": "success", "commit": f"c{build:03d}",
+         "created_at": start + pd.Timedelta(hours=build, seconds=run),
+         "largest_contentful_paint": level * (1 + cv * rng.standard_normal())}
+        for build, level in enumerate(levels) for run in range(runs)
+    ]
+    frame = pd.DataFrame(rows)
+    return frame.sample(frac=1, random_state=seed).reset_index(drop=True)
+
+
+def test_a_step_of_ten_percent_is_found_at_its_build() -> None:
+    frame = history([1000.0] * 20 + [1100.0] * 20)
+    changes = change_points(frame, metric="LCP")
+    assert len(changes) == 1
+    change = changes.iloc[0]
+    assert (change["commit"], change["previous_commit"]) == ("c020", "c019")
+    assert change["metric"] == "largest_contentful_paint"
+    assert change["url"] == "https://example.test/"
+    assert change["direction"] == "regression"
+    assert change["before"] == pytest.approx(1000, rel=0.02)
+    assert change["after"] == pytest.approx(1100, rel=0.02)
+    assert change["rel_change"] == pytest.approx(10, abs=2)
+    assert change["ci_low"] < change["diff"] < change["ci_high"]
+    assert change["ci_low"] > 0
+    assert 0 <= change["p_value"] < 0.05
+
+
+def test_a_faster_page_is_an_improvement() -> None:
+    changes = change_points(history([1000.0] * 15 + [900.0] * 15), metric="LCP")
+    assert changes["direction"].tolist() == ["improvement"]
+    assert changes["commit"].tolist() == ["c015"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_an_unchanged_history_has_no_change(seed: int) -> None:
+    assert change_points(history([1000.0] * 60, cv=0.1, seed=seed), metric="LCP").empty
+
+
+def test_two_steps_are_both_found() -> None:
+    frame = history([1000.0] * 15 + [1100.0] * 15 + [1000.0] * 15)
+    changes = change_points(frame, metric="LCP")
+    assert changes["commit"].tolist() == ["c015", "c030"]
+    assert changes["previous_commit"].tolist() == ["c014", "c029"]
+    assert changes["direction"].tolist() == ["regression", "improvement"]
+
+
+def test_cells_are_searched_apart() -> None:
+    frame = pd.concat([
+        history([1000.0] * 20 + [1200.0] * 20, url="https://example.test/a"),
+        history([500.0] * 40, url="https://example.test/b", seed=2),
+    ])
+    changes = change_points(frame, metric="largest_contentful_paint")
+    assert changes["url"].tolist() == ["https://example.test/a"]
+
+
+def test_failed_runs_and_runs_without_commit_are_left_out() -> None:
+    frame = history([1000.0] * 20 + [1100.0] * 20)
+    extra = frame.iloc[:10].copy()
+    extra["largest_contentful_paint"] = 50_000.0
+    extra.loc[extra.index[:5], "status"] = "failed"
+    extra.loc[extra.index[5:], "commit"] = None
+    changes = change_points(pd.concat([frame, extra], ignore_index=True), metric="LCP")
+    assert changes["commit"].tolist() == ["c020"]
+
+
+def test_the_answer_is_deterministic() -> None:
+    frame = history([1000.0] * 20 + [1100.0] * 20)
+    pd.testing.assert_frame_equal(change_points(frame, metric="LCP"),
+                                  change_points(frame, metric="LCP"))
+
+
+def test_every_metric_column_by_default() -> None:
+    frame = history([1000.0] * 20 + [1100.0] * 20)
+    frame["performance_score"] = 90.0
+    changes = change_points(frame)
+    assert changes["metric"].tolist() == ["largest_contentful_paint"]
+
+
+def test_a_missing_metric_column_is_a_clear_error() -> None:
+    with pytest.raises(pagelab.InvalidInputError, match="no 'total_blocking_time' column"):
+        change_points(history([1000.0] * 10), metric="TBT")
+    with pytest.raises(pagelab.InvalidInputError, match="metric"):
+        change_points(history([1000.0] * 10), metric="speed")
+
+
+def test_a_frame_without_commits_is_a_clear_error() -> None:
+    with pytest.raises(pagelab.InvalidInputError, match="no 'commit' column"):
+        change_points(history([1000.0] * 10).drop(columns="commit"), metric="LCP")
+
+
+@pytest.mark.parametrize("alpha", [0, 1, "0.05", True])
+def test_alpha_outside_zero_to_one_is_a_clear_error(alpha: object) -> None:
+    with pytest.raises(pagelab.InvalidInputError, match="alpha"):
+        change_points(history([1000.0] * 10), metric="LCP", alpha=alpha)  # type: ignore[arg-type]
+
+
+def test_a_short_level_between_two_others_is_found() -> None:
+    """A regression fixed three builds later: a split in two alone sees two alike sides."""
+    frame = history([1000.0] * 10 + [1200.0] * 3 + [1000.0] * 10, runs=3)
+    changes = change_points(frame, metric="LCP")
+    assert changes["commit"].tolist() == ["c010", "c013"]
+
+
+def test_a_higher_score_is_an_improvement() -> None:
+    frame = history([80.0] * 20 + [90.0] * 20).rename(
+        columns={"largest_contentful_paint": "performance_score"})
+    changes = change_points(frame, metric="performance_score")
+    assert changes["direction"].tolist() == ["improvement"]
