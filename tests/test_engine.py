@@ -274,15 +274,15 @@ if sys.argv[2] == "hang":
 @pytest.mark.parametrize("how", ["exit", "hang"])
 def test_no_orphans_after_interpreter_exit_or_sigkill(site: DemoServer, how: str) -> None:
     """Chromium and Node end with the Python process that started them, however it ends."""
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, site.url, how],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert child.stdout is not None
-    pids = json.loads(child.stdout.readline() or "[]")
-    assert pids, child.stderr.read() if child.stderr else ""
-    if how == "hang":
-        time.sleep(3)
-        child.send_signal(signal.SIGKILL)
-    child.wait(timeout=60)
+    with subprocess.Popen([sys.executable, "-c", _CHILD, site.url, how],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None
+        pids = json.loads(child.stdout.readline() or "[]")
+        assert pids, child.stderr.read() if child.stderr else ""
+        if how == "hang":
+            time.sleep(3)
+            child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
     _assert_gone(pids)
 
 

@@ -55,7 +55,8 @@ class Holder:
 
     def close(self) -> None:
         self.release()
-        self.process.wait(timeout=60)
+        with self.process:  # closes its pipes once it has ended
+            self.process.wait(timeout=60)
 
 
 @pytest.fixture
@@ -131,6 +132,8 @@ def _run_until_seen(command: list[str], text: str, holder: Holder) -> tuple[str,
     stdout = process.stdout.read()
     process.wait(timeout=HANG_GUARD_S)
     reader.join(timeout=60)
+    process.stdout.close()
+    process.stderr.close()
     return stdout.decode(), b"".join(chunks).decode(errors="replace")
 
 

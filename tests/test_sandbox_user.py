@@ -174,7 +174,8 @@ def test_a_child_of_another_user_dies_with_the_python_that_started_it() -> None:
     assert {int(g) for g in _status(pid, "Gid")} == {NOBODY.pw_gid}
     assert _status(pid, "Groups") == []  # no supplementary groups (root's dropped)
     parent.send_signal(signal.SIGKILL)
-    parent.wait(timeout=10)
+    with parent:  # closes its pipes
+        parent.wait(timeout=10)
     deadline = time.monotonic() + 30  # returns as soon as it happens; 30 s only if never
     while time.monotonic() < deadline:
         if not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
@@ -236,4 +237,5 @@ def test_profiles_of_a_killed_engine_are_removed_at_the_next_start(shared_tmp: P
     finally:
         for child in (killed, live):
             child.kill()
-            child.wait(timeout=10)
+            with child:  # closes its pipes
+                child.wait(timeout=10)
