@@ -19,10 +19,10 @@ import ssl
 import subprocess
 import threading
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from fixtures_http import SelfSignedCert
+from pagelab._closing import Closing
 
 __all__ = ["H2Site", "spki_hash"]
 
@@ -83,7 +83,7 @@ def spki_hash(cert: SelfSignedCert) -> str:
     return base64.b64encode(hashlib.sha256(der[offset:spki_end]).digest()).decode()
 
 
-class H2Site:
+class H2Site(Closing):
     """The Node HTTP/2 + HTTP/1.1 server on 127.0.0.1, with the given routes.
 
     ``routes`` maps a path to ``(content type, body)``. ``requests`` lists what arrived:
@@ -143,14 +143,3 @@ class H2Site:
         for stream in (self._process.stdout, self._process.stderr):
             if stream is not None:
                 stream.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

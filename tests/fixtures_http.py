@@ -35,6 +35,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from pagelab._closing import Closing
+
 __all__ = [
     "FixtureServer",
     "SelfSignedCert",
@@ -273,7 +275,7 @@ class FixtureServer:
         self.stop()
 
 
-class SilentServer:
+class SilentServer(Closing):
     """Listens on 127.0.0.1 and never answers: the kernel completes the TCP handshake from
     the backlog, nobody reads the request, so a client waits until its own timeout."""
 
@@ -288,17 +290,6 @@ class SilentServer:
 
     def close(self) -> None:
         self._socket.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def closed_port() -> int:
