@@ -77,6 +77,12 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # into the real job summary or print annotations GitHub would show on the pull request.
     for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
         monkeypatch.delenv(name, raising=False)
+    # Nor record the CI's build (or a developer's PAGELAB_COMMIT) in the runs they store:
+    # a test that wants a build sets one (tests/test_build_context.py).
+    from pagelab._build import CI_SYSTEMS, PAGELAB_BUILD_ENV
+
+    for name in (*PAGELAB_BUILD_ENV, *(ci.marker for ci in CI_SYSTEMS)):
+        monkeypatch.delenv(name, raising=False)
     return path
 
 

@@ -193,16 +193,16 @@ def _engine_failed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def matrix_measure(measure: Callable[..., Any], runner: Any,
-                   progress: Any = False) -> MeasureMatrix:
+                   progress: Any = False, build: Any = None) -> MeasureMatrix:
     """``measure`` (``pagelab.measure``, given by the face) on ``runner`` as a
-    :data:`MeasureMatrix`."""
+    :data:`MeasureMatrix`, every run measuring ``build`` (the face resolves it)."""
     def run(page: Sequence[str] | Flow, devices: Sequence[str], locations: Sequence[str],
             config: Mapping[str, Any] | None, runs: int) -> pd.DataFrame:
         frame: pd.DataFrame = measure(
             page if isinstance(page, Flow) else list(page), devices=list(devices),
             locations=list(locations), runs=runs,
             config=dict(config) if config is not None else None, runner=runner,
-            progress=progress).frame
+            progress=progress, build=build).frame
         return frame
 
     return run
