@@ -79,9 +79,9 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     # Nor record the CI's build (or a developer's PAGELAB_COMMIT) in the runs they store:
     # a test that wants a build sets one (tests/test_build_context.py).
-    from pagelab._build import CI_SYSTEMS, PAGELAB_BUILD_ENV
+    from pagelab._build import BUILD_VARIABLES, CI_SYSTEMS
 
-    for name in (*PAGELAB_BUILD_ENV, *(ci.marker for ci in CI_SYSTEMS)):
+    for name in (*BUILD_VARIABLES, *(ci.marker for ci in CI_SYSTEMS)):
         monkeypatch.delenv(name, raising=False)
     return path
 

@@ -31,12 +31,12 @@ from pydantic import ValidationError
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import Build, BuildInput, coerce_build, invalid_input
 
-__all__ = ["CI_SYSTEMS", "PAGELAB_BUILD_ENV", "CiSystem", "git_build", "resolve_build"]
+__all__ = ["BUILD_VARIABLES", "CI_SYSTEMS", "CiSystem", "git_build", "resolve_build"]
 
 Environ = Mapping[str, str]
 
 #: ``PAGELAB_*`` variable -> :class:`Build` field: the override any CI (or a shell) sets.
-PAGELAB_BUILD_ENV: dict[str, str] = {
+BUILD_VARIABLES: dict[str, str] = {
     "PAGELAB_COMMIT": "commit",
     "PAGELAB_BRANCH": "branch",
     "PAGELAB_COMMIT_TIME": "commit_time",
@@ -180,7 +180,7 @@ def resolve_build(build: BuildInput = None, *, git: bool = False,
     environ = os.environ if env is None else env
     if environ.get("PAGELAB_COMMIT"):
         return _validated({field: environ.get(name) for name, field in
-                           PAGELAB_BUILD_ENV.items()}, "PAGELAB_COMMIT and friends")
+                           BUILD_VARIABLES.items()}, "PAGELAB_COMMIT and friends")
     for ci in CI_SYSTEMS:
         if environ.get(ci.marker):
             fields = ci.fields(environ)

@@ -58,17 +58,17 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "`pagelab serve --broker`, `pagelab worker`, `pagelab workers`",
     ),
     EnvironmentVariable(
-        "PAGELAB_BUILD_URL", "(unset)",
-        "The CI build page of the build runs measure (http or https), beside "
-        "`PAGELAB_COMMIT`.",
-        "`measure`, runners, `pagelab check`, pytest plugin",
-    ),
-    EnvironmentVariable(
         "PAGELAB_BROWSER_USER", "`pagelab-browser`",
         "The unprivileged user Chromium runs as when pagelab runs as root (created by "
         "`pagelab setup` when missing). A user that does not exist, or root, disables the "
         "sandboxed run with a warning.",
         "engine",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_BUILD_URL", "(unset)",
+        "The CI build page of the build runs measure (http or https), beside "
+        "`PAGELAB_COMMIT`.",
+        "`measure`, runners, `pagelab check`, pytest plugin",
     ),
     EnvironmentVariable(
         "PAGELAB_CACHE_DIR", "the user cache dir (`~/.cache/pagelab`)",
