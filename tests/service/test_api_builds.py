@@ -73,6 +73,7 @@ def test_a_batch_s_items_carry_its_build(server: LiveServer) -> None:
     ({"commit": "a", "build_url": "javascript:alert(1)"},
      "build.build_url: must be an http:// or https:// address"),
     ({"commit": "a", "commit_time": "yesterday"}, "build.commit_time"),
+    ({"commit": "a", "commit_time": 1e20}, "build.commit_time: timestamp out of range"),
 ])
 def test_a_bad_build_is_refused_with_an_error_body_and_nothing_is_created(
         server: LiveServer, build: object, words: str) -> None:
