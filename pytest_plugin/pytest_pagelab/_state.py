@@ -30,7 +30,6 @@ if TYPE_CHECKING:
         RegressionLimit,
         Target,
     )
-    from pagelab.models import Build
 
 __all__ = ["DEFAULTS", "SETTINGS", "STATE_KEY", "PagelabState"]
 
@@ -88,8 +87,6 @@ class PagelabState:
         self.errors: list[dict[str, str]] = []
         #: GitHub workflow commands to print at the end (under GitHub Actions only).
         self.annotations: list[str] = []
-        #: The build the session measures when a test names none (resolved once).
-        self._build: tuple[Build | None] | None = None
 
     # -- settings ---------------------------------------------------------------------
 
@@ -194,22 +191,6 @@ class PagelabState:
                 self._runner = pagelab.LocalRunner()
         return self._runner
 
-    def build(self, given: Any = None) -> Build | None:
-        """The build runs measure: ``given`` (``perf.measure(build=...)``), else the
-        session's: ``PAGELAB_COMMIT``..., the CI's variables, else git in the working
-        directory (docs/history.md, "Build context"); a bad one is a usage error."""
-        from pagelab import InvalidInputError
-        from pagelab._build import resolve_build
-
-        try:
-            if given is not None:
-                return resolve_build(given)
-            if self._build is None:
-                self._build = (resolve_build(git=True),)
-        except InvalidInputError as exc:
-            raise pytest.UsageError(f"pagelab build: {exc}") from exc
-        return self._build[0]
-
     def close(self) -> None:
         if self._runner is not None:
             self._runner.close()
@@ -256,7 +237,8 @@ class PagelabState:
         them, or with a :class:`GateRule` (``auto``) until its checks and the baseline
         comparison are decided (where each cell stopped noted in ``outcome``). An engine
         failure (crash, timeout) is measured once more; a second one raises
-        :class:`EngineFailure`. Runs measure :meth:`build` of ``build``."""
+        :class:`EngineFailure`. ``build``: the build the runs measure (else
+        ``PAGELAB_COMMIT``..., the CI's variables, git: ``budgets.matrix_measure``)."""
         from pagelab import Flow, InvalidInputError, budgets, measure
 
         chosen = (list(devices or target.devices), list(locations or target.locations))
@@ -268,8 +250,8 @@ class PagelabState:
                 return budgets.replayed_cells(replay, budgets.target_urls(target), *chosen,
                                               source)
             frame, notes = budgets.measure_target(
-                budgets.matrix_measure(measure, self.runner(), build=self.build(build)), target,
-                runs, devices=chosen[0],
+                budgets.matrix_measure(measure, self.runner(), build=build), target, runs,
+                devices=chosen[0],
                 locations=chosen[1], baseline=self.baseline(),
                 limits=self.regression_limits() if self.baseline() else None,
                 keeps_baseline=bool(self.setting("save_baseline")))

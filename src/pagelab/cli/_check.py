@@ -52,7 +52,6 @@ def _check(args: argparse.Namespace) -> int:
 
     import pagelab
     from pagelab import budgets
-    from pagelab._build import resolve_build
     from pagelab._exceptions import InvalidInputError
     from pagelab._progress import ProgressBar
     from pagelab.frames import read_runs
@@ -95,9 +94,8 @@ def _check(args: argparse.Namespace) -> int:
             bar = stack.enter_context(ProgressBar(sum(
                 len(t.devices) * len(t.locations) * (n if isinstance(n, int) else n.max_runs)
                 for t, n in planned))) if args.progress else None
-            # The build: PAGELAB_COMMIT..., the CI's variables, else git here (docs/history.md).
-            measure = budgets.matrix_measure(pagelab.measure, runner, bar.add if bar else False,
-                                             build=resolve_build(git=True))
+            # Each run's build: PAGELAB_COMMIT..., the CI's variables, else git here.
+            measure = budgets.matrix_measure(pagelab.measure, runner, bar.add if bar else False)
             for target, count in planned:
                 measured, notes = budgets.measure_target(measure, target, count)
                 frames.append(measured)

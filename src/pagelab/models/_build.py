@@ -31,6 +31,12 @@ MAX_COMMIT_LENGTH = 100
 MAX_BRANCH_LENGTH = 255
 #: The CI build page's address.
 MAX_BUILD_URL_LENGTH = 2000
+#: What the OpenAPI document promises of a commit, branch or pull request: printable ASCII,
+#: a subset of what the validator accepts (any text without control characters), so a
+#: schema-driven client never sends a value the server refuses.
+_TEXT_SCHEMA = {"pattern": r"^[ -~]*$"}
+#: ... and of a build URL: http(s), printable ASCII.
+_URL_SCHEMA = {"pattern": r"^https?://[!-~]*$"}
 #: A pull (merge) request's number or id.
 MAX_PULL_REQUEST_LENGTH = 100
 
@@ -61,15 +67,19 @@ class Build(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    commit: Annotated[str, Field(min_length=1, max_length=MAX_COMMIT_LENGTH),
+    commit: Annotated[str, Field(min_length=1, max_length=MAX_COMMIT_LENGTH,
+                                 json_schema_extra=_TEXT_SCHEMA),
                       AfterValidator(_printable)]
-    branch: Annotated[str, Field(min_length=1, max_length=MAX_BRANCH_LENGTH),
+    branch: Annotated[str, Field(min_length=1, max_length=MAX_BRANCH_LENGTH,
+                                 json_schema_extra=_TEXT_SCHEMA),
                       AfterValidator(_printable)] | None = None
     commit_time: Timestamp | None = None
-    build_url: Annotated[str, Field(max_length=MAX_BUILD_URL_LENGTH),
+    build_url: Annotated[str, Field(max_length=MAX_BUILD_URL_LENGTH,
+                                    json_schema_extra=_URL_SCHEMA),
                          AfterValidator(_web_address)] | None = None
     pull_request: Annotated[str, BeforeValidator(_as_text),
-                            Field(min_length=1, max_length=MAX_PULL_REQUEST_LENGTH),
+                            Field(min_length=1, max_length=MAX_PULL_REQUEST_LENGTH,
+                                  json_schema_extra=_TEXT_SCHEMA),
                             AfterValidator(_printable)] | None = None
 
 

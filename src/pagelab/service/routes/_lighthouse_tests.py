@@ -227,11 +227,11 @@ async def list_lighthouse_tests(
     ] = None,
     branch: Annotated[
         str | None, Query(description="Only the tests of this branch (their `build.branch`).",
-                          max_length=MAX_BRANCH_LENGTH)
+                          min_length=1, max_length=MAX_BRANCH_LENGTH)
     ] = None,
     commit: Annotated[
         str | None, Query(description="Only the tests of this commit (their `build.commit`).",
-                          max_length=MAX_COMMIT_LENGTH)
+                          min_length=1, max_length=MAX_COMMIT_LENGTH)
     ] = None,
 ) -> ListResponse[TestReport]:
     try:
