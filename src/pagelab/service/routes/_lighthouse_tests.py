@@ -200,8 +200,8 @@ _TIME_HELP = (
         "The caller's tests, newest first. The paging and time parameters never cause an "
         "error: an out-of-range or unparsable value falls back to the default or the "
         "nearest bound. `branch` and `commit` (pagelab's extension) keep only the tests of "
-        "that branch or build; one longer than a stored one can be (255 / 100 characters) "
-        "is refused (400)."
+        "that branch or build; an empty one, or one longer than a stored one can be (255 / "
+        "100 characters), is refused (400)."
     ),
     responses=error_responses(400, 401, 429),
 )
