@@ -282,3 +282,35 @@ def test_history_refuses_bad_arguments_before_reading(history_runner: LocalRunne
         pagelab.history(branch="b" * 256, runner=history_runner)
     with pytest.raises(InvalidInputError, match="device: unknown 'fridge'"):
         pagelab.history(device="fridge", runner=history_runner)
+
+
+# -- the LocalRunner's own faces ---------------------------------------------------------------
+
+
+def test_the_local_runner_stores_the_build_of_each_face(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No Chromium: each test is stored (with its build), then failed as interrupted when the
+    # engine cannot start; what matters here is what was stored, not a Lighthouse run.
+    from pagelab import EngineNotInstalledError
+
+    monkeypatch.setenv("PAGELAB_CHROMIUM", str(tmp_path / "no-chromium"))
+    with LocalRunner(tmp_path / "runner") as runner:
+        with pytest.raises(EngineNotInstalledError):
+            runner.lighthouse(FAST, build=MAIN)
+        with pytest.raises(EngineNotInstalledError):
+            runner.batch([FAST, HEAVY], ["mobile"], ["us"], build={"commit": "batch"})
+        monkeypatch.setenv("PAGELAB_COMMIT", "from-env")
+        with pytest.raises(EngineNotInstalledError):
+            runner.lighthouse(FAST)
+        with pytest.raises(EngineNotInstalledError):
+            pagelab.measure(FAST, runs=1, runner=runner, progress=False,
+                            build={"commit": "measured", "branch": "main"})
+        assert [r.build for r in runner.list(commit=MAIN.commit)] == [MAIN]
+        assert len(runner.list(commit="batch")) == 2
+        assert [r.build for r in runner.list(commit="from-env")] == [Build(commit="from-env")]
+        assert [r.build for r in runner.list(branch="main")] == [
+            Build(commit="measured", branch="main"), MAIN]
+        with pytest.raises(InvalidInputError, match="build: unknown key 'sha'"):
+            runner.lighthouse(FAST, build={"sha": "x"})
+        with pytest.raises(InvalidInputError, match="commit: expected a non-empty string"):
+            runner.list(commit="")
