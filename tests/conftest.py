@@ -127,6 +127,18 @@ def engine_cache() -> str:
     return str(cache_dir())
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
+    """A new store of each kind, for tests of what both stores keep alike: SQLite in a
+    temporary directory, and a database of its own on the session's PostgreSQL cluster."""
+    from pagelab.store import Store
+
+    if request.param == "sqlite":
+        yield Store(tmp_path / "store")
+    else:
+        yield Store(database=request.getfixturevalue("postgres").new_database())
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[object]:
     """A real PostgreSQL cluster on a free loopback port, for the whole session (see

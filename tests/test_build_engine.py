@@ -5,7 +5,6 @@ fallback), and ``pagelab.history`` reads it back. One engine run."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 
 import pytest
 import scipy.stats  # noqa: F401
@@ -17,19 +16,13 @@ pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.engine
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    from pagelab.demo import serve
-
-    with serve() as url:
-        yield url
-
-
 def test_the_plugin_stores_its_run_under_the_git_head(
-    pytester: pytest.Pytester, site: str, engine_cache: str, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, demo_url: str, engine_cache: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import pagelab
 
+    site = demo_url
     monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
     pytester.makepyfile(f"""
         def test_fast(perf):

@@ -47,14 +47,6 @@ MAIN = Build(commit="c" * 40, branch="main", commit_time=datetime(2026, 11, 1, t
              build_url="https://ci.example/runs/1", pull_request="12")
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        yield Store(tmp_path / "store")
-    else:
-        yield Store(database=request.getfixturevalue("postgres").new_database())
-
-
 def _test(conn: Any, store: Store, build: Build | None, *, url: str = FAST,
           created_at: int | None = None, lcp: float | None = None) -> str:
     test_id = create_test(conn, url=url, device=Device.MOBILE, location=Location.US,
