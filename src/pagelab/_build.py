@@ -180,7 +180,7 @@ def resolve_build(build: BuildInput = None, *, git: bool = False,
     environ = os.environ if env is None else env
     if environ.get("PAGELAB_COMMIT"):
         return _validated({field: environ.get(name) for name, field in
-                           BUILD_VARIABLES.items()}, "PAGELAB_COMMIT and friends")
+                           BUILD_VARIABLES.items()}, "the PAGELAB_* build variables")
     for ci in CI_SYSTEMS:
         if environ.get(ci.marker):
             fields = ci.fields(environ)

@@ -111,7 +111,7 @@ class Runner(Protocol):
 
     ``build=`` on ``lighthouse``, ``batch`` and ``flow`` names the build the tests measure
     (a :class:`~pagelab.models.Build` or a dict of its fields); None reads it from
-    ``PAGELAB_COMMIT`` or the CI's variables (:func:`pagelab._build.resolve_build`). Stored
+    ``PAGELAB_COMMIT`` or the CI's variables (docs/history.md, "Build context"). Stored
     with each test (``TestReport.build``); ``list(branch=, commit=)`` reads one build's or
     branch's tests.
 
