@@ -108,8 +108,22 @@ def test_a_missing_metric_column_is_a_clear_error() -> None:
 
 
 def test_a_frame_without_commits_is_a_clear_error() -> None:
-    with pytest.raises(pagelab.InvalidInputError, match="no 'commit' column"):
+    with pytest.raises(pagelab.InvalidInputError, match="no run has a commit"):
         change_points(history([1000.0] * 10).drop(columns="commit"), metric="LCP")
+    # Runs stored without their build: the column is there, empty.
+    with pytest.raises(pagelab.InvalidInputError, match="no run has a commit"):
+        change_points(history([1000.0] * 10).assign(commit=None), metric="LCP")
+
+
+def test_an_empty_history_has_no_change() -> None:
+    assert change_points(history([1000.0] * 10).iloc[:0], metric="LCP").empty
+
+
+def test_a_full_hash_is_shown_short() -> None:
+    from pagelab._change_points import short_commit
+
+    assert short_commit("0123456789abcdef0123456789abcdef01234567") == "0123456"
+    assert short_commit("v1.2.0") == "v1.2.0"
 
 
 @pytest.mark.parametrize("alpha", [0, 1, "0.05", True])
