@@ -144,3 +144,19 @@ def test_a_higher_score_is_an_improvement() -> None:
         columns={"largest_contentful_paint": "performance_score"})
     changes = change_points(frame, metric="performance_score")
     assert changes["direction"].tolist() == ["improvement"]
+
+
+def test_results_changes_is_change_points_of_its_frame() -> None:
+    frame = history([1000.0] * 20 + [1100.0] * 20).assign(location="us")
+    results = pagelab.Results.from_frame(frame)
+    pd.testing.assert_frame_equal(results.changes(), change_points(frame))
+    pd.testing.assert_frame_equal(results.changes("LCP", alpha=0.01),
+                                  change_points(frame, "LCP", alpha=0.01))
+    assert results.changes()["commit"].tolist() == ["c020"]
+
+
+def test_results_without_builds_say_so() -> None:
+    from recorded_runs import matrix_frame
+
+    with pytest.raises(pagelab.InvalidInputError, match="no run has a commit"):
+        pagelab.Results.from_frame(matrix_frame()).changes()
