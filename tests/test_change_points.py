@@ -155,6 +155,16 @@ def test_results_changes_is_change_points_of_its_frame() -> None:
     assert results.changes()["commit"].tolist() == ["c020"]
 
 
+def test_results_changes_has_the_default_alpha_of_change_points() -> None:
+    # Written out in Results (its module loads no pandas), pinned here.
+    import inspect
+
+    from pagelab._change_points import ALPHA
+
+    for function in (pagelab.Results.changes, change_points):
+        assert inspect.signature(function).parameters["alpha"].default == ALPHA
+
+
 def test_results_without_builds_say_so() -> None:
     from recorded_runs import matrix_frame
 

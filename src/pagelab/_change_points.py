@@ -32,14 +32,16 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.models import Metric, Rating, metric_columns, unknown_metric
 from pagelab.models import metric as lookup_metric
 
-__all__ = ["CHANGE_COLUMNS", "DIRECTION_RATING", "NO_COMMIT", "build_order", "change_points",
-           "has_commits", "segment", "short_commit"]
+__all__ = ["ALPHA", "CHANGE_COLUMNS", "DIRECTION_RATING", "NO_COMMIT", "build_order",
+           "change_points", "has_commits", "segment", "short_commit"]
 
 #: The columns of :func:`change_points`' frame after the cell columns.
 CHANGE_COLUMNS: tuple[str, ...] = (
     "metric", "commit", "previous_commit", "before", "after", "diff", "rel_change",
     "ci_low", "ci_high", "p_value", "direction",
 )
+#: The chance that a history without change reports one, unless told.
+ALPHA = 0.05
 REGRESSION, IMPROVEMENT = "regression", "improvement"
 #: How a change's ``direction`` is coloured (plots, tables): by the rating palette's
 #: colours, a regression as poor, an improvement as good.
@@ -194,7 +196,7 @@ def _scan(values: np.ndarray, edges: np.ndarray, alpha: float, min_runs: int) ->
 def change_points(
     frame: pd.DataFrame,
     metric: str | Iterable[str] | None = None,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     *,
     min_runs: int = 4,
     confidence: float = 0.95,

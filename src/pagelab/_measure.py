@@ -561,7 +561,7 @@ class Results:
         return compared
 
     def changes(self, metrics: str | Iterable[str] | None = None,
-                alpha: float = 0.05) -> pd.DataFrame:
+                alpha: float = 0.05) -> pd.DataFrame:  # change_points' ALPHA (a test pins it)
         """Where each metric's level changed over the builds the runs measured (their
         ``commit``), per cell: one row per change with the commit that starts the new level,
         the medians before and after, ``rel_change`` (%), its interval, ``p_value`` and
