@@ -1,5 +1,6 @@
-"""A virtualenv with Apache Otava for the agreement tests (tests/test_change_points_otava.py).
-Not a test module.
+"""A virtualenv with Apache Otava for the agreement tests (tests/test_change_points_otava.py)
+and the benchmark's side-by-side figures (benchmarks/change_points.py --otava). Not a test
+module.
 
 Otava cannot share the test environment: ``apache-otava`` pins ``numpy==2.2.0`` and
 ``scipy<1.17`` (and pulls in BigQuery, PostgreSQL and Slack clients), which would hold the
@@ -69,11 +70,11 @@ def otava_python() -> Path:
 
 
 def otava_changes(series: list[list[float]], *, window: int = OTAVA_WINDOW,
-                  pvalue: float = OTAVA_PVALUE) -> list[list[int]]:
+                  pvalue: float = OTAVA_PVALUE, python: Path | None = None) -> list[list[int]]:
     """Otava's change points (``otava.analysis.compute_change_points``, E-divisive with its
     t-test) of each series of values (one per build): the index of each build that starts
-    a new level, in order."""
-    done = subprocess.run([str(otava_python()), "-c", _SCRIPT],
+    a new level, in order. ``python``: a Python with Otava (default: :func:`otava_python`)."""
+    done = subprocess.run([str(python or otava_python()), "-c", _SCRIPT],
                           input=json.dumps([series, window, pvalue]), text=True,
                           capture_output=True, check=True)
     result: list[list[int]] = json.loads(done.stdout)
