@@ -47,8 +47,8 @@ REGRESSION, IMPROVEMENT = "regression", "improvement"
 #: colours, a regression as poor, an improvement as good.
 DIRECTION_RATING: dict[str, Rating] = {REGRESSION: "poor", IMPROVEMENT: "good"}
 #: What a history without builds is told (here, and by the plots of builds).
-NO_COMMIT = ("frame: no run has a commit: change points need each run's build (its commit; "
-             "build= on measure, or PAGELAB_COMMIT)")
+NO_COMMIT = ("frame: no run has a commit: change points need each run's build (the commit "
+             "it measured)")
 #: A full commit hash (SHA-1 or SHA-256), which labels shorten.
 _FULL_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
