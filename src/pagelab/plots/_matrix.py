@@ -327,7 +327,8 @@ def trend(
     ``x="time"``: the successful runs over ``created_at`` (UTC), joined by a line.
     ``x="build"``: the builds in build order (a build's first run's ``created_at``), each
     labelled with its short commit; the successful runs as points and each build's median
-    as a line. ``x=None``: builds when any run names its commit, else time.
+    as a line (runs without a commit left out). ``x=None``: builds when any run names its
+    commit, else time.
 
     ``changes`` marks where the level changed: a vertical line at the first build of each
     new level (on the time axis: at its first run), labelled with the change in percent,
@@ -475,7 +476,8 @@ def _mark_changes(ax: Axes, marks: pd.DataFrame, where: dict[str, Any],
         stacked[position] = row_index + 1
         ax.annotate(text, (position, 1), xycoords=ax.get_xaxis_transform(),
                     xytext=(3, -10 - 11 * row_index), textcoords="offset points",
-                    fontsize="x-small", color=RATING_COLOURS[rating][1], zorder=6)
+                    fontsize="x-small", color=RATING_COLOURS[rating][1], zorder=6,
+                    bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1})
 
 
 def _date_locator() -> Any:
