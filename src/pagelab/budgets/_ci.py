@@ -437,7 +437,9 @@ def budget_source_line(text: str, url: str, metric: str) -> int:
                    for k, _ in node.value):
                 pages.append(node)
             for key, value in node.value:
-                walk(key, (*above, node))
+                # A key's scope is its value too: a template's key (``/product/*:``) heads
+                # the mapping of its limits.
+                walk(key, (*above, node, value))
                 walk(value, (*above, node))
 
     walk(root, ())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ def _check(args: argparse.Namespace) -> int:
     from pagelab import budgets
     from pagelab._exceptions import InvalidInputError
     from pagelab._progress import ProgressBar
+    from pagelab._scan import scan_sample
     from pagelab.frames import read_runs
 
     budget_file = budgets.load_budgets(args.budgets)
@@ -86,6 +88,8 @@ def _check(args: argparse.Namespace) -> int:
             raise InvalidInputError("--runs auto measures pages only: this budget file has "
                                     "flows, give a number of runs")
         planned = [(t, runs or budgets.parse_runs(t.runs)) for t in targets]
+        # A scan's site is discovered once, before any run, for all its templates.
+        sample = functools.cache(scan_sample)
         frames = []
         with contextlib.ExitStack() as stack:
             runner = stack.enter_context(pagelab.connect())
@@ -93,10 +97,11 @@ def _check(args: argparse.Namespace) -> int:
             # With --runs auto the total is the maximum: the bar may end early.
             bar = stack.enter_context(ProgressBar(sum(
                 len(t.devices) * len(t.locations) * (n if isinstance(n, int) else n.max_runs)
+                * (len(budgets.target_urls(t, sample)) if t.template is not None else 1)
                 for t, n in planned))) if args.progress else None
             measure = budgets.matrix_measure(pagelab.measure, runner, bar.add if bar else False)
             for target, count in planned:
-                measured, notes = budgets.measure_target(measure, target, count)
+                measured, notes = budgets.measure_target(measure, target, count, sample=sample)
                 frames.append(measured)
                 for note in notes:
                     print(note)
