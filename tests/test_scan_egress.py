@@ -14,31 +14,21 @@ from collections.abc import Iterator
 import pytest
 
 from fixtures_dns import LoopbackDns
+from fixtures_scan import XML, html, scan_site, urlset
 from fixtures_site import RecordingSite
 from pagelab import DiscoveryError
 from pagelab._scan import discover
 from pagelab.engine import TargetPolicy, dns_server_resolver
 
-XML = "application/xml"
 #: Refuses every private address but 127.0.0.1.
 ONLY_127_0_0_1 = TargetPolicy(allowed=(ipaddress.ip_network("127.0.0.1/32"),))
 REFUSED = ("a private, loopback, link-local or reserved address this server does not test "
            "(the operator can allow it with --allow-target)")
 
 
-def urlset(*locs: str) -> str:
-    entries = "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
-    return f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'
-
-
-def html(*hrefs: str) -> str:
-    return "<!doctype html><title>t</title>" + "".join(f'<a href="{h}">x</a>' for h in hrefs)
-
-
 @pytest.fixture
 def site() -> Iterator[RecordingSite]:
-    with RecordingSite() as server:
-        server.add("/", html())
+    with scan_site() as server:
         yield server
 
 

@@ -172,7 +172,8 @@ def test_the_plugin_collects_an_item_per_template(pytester: pytest.Pytester,
                                                   scan_csv: Path) -> None:
     pytester.makefile(".yaml", budgets=BUDGET_FILE)
     result = pytester.runpytest(f"--pagelab-replay={scan_csv}", "-v",
-                                "--pagelab-results=results.json")
+                                "--pagelab-results=results.json",
+                                "--pagelab-markdown=summary.md", "--junitxml=junit.xml")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines([
         "*budgets.yaml::template /heavy-[*][[]mobile-us[]] FAILED*",
@@ -186,6 +187,9 @@ def test_the_plugin_collects_an_item_per_template(pytester: pytest.Pytester,
     checks = json.loads((pytester.path / "results.json").read_text())["checks"]
     heavy = next(c for c in checks if c["template"] == "/heavy-*")
     assert (heavy["line"], heavy["passed"], len(heavy["values"])) == (3, False, 5)
+    assert "`mobile/us template /heavy-*`" in (pytester.path / "summary.md").read_text()
+    assert 'name="pagelab largest_contentful_paint mobile/us template /heavy-*"' in (
+        pytester.path / "junit.xml").read_text()
 
 
 @pytest.fixture(scope="module")

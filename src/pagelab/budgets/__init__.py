@@ -44,6 +44,7 @@ from ._ci import budget_source_line as budget_source_line
 from ._ci import code_quality_issues as code_quality_issues
 from ._ci import markdown_summary as markdown_summary
 from ._ci import workflow_commands as workflow_commands
+from ._evaluate import check_where as check_where
 from ._evaluate import format_tally as format_tally
 from ._evaluate import format_value as format_value
 from ._evaluate import resolve_checks as resolve_checks

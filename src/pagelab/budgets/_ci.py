@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from pagelab.models import METRICS
 
-from ._evaluate import CELL_COLUMNS, cell_label, format_tally, format_value
+from ._evaluate import CELL_COLUMNS, check_where, format_tally, format_value
 from ._load import LHCI_SCORE_KEY
 from ._wording import status_of
 
@@ -294,7 +294,7 @@ def markdown_summary(
         for record in ordered:
             status = ci_status(record)
             row = [f"{_ICONS[status]} {status}",
-                   _code(cell_label(record)),
+                   _code(check_where(record, record.get("template"))),
                    _code(record["metric"]), _text(_value(record)), _text(_limit(record))]
             if with_stats:
                 row.append(_text(_difference(record)))
