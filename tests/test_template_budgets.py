@@ -20,6 +20,7 @@ import pytest
 import scipy.stats  # noqa: F401
 import yaml
 
+from fixtures_http import closed_port
 from pagelab import InvalidInputError, budgets
 from pagelab._scan import scan_sample
 from pagelab.budgets import TemplateScan, budget_source_line, check_table, parse_budgets
@@ -190,6 +191,31 @@ def test_the_plugin_collects_an_item_per_template(pytester: pytest.Pytester,
     assert "`mobile/us template /heavy-*`" in (pytester.path / "summary.md").read_text()
     assert 'name="pagelab largest_contentful_paint mobile/us template /heavy-*"' in (
         pytester.path / "junit.xml").read_text()
+
+
+def unreachable_site_budgets() -> str:
+    return (f'scan: {{url: "http://127.0.0.1:{closed_port()}/store/"}}\n'
+            "templates: {/store/product/*: {budgets: {largest_contentful_paint: 2500}}, "
+            "/store/about: {}}\n")
+
+
+def test_pagelab_check_stops_when_the_site_cannot_be_found(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = tmp_path / "budgets.yaml"
+    file.write_text(unreachable_site_budgets())
+    assert main(["check", str(file), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pagelab: error: start URL http://127.0.0.1:")
+    assert "cannot be reached" in err
+    assert err.count("\n") == 1
+
+
+def test_the_plugin_fails_each_template_with_the_discovery_error(
+        pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", budgets=unreachable_site_budgets())
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=2)
+    assert result.stdout.str().count("cannot be reached") >= 2
 
 
 @pytest.fixture(scope="module")

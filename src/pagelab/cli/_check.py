@@ -1,4 +1,5 @@
-"""``pagelab check BUDGETS``: measure a budget file's pages and check them (exit 1 on a miss)."""
+"""``pagelab check BUDGETS``: measure a budget file's pages (flows, scan templates) and check
+them (exit 1 on a miss)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ def register(subparsers: Any) -> None:
         "check",
         help="measure the pages of a budget file and check their budgets (exit 1 on a miss)",
         description="Budget files: pagelab YAML/JSON, Lighthouse CI assertions (lighthouserc."
-        "json) or Lighthouse budget.json. Exit status 0: every error-level budget met; 1: one "
+        "json) or Lighthouse budget.json. A pagelab file may name a site to scan and budget "
+        "its templates (scan: and templates:, docs/scan.md): the site is discovered first. "
+        "Exit status 0: every error-level budget met; 1: one "
         "missed or a page failed to load; 2: bad input, or the engine failed twice on a run "
         "(a crash or time-out; a failed run is measured once more).",
     )
