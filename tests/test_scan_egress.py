@@ -50,6 +50,12 @@ def test_a_policy_refusing_loopback_refuses_the_start_url(site: RecordingSite) -
     assert site.connections == 0
 
 
+def test_an_ipv6_loopback_start_url_is_refused_before_any_connection() -> None:
+    with pytest.raises(DiscoveryError, match=r"^discovery request http://\[::1\]:9/: '::1' "
+                       r"is, or resolves to, ::1: a private"):
+        discover("http://[::1]:9/", target_policy=ONLY_127_0_0_1)
+
+
 def test_a_sitemap_on_a_refused_address_is_refused(site: RecordingSite,
                                                    private: RecordingSite) -> None:
     site.add("/robots.txt", f"Sitemap: {private.url('/sitemap.xml')}\n",

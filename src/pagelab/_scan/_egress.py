@@ -34,7 +34,7 @@ class PinnedTransport(httpx.BaseTransport):
         self._pools: dict[str, httpx.HTTPTransport] = {}
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        host = request.url.host
+        host = request.url.raw_host.decode("ascii")  # IDNA-encoded, as DNS and SNI want it
         port = request.url.port or (443 if request.url.scheme == "https" else 80)
         addresses = self._resolve(host, port)
         if not addresses:
