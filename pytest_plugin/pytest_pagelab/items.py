@@ -136,14 +136,15 @@ class BudgetItem(pytest.Item):
             raise BudgetMiss("runs=auto measures pages only: give the flow a number of runs")
         device, location = self.device_location
         frame = state.measure(target, runs, outcome, [device], [location])
-        # A flow's checks name their flow; a template's runs are all this item's (its
-        # pages on this device and location): no one cell to keep.
-        cell = None if isinstance(target.page, Flow) or target.template is not None \
-            else (str(target.page), device, location)
         if target.template is not None:
+            # The frame is the template's runs on this device and location (its sampled
+            # pages), checked pooled: no one page cell to keep.
+            cell = None
             checks = [c for c in target.checks
                       if c.matches(str(target.page), device, location, template=target.template)]
         else:
+            # A flow's checks name their flow.
+            cell = None if isinstance(target.page, Flow) else (str(target.page), device, location)
             checks = [c for c in target.checks if cell is None or c.matches(*cell)]
         failures = state.check(
             frame, checks, outcome, aggregation=state.aggregation(self.file_aggregation),
