@@ -14,20 +14,19 @@ log-normal factor of coefficient of variation 1-10 % (right-skewed, as load time
 - ``speed``: :func:`pagelab.stats.change_points` on a wide frame of 10 000 builds x 5 runs
   (one cell, one metric; with and without 3 changes), best of 3. Target: under 2 s.
 
-With ``--otava PYTHON`` (a Python with ``apache-otava`` installed, e.g. a throwaway venv), the
+With ``--otava`` (Otava's venv that ``make setup-test`` makes under the cache dir,
+tests/otava_venv.py; or ``--otava PYTHON``, a Python with ``apache-otava`` installed), the
 same series also go through Otava's E-divisive with its t-test on the per-build medians
 (``otava.analysis.compute_change_points``, window 50, its default p-value threshold
 0.001) and the figures are printed side by side.
 
-Usage: ``python benchmarks/change_points.py [--histories 500] [--otava PATH]`` from the
+Usage: ``python benchmarks/change_points.py [--histories 500] [--otava [PYTHON]]`` from the
 repository root.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,14 +35,14 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # otava_venv
 
+from otava_venv import otava_changes
 from pagelab._change_points import segment
 from pagelab.stats import change_points
 
 ALPHA = 0.05
 MIN_RUNS = 4
-#: Otava's own default threshold (its t-test p-value is not corrected for the splits tried).
-OTAVA_PVALUE = 0.001
 BUILDS = (20, 50, 200)
 RUNS = (3, 5)
 
@@ -97,29 +96,16 @@ def scenarios(histories: int) -> list[dict[str, object]]:
     return out
 
 
-def otava_cuts(cases: list[dict[str, object]], python: str) -> list[list[int]]:
-    """Otava's change points of each case, on the per-build medians, in a child process
-    (its own virtualenv)."""
-    script = f"""
-import json, sys
-from otava.analysis import compute_change_points
-cases = json.load(sys.stdin)
-out = []
-for medians in cases:
-    points, _ = compute_change_points(medians, window_len=50, max_pvalue={OTAVA_PVALUE!r})
-    out.append([int(p.index) for p in points])
-json.dump(out, sys.stdout)
-"""
+def otava_cuts(cases: list[dict[str, object]], python: str | None) -> list[list[int]]:
+    """Otava's change points of each case, on the per-build medians, in a child process of
+    its own venv (tests/otava_venv.py: ``python``, or the one made under the cache dir)."""
     medians = []
     for case in cases:
         values, positions = case["values"], case["positions"]
         assert isinstance(values, np.ndarray)
         assert isinstance(positions, np.ndarray)
         medians.append(pd.Series(values).groupby(positions).median().tolist())
-    done = subprocess.run([python, "-c", script], input=json.dumps(medians), text=True,
-                          capture_output=True, check=True)
-    result: list[list[int]] = json.loads(done.stdout)
-    return result
+    return otava_changes(medians, python=Path(python) if python else None)
 
 
 def _mean_found(errors: list[float]) -> float:
@@ -197,14 +183,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--histories", type=int, default=500)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--otava", help="a Python with apache-otava installed")
+    parser.add_argument("--otava", nargs="?", const="", default=None, metavar="PYTHON",
+                        help="Otava side by side: its venv under the cache dir (made when "
+                             "missing), or PYTHON, a Python with apache-otava installed")
     args = parser.parse_args()
     cases = scenarios(args.histories)
     began = time.perf_counter()
     results = {"pagelab": table(cases, [pagelab_cuts(c["values"], c["positions"])  # type: ignore[arg-type]
                                         for c in cases])}
     print(f"{len(cases)} series, pagelab in {time.perf_counter() - began:.1f} s\n")
-    if args.otava:
+    if args.otava is not None:
         began = time.perf_counter()
         results["otava"] = table(cases, otava_cuts(cases, args.otava))
         print(f"otava in {time.perf_counter() - began:.1f} s\n")

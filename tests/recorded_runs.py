@@ -13,7 +13,9 @@ URLs use the stable origin ``http://demo.test`` of the recording.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -23,7 +25,7 @@ import pandas as pd
 
 from pagelab.engine._mapping import summarize_lhr
 from pagelab.frames import COLUMNS, to_frame
-from pagelab.models import TestReport
+from pagelab.models import METRICS, TestReport
 
 DATA = Path(__file__).resolve().parent / "data"
 RUNS_CSV = DATA / "runs-demo.csv"
@@ -110,3 +112,36 @@ def synthetic_runs(
     else:
         raise ValueError(f"dispersion: one of {DISPERSIONS}, got {dispersion!r}")
     return values * shift
+
+
+def commit_of(build: int) -> str:
+    """Build ``build``'s commit: a full hash, as a CI names it."""
+    return hashlib.sha1(f"build {build}".encode()).hexdigest()
+
+
+def build_history(levels: Sequence[float], runs: int = 5, *, seed: int = 0,
+                  urls: Sequence[str] = ("/fast",)) -> pd.DataFrame:
+    """A history of builds made of the recorded runs of ``/fast``: build ``b``
+    (:func:`commit_of`) holds ``runs`` runs of each of ``urls`` (paths on the recording's
+    origin), each a recorded run drawn at random with every column, its times (ms metrics)
+    times ``levels[b]`` and a 2 % lognormal jitter; builds an hour apart, rows shuffled."""
+    rng = np.random.default_rng(seed)
+    recorded = load_runs()
+    fast = recorded[recorded["url"] == f"{ORIGIN}/fast"].reset_index(drop=True)
+    times = [name for name, m in METRICS.items() if m.unit == "ms" and name in fast.columns]
+    start = pd.Timestamp("2026-03-01", tz="UTC")
+    parts = []
+    for build, level in enumerate(levels):
+        for path in urls:
+            part = fast.iloc[rng.integers(0, len(fast), runs)].reset_index(drop=True)
+            part["url"] = f"{ORIGIN}{path}"
+            part["id"] = [f"lt_b{build}_{path.strip('/')}_{run}" for run in range(runs)]
+            part["created_at"] = [start + pd.Timedelta(hours=build, seconds=run)
+                                  for run in range(runs)]
+            for name in times:
+                part[name] = part[name] * level * rng.lognormal(0.0, 0.02, runs)
+            part["commit"] = commit_of(build)
+            parts.append(part)
+    frame = pd.concat(parts, ignore_index=True)
+    frame["commit"] = frame["commit"].astype("string")
+    return frame.sample(frac=1, random_state=seed).reset_index(drop=True)

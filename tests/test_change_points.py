@@ -108,8 +108,22 @@ def test_a_missing_metric_column_is_a_clear_error() -> None:
 
 
 def test_a_frame_without_commits_is_a_clear_error() -> None:
-    with pytest.raises(pagelab.InvalidInputError, match="no 'commit' column"):
+    with pytest.raises(pagelab.InvalidInputError, match="no run has a commit"):
         change_points(history([1000.0] * 10).drop(columns="commit"), metric="LCP")
+    # Runs stored without their build: the column is there, empty.
+    with pytest.raises(pagelab.InvalidInputError, match="no run has a commit"):
+        change_points(history([1000.0] * 10).assign(commit=None), metric="LCP")
+
+
+def test_an_empty_history_has_no_change() -> None:
+    assert change_points(history([1000.0] * 10).iloc[:0], metric="LCP").empty
+
+
+def test_a_full_hash_is_shown_short() -> None:
+    from pagelab._change_points import short_commit
+
+    assert short_commit("0123456789abcdef0123456789abcdef01234567") == "0123456"
+    assert short_commit("v1.2.0") == "v1.2.0"
 
 
 @pytest.mark.parametrize("alpha", [0, 1, "0.05", True])
@@ -130,3 +144,29 @@ def test_a_higher_score_is_an_improvement() -> None:
         columns={"largest_contentful_paint": "performance_score"})
     changes = change_points(frame, metric="performance_score")
     assert changes["direction"].tolist() == ["improvement"]
+
+
+def test_results_changes_is_change_points_of_its_frame() -> None:
+    frame = history([1000.0] * 20 + [1100.0] * 20).assign(location="us")
+    results = pagelab.Results.from_frame(frame)
+    pd.testing.assert_frame_equal(results.changes(), change_points(frame))
+    pd.testing.assert_frame_equal(results.changes("LCP", alpha=0.01),
+                                  change_points(frame, "LCP", alpha=0.01))
+    assert results.changes()["commit"].tolist() == ["c020"]
+
+
+def test_results_changes_has_the_default_alpha_of_change_points() -> None:
+    # Written out in Results (its module loads no pandas), pinned here.
+    import inspect
+
+    from pagelab._change_points import ALPHA
+
+    for function in (pagelab.Results.changes, change_points):
+        assert inspect.signature(function).parameters["alpha"].default == ALPHA
+
+
+def test_results_without_builds_say_so() -> None:
+    from recorded_runs import matrix_frame
+
+    with pytest.raises(pagelab.InvalidInputError, match="no run has a commit"):
+        pagelab.Results.from_frame(matrix_frame()).changes()

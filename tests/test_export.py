@@ -17,8 +17,9 @@ from html_page import HtmlParts
 from pagelab._exceptions import InvalidInputError
 from pagelab.export import SUFFIXES, export, html_report
 from pagelab.frames import COLUMNS
-from pagelab.models import HEADLINE_METRICS, METRIC_NAMES
-from recorded_runs import artifact, matrix_2x2, matrix_frame
+from pagelab.models import HEADLINE_METRICS, METRIC_NAMES, METRICS, Metric
+from pagelab.stats import change_points
+from recorded_runs import artifact, build_history, commit_of, matrix_2x2, matrix_frame
 
 CHROMIUM = "/usr/bin/chromium"
 #: Where the service would host reports: the links the HTML report may hold.
@@ -251,6 +252,62 @@ def test_html_report_default_comparison_stays_within_each_device() -> None:
         assert row[a_median] == f"{fast.median():,.0f}"  # a's median, this device's only
     pooled = lcp[frame["url"] == "http://demo.test/fast"].median()
     assert all(f"{pooled:,.0f}" not in row for row in rows)
+
+
+def history_section(page: str) -> str:
+    """The report's history section, from its heading to the next."""
+    start = page.index('<h2 id="history">')
+    end = page.find("<h2", start + 1)
+    return page[start:end if end >= 0 else len(page)]
+
+
+def test_html_report_history_lists_and_draws_the_changes() -> None:
+    frame = build_history([1.0] * 12 + [1.25] * 12)
+    page = html_report(pagelab.Results.from_frame(frame), metrics=["LCP", "FCP"])
+    section = history_section(page)
+    parts = HtmlParts(section)
+    assert parts.headers == ["cell", "metric", "commit", "previous", "before \u2192 after",
+                             "change", "p", "direction"]
+    rows = [row for row in parts.rows if row]
+    changes = change_points(frame, ["LCP", "FCP"])
+    assert len(rows) == len(changes) == 2
+    for row, change in zip(rows, changes.to_dict("records"), strict=True):
+        m = METRICS[change["metric"]]
+        assert row == [
+            "mobile/us http://demo.test/fast", m.header, commit_of(12)[:7], commit_of(11)[:7],
+            f"{m.format(change['before'])} \u2192 {m.format(change['after'])}",
+            Metric.format_rel_diff(change["rel_change"]),
+            "p < 0.001" if change["p_value"] < 0.001 else f"p {change['p_value']:.3f}",
+            "regression",
+        ]
+    assert "2 change points of 2 metrics over 24 builds" in section
+    # One trend per metric that changed, over the builds.
+    assert re.findall(r'alt="([^"]*)"', section) == [
+        "Largest Contentful Paint over builds", "First Contentful Paint over builds"]
+
+
+def test_html_report_history_without_a_change_draws_the_first_metric() -> None:
+    section = history_section(html_report(build_history([1.0] * 24), metrics=["LCP", "FCP"]))
+    assert "No change point over 24 builds" in section
+    assert "<table" not in section
+    assert re.findall(r'alt="([^"]*)"', section) == ["Largest Contentful Paint over builds"]
+
+
+def test_html_report_has_no_history_within_one_build(hosted: pd.DataFrame) -> None:
+    assert 'id="history"' not in html_report(hosted, metrics=["LCP"])  # no commit column
+    one_build = build_history([1.0] * 3)
+    one_build["commit"] = "release-1"
+    assert 'id="history"' not in html_report(one_build, metrics=["LCP"])
+    one_build["commit"] = pd.NA  # runs stored without their build
+    assert 'id="history"' not in html_report(one_build, metrics=["LCP"])
+
+
+def test_html_report_history_escapes_commit_names() -> None:
+    frame = build_history([1.0] * 12 + [1.25] * 12)
+    frame["commit"] = frame["commit"].replace({commit_of(12): "<script>alert(1)</script>"})
+    section = history_section(html_report(frame, metrics=["LCP"]))
+    assert "<script>" not in section
+    assert 'title="&lt;script&gt;alert(1)&lt;/script&gt;"' in section
 
 
 def test_html_escapes_everything(frame: pd.DataFrame, tmp_path: Path) -> None:

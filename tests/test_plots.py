@@ -21,10 +21,10 @@ from pagelab import plots
 from pagelab._exceptions import InvalidInputError
 from pagelab.engine._ttfb import run_ttfb
 from pagelab.frames import TTFB_COLUMNS, ttfb_frame
-from pagelab.models import METRICS, RATING_FILL, TTFBResult
+from pagelab.models import METRICS, RATING_FILL, Metric, TTFBResult
 from pagelab.plots._ttfb import TTFB_PHASES
-from pagelab.stats import compare
-from recorded_runs import artifact, load_runs, matrix_frame
+from pagelab.stats import change_points, compare
+from recorded_runs import artifact, build_history, commit_of, load_runs, matrix_frame
 
 FAST, HEAVY = "http://demo.test/fast", "http://demo.test/heavy"
 
@@ -252,6 +252,93 @@ def test_trend_of_the_score_reads_higher_is_better() -> None:
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "good \u2265 90" in legend
     assert "poor < 50" in legend
+
+
+def change_lines(ax: Axes) -> dict[str, tuple[float, str]]:
+    """The change marks: commit -> (x, colour); a time as matplotlib's date number."""
+    from matplotlib.dates import date2num
+
+    marks = {}
+    for line in ax.get_lines():
+        if str(line.get_gid()).startswith("change:"):
+            x = np.asarray(line.get_xdata())[0]
+            marks[str(line.get_gid()).removeprefix("change:")] = (
+                float(x) if isinstance(x, int | float | np.number) else float(date2num(x)),
+                to_hex(line.get_color()))
+    return marks
+
+
+def test_trend_over_builds_marks_the_change_at_its_build() -> None:
+    frame = build_history([1.0] * 12 + [1.25] * 12)
+    ax = plots.trend(frame, "LCP")
+    assert tick_labels(ax, "x") == [commit_of(b)[:7] for b in range(24)]
+    assert ax.get_xlabel() == "build, oldest first (24 builds, by commit)"
+    assert points(ax) == 24 * 5
+    medians = [line for line in ax.get_lines() if line.get_label() == "median of each build"]
+    assert len(medians) == 1
+    assert list(medians[0].get_xdata()) == list(range(24))
+    assert change_lines(ax) == {commit_of(12): (12.0, RATING_FILL["poor"])}
+    change = change_points(frame, "LCP").iloc[0]
+    assert Metric.format_rel_diff(change["rel_change"]) in texts(ax)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "regression" in legend
+    assert "runs (n=120)" in legend
+    save(ax, "plot-trend-builds.png")
+
+
+def test_trend_over_builds_per_cell_names_each_change() -> None:
+    frame = build_history([1.0] * 10 + [0.8] * 10 + [1.0] * 10, runs=4,
+                          urls=("/fast", "/other"))
+    ax = plots.trend(frame, "LCP")
+    marks = change_lines(ax)
+    assert marks == {commit_of(10): (10.0, RATING_FILL["good"]),
+                     commit_of(20): (20.0, RATING_FILL["poor"])}
+    # One label per cell and change, each naming its page.
+    labels = [t.get_text() for t in ax.texts]
+    assert len(labels) == 4
+    assert sum(t.startswith("/fast ") for t in labels) == 2
+    assert sum(t.startswith("/other ") for t in labels) == 2
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"/fast", "/other", "improvement", "regression"} <= set(legend)
+
+
+def test_trend_marks_what_it_is_given_or_nothing() -> None:
+    frame = build_history([1.0] * 12 + [1.25] * 12)
+    assert change_lines(plots.trend(frame, "LCP", changes=False)) == {}
+    assert change_lines(plots.trend(build_history([1.0] * 24), "LCP")) == {}
+    # Results.changes' frame: only its rows for the metric drawn.
+    found = pagelab.Results.from_frame(frame).changes()
+    assert set(found["metric"]) > {"largest_contentful_paint"}
+    assert change_lines(plots.trend(frame, "LCP", changes=found)) == {
+        commit_of(12): (12.0, RATING_FILL["poor"])}
+    assert change_lines(plots.trend(frame, "CLS", changes=found)) == {}
+    with pytest.raises(InvalidInputError, match="changes: missing column"):
+        plots.trend(frame, "LCP", changes=found.drop(columns="direction"))
+    with pytest.raises(InvalidInputError, match="changes: expected"):
+        plots.trend(frame, "LCP", changes="yes")  # type: ignore[arg-type]
+
+
+def test_trend_over_time_marks_a_change_at_its_builds_first_run() -> None:
+    from matplotlib.dates import date2num
+
+    frame = build_history([1.0] * 12 + [1.25] * 12)
+    ax = plots.trend(frame, "LCP", x="time")
+    assert ax.get_xlabel() == "time (UTC)"
+    first = frame.loc[frame["commit"] == commit_of(12), "created_at"].min()
+    x, colour = change_lines(ax)[commit_of(12)]
+    assert x == pytest.approx(date2num(first.tz_localize(None)))
+    assert colour == RATING_FILL["poor"]
+
+
+def test_trend_over_builds_needs_commits(frame: pd.DataFrame) -> None:
+    with pytest.raises(InvalidInputError, match="no run has a commit"):
+        plots.trend(frame, "LCP", x="build")
+    with pytest.raises(InvalidInputError, match="x: "):
+        plots.trend(frame, "LCP", x="commits")
+    # Without commits the default stays the time axis, with nothing to mark.
+    ax = plots.trend(frame, "LCP")
+    assert ax.get_xlabel() == "time (UTC)"
+    assert change_lines(ax) == {}
 
 
 # -- heatmap ---------------------------------------------------------------------------------

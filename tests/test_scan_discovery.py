@@ -10,34 +10,14 @@ import pytest
 
 import pagelab
 from fixtures_http import closed_port
+from fixtures_scan import XML, html, index, scan_site, urlset
 from fixtures_site import RecordingSite
 from pagelab._scan import MAX_SITEMAP_URLS, discover
-
-XML = "application/xml"
-
-
-def urlset(*locs: str) -> str:
-    entries = "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
-    return ('<?xml version="1.0" encoding="UTF-8"?>'
-            f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>')
-
-
-def index(*locs: str) -> str:
-    entries = "".join(f"<sitemap><loc>{loc}</loc></sitemap>" for loc in locs)
-    return ('<?xml version="1.0" encoding="UTF-8"?>'
-            f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}'
-            "</sitemapindex>")
-
-
-def html(*hrefs: str) -> str:
-    links = "".join(f'<a href="{href}">link</a>' for href in hrefs)
-    return f"<!doctype html><title>t</title><body>{links}</body>"
 
 
 @pytest.fixture
 def site() -> Iterator[RecordingSite]:
-    with RecordingSite() as server:
-        server.add("/", html())
+    with scan_site() as server:
         yield server
 
 

@@ -355,6 +355,46 @@ def test_trend_explorer_with_an_empty_history(tmp_path: Path) -> None:
     assert "0 tests found" in widget.status.value
 
 
+def test_trend_explorer_marks_the_change_points_of_builds(tmp_path: Path) -> None:
+    """A history whose runs name their commits (made from the recorded runs; the frame as
+    the runner's history gives it once runs carry their build): the plot is over builds,
+    the change is marked and listed; the checkbox takes the marks off and puts them back."""
+    from pagelab import plots
+    from pagelab.widgets._common import figure_png
+    from recorded_runs import build_history, commit_of
+
+    frame = build_history([1.0] * 12 + [1.25] * 12)
+    with LocalRunner(tmp_path / "store") as local:
+        widget = TrendExplorer(local)
+        assert widget.mark_changes.value is True
+        widget.frame = frame
+        widget.metric.value = "first_contentful_paint"  # the control redraws
+        marked = bytes(widget.plot.value)
+        assert marked == figure_png(lambda ax: plots.trend(frame, "FCP", ax=ax))
+        assert f'data-key="first_contentful_paint:{commit_of(12)}"' in widget.changes.value
+        assert f">{commit_of(12)[:7]}</code>" in widget.changes.value
+        assert ">regression</span>" in widget.changes.value
+        widget.mark_changes.value = False
+        assert widget.changes.value == ""
+        unmarked = bytes(widget.plot.value)
+        assert unmarked == figure_png(
+            lambda ax: plots.trend(frame, "FCP", ax=ax, changes=False))
+        assert unmarked != marked
+        widget.mark_changes.value = True
+        assert bytes(widget.plot.value) == marked
+
+
+def test_trend_explorer_without_commits_has_nothing_to_mark(tmp_path: Path) -> None:
+    from recorded_runs import build_history
+
+    with LocalRunner(tmp_path / "store") as local:
+        widget = TrendExplorer(local, metric="first_contentful_paint")
+        widget.frame = build_history([1.0] * 12 + [1.25] * 12).drop(columns="commit")
+        widget.metric.value = "largest_contentful_paint"
+        assert widget.changes.value == ""
+        png_size(widget.plot.value)
+
+
 def test_a_report_link_that_is_not_a_web_address_is_not_a_link() -> None:
     # Issue 22, finding 11: the widget linked any report_url an API server sent, a
     # javascript: one included. Real reports, the widget's own table.

@@ -34,12 +34,12 @@ OUTCOME_KEY = pytest.StashKey[RecordedOutcome]()
 def record_outcome(item: pytest.Item, outcome: RecordedOutcome) -> None:
     """Keep ``outcome`` on ``item`` and add its checks as JUnit XML properties."""
     item.stash[OUTCOME_KEY] = outcome
-    from pagelab.frames import cell_label
+    from pagelab.budgets import check_where
 
     # One <property> per check, the figures in the value.
     seen = {name for name, _ in item.user_properties}
     for check in outcome.checks:
-        name = f"pagelab {check['metric']} {cell_label(check)}"
+        name = f"pagelab {check['metric']} {check_where(check, check.get('template'))}"
         if name in seen:
             continue
         seen.add(name)

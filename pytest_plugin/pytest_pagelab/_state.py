@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ from ._outcome import RecordedOutcome
 if TYPE_CHECKING:
     import pandas as pd
 
-    from pagelab import Runner
+    from pagelab import DiscoveryError, Runner
     from pagelab.budgets import (
         Baseline,
         BudgetResult,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         GateRule,
         RegressionLimit,
         Target,
+        TemplateScan,
     )
 
 __all__ = ["DEFAULTS", "SETTINGS", "STATE_KEY", "PagelabState"]
@@ -78,6 +79,8 @@ class PagelabState:
         self._runner: Runner | None = None
         #: The replayed runs, the baseline and the regression limits, read once.
         self._read: dict[str, Any] = {}
+        #: Each budget file's scan: the pages sampled per template (or why not).
+        self._samples: dict[TemplateScan, Mapping[str, Sequence[str]] | DiscoveryError] = {}
         #: Collected from every test's report (on the controller under xdist).
         self.checks: list[dict[str, Any]] = []
         self.run_records: list[dict[str, Any]] = []
@@ -239,13 +242,15 @@ class PagelabState:
         failure (crash, timeout) is measured once more; a second one raises
         :class:`EngineFailure`. ``build``: the build the runs measure (else
         ``PAGELAB_COMMIT``..., the CI's variables, git: ``budgets.matrix_measure``)."""
-        from pagelab import Flow, InvalidInputError, budgets, measure
+        from pagelab import DiscoveryError, Flow, InvalidInputError, budgets, measure
 
         chosen = (list(devices or target.devices), list(locations or target.locations))
         replay, source = self.replay(), str(self.setting("replay"))
         try:
             if replay is not None and isinstance(target.page, Flow):
                 return budgets.replayed_flow(replay, target.page, *chosen, source)
+            if replay is not None and target.template is not None:
+                return budgets.replayed_template(replay, target.template, *chosen, source)
             if replay is not None:
                 return budgets.replayed_cells(replay, budgets.target_urls(target), *chosen,
                                               source)
@@ -254,13 +259,29 @@ class PagelabState:
                 devices=chosen[0],
                 locations=chosen[1], baseline=self.baseline(),
                 limits=self.regression_limits() if self.baseline() else None,
-                keeps_baseline=bool(self.setting("save_baseline")))
+                keeps_baseline=bool(self.setting("save_baseline")), sample=self.scan_sample)
         except budgets.EngineFailureError as exc:
             raise EngineFailure(str(exc)) from exc
-        except InvalidInputError as exc:
+        except (InvalidInputError, DiscoveryError) as exc:
             pytest.fail(str(exc), pytrace=False)
         outcome.notes.extend(notes)
         return frame
+
+    def scan_sample(self, scan: TemplateScan) -> Mapping[str, Sequence[str]]:
+        """The pages a budget file's scan samples per template: its site discovered once
+        per session (every template item of the file shares it; a discovery error is
+        every one of them's)."""
+        from pagelab import DiscoveryError, scan_sample
+
+        if scan not in self._samples:
+            try:
+                self._samples[scan] = scan_sample(scan)
+            except DiscoveryError as exc:
+                self._samples[scan] = exc
+        found = self._samples[scan]
+        if isinstance(found, DiscoveryError):
+            raise found
+        return found
 
     def check(self, frame: pd.DataFrame, checks: Sequence[Check], outcome: RecordedOutcome, *,
               aggregation: str, only_cell: tuple[str, str, str] | None = None,

@@ -92,9 +92,9 @@ class BudgetFileCollector(pytest.File):
         for note in budget_file.notes:
             # What reading a lighthouserc decided (nearest device / connection profile).
             warnings.warn(UserWarning(f"{self.path.name}: {note}"), stacklevel=2)
-        # The flows' items first, then the pages'.
+        # The flows' items first, then the pages', then the scan templates'.
         for target in sorted(targets, key=lambda t: not isinstance(t.page, Flow)):
-            page = f"flow {target.page.name}" if isinstance(target.page, Flow) else target.page
+            page = _shown(target)
             for device in target.devices:
                 for location in target.locations:
                     yield BudgetItem.from_parent(
@@ -136,8 +136,16 @@ class BudgetItem(pytest.Item):
             raise BudgetMiss("runs=auto measures pages only: give the flow a number of runs")
         device, location = self.device_location
         frame = state.measure(target, runs, outcome, [device], [location])
-        cell = None if isinstance(target.page, Flow) else (str(target.page), device, location)
-        checks = [c for c in target.checks if cell is None or c.matches(*cell)]
+        if target.template is not None:
+            # The frame is the template's runs on this device and location (its sampled
+            # pages), checked pooled: no one page cell to keep.
+            cell = None
+            checks = [c for c in target.checks
+                      if c.matches(str(target.page), device, location, template=target.template)]
+        else:
+            # A flow's checks name their flow.
+            cell = None if isinstance(target.page, Flow) else (str(target.page), device, location)
+            checks = [c for c in target.checks if cell is None or c.matches(*cell)]
         failures = state.check(
             frame, checks, outcome, aggregation=state.aggregation(self.file_aggregation),
             only_cell=cell, adaptive=not isinstance(runs, int))
@@ -183,6 +191,15 @@ class BudgetItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         device, location = self.device_location
-        page = self.target.page
-        shown = f"flow {page.name}" if not isinstance(page, str | tuple) else page
-        return self.path, None, f"budget: {device}/{location} {shown}"
+        return self.path, None, f"budget: {device}/{location} {_shown(self.target)}"
+
+
+def _shown(target: Target) -> str:
+    """How an item names its target: the page, ``flow NAME`` or ``template /product/*``."""
+    from pagelab import Flow
+
+    if isinstance(target.page, Flow):
+        return f"flow {target.page.name}"
+    if target.template is not None:
+        return f"template {target.template}"
+    return target.page if isinstance(target.page, str) else " ".join(target.page)

@@ -18,6 +18,7 @@ Measured (false alarms, detection, speed): ``benchmarks/change_points.py``, ``do
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from itertools import pairwise
 from typing import Any
@@ -28,16 +29,28 @@ import pandas as pd
 from pagelab._bootstrap import Bootstrap
 from pagelab._cells import cell_columns
 from pagelab._exceptions import InvalidInputError
-from pagelab.models import Metric, metric_columns, unknown_metric
+from pagelab.models import Metric, Rating, metric_columns, unknown_metric
 from pagelab.models import metric as lookup_metric
 
-__all__ = ["CHANGE_COLUMNS", "build_sequence", "change_points", "segment"]
+__all__ = ["ALPHA", "CHANGE_COLUMNS", "DIRECTION_RATING", "NO_COMMIT", "build_order",
+           "build_sequence", "change_points", "has_commits", "segment", "short_commit"]
 
 #: The columns of :func:`change_points`' frame after the cell columns.
 CHANGE_COLUMNS: tuple[str, ...] = (
     "metric", "commit", "previous_commit", "before", "after", "diff", "rel_change",
     "ci_low", "ci_high", "p_value", "direction",
 )
+#: The chance that a history without change reports one, unless told.
+ALPHA = 0.05
+REGRESSION, IMPROVEMENT = "regression", "improvement"
+#: How a change's ``direction`` is coloured (plots, tables): by the rating palette's
+#: colours, a regression as poor, an improvement as good.
+DIRECTION_RATING: dict[str, Rating] = {REGRESSION: "poor", IMPROVEMENT: "good"}
+#: What a history without builds is told (here, and by the plots of builds).
+NO_COMMIT = ("frame: no run has a commit: change points need each run's build (the commit "
+             "it measured)")
+#: A full commit hash (SHA-1 or SHA-256), which labels shorten.
+_FULL_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 #: The longest stretch, in builds, that the scan tests as a level of its own between two
@@ -183,7 +196,7 @@ def _scan(values: np.ndarray, edges: np.ndarray, alpha: float, min_runs: int) ->
 def change_points(
     frame: pd.DataFrame,
     metric: str | Iterable[str] | None = None,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     *,
     min_runs: int = 4,
     confidence: float = 0.95,
@@ -213,7 +226,7 @@ def change_points(
     runs = frame[_successful(frame) & frame["commit"].notna().to_numpy(bool)].reset_index(
         drop=True)
     keys = cell_columns(runs)
-    build_of, commits = _build_order(runs)
+    build_of, commits = build_order(runs)
     bootstrap = Bootstrap(resamples, seed)
     rows: list[dict[str, Any]] = []
     groups = runs.groupby(keys, observed=True, dropna=False, sort=True) if keys else [((), runs)]
@@ -264,7 +277,7 @@ def _change(m: Metric, before: np.ndarray, after: np.ndarray, p_value: float, co
         "ci_low": low,
         "ci_high": high,
         "p_value": p_value,
-        "direction": "regression" if higher == m.lower_is_better else "improvement",
+        "direction": REGRESSION if higher == m.lower_is_better else IMPROVEMENT,
     }
 
 
@@ -273,9 +286,8 @@ def _check(frame: object, alpha: object, min_runs: object) -> pd.DataFrame:
         raise InvalidInputError(
             "frame: expected the wide DataFrame of runs (pagelab.frames.to_frame), "
             f"got {type(frame).__name__}")
-    if "commit" not in frame.columns:
-        raise InvalidInputError(
-            "frame: no 'commit' column: change points need each run's build (its commit)")
+    if "commit" not in frame.columns or (len(frame) and not has_commits(frame)):
+        raise InvalidInputError(NO_COMMIT)
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
         raise InvalidInputError(f"alpha: expected a number between 0 and 1, got {alpha!r}")
     if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 1:
@@ -331,9 +343,22 @@ def build_sequence(frame: pd.DataFrame) -> np.ndarray:
     return np.lexsort((rows, created, first_row, start))
 
 
-def _build_order(runs: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    """Each run's build position and the commits in build order (:func:`build_sequence`)."""
+def build_order(runs: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Each run's build position and the commits in build order (:func:`build_sequence`).
+    Every run of ``runs`` has a commit."""
     commits = runs["commit"].astype(str).to_numpy()
     ordered = list(dict.fromkeys(commits[build_sequence(runs)]))
     position = {commit: index for index, commit in enumerate(ordered)}
     return np.array([position[c] for c in commits], dtype=np.intp), ordered
+
+
+def has_commits(frame: pd.DataFrame) -> bool:
+    """Whether any run of ``frame`` names its build (a ``commit`` with a value)."""
+    return "commit" in frame.columns and bool(frame["commit"].notna().any())
+
+
+def short_commit(commit: object) -> str:
+    """A commit as labels show it: a full hash's first 7 characters (git's short form),
+    any other name (a tag, ``v1.2``) as it is."""
+    text = str(commit)
+    return text[:7] if _FULL_HASH.fullmatch(text) else text

@@ -576,6 +576,17 @@ class Results:
         compared.attrs.update(by=by, a=a, b=b)
         return compared
 
+    def changes(self, metrics: str | Iterable[str] | None = None,
+                alpha: float = 0.05) -> pd.DataFrame:  # change_points' ALPHA (a test pins it)
+        """Where each metric's level changed over the builds the runs measured (their
+        ``commit``), per cell: one row per change with the commit that starts the new level,
+        the medians before and after, ``rel_change`` (%), its interval, ``p_value`` and
+        ``direction`` (:func:`pagelab.stats.change_points`; ``metrics`` None: every metric).
+        Runs without a commit are an :class:`~pagelab.InvalidInputError`."""
+        from pagelab.stats import change_points
+
+        return change_points(self.frame, metrics, alpha)
+
     def explain(
         self,
         by: str | Sequence[str],

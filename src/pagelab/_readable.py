@@ -20,6 +20,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from pagelab._cells import cell_label
+from pagelab._change_points import DIRECTION_RATING, short_commit
 from pagelab._html import MISSING, Markup, breakable, for_notebook, link, pill, safe_url, table
 from pagelab._public import publish
 from pagelab.models import (
@@ -34,8 +36,8 @@ from pagelab.models import (
 )
 
 __all__ = ["READABLE_BOX", "Comparison", "ExtraColumn", "ReadableFrame", "Summary",
-           "comparison_table", "failed_runs_table", "frame_table", "rank_worst_first",
-           "run_links", "runs_html", "summary_table"]
+           "changes_table", "comparison_table", "failed_runs_table", "frame_table",
+           "rank_worst_first", "run_links", "runs_html", "summary_table"]
 
 _NOTE = Markup('<span style="display:block;color:#5f6368;font-size:11px">{}</span>')
 #: A verdict's note wraps beneath it, as wide as a short verdict at most.
@@ -338,12 +340,16 @@ def _evidence(m: Metric | None, row: pd.Series) -> Markup:
     p = _number(row.get("p_value"))
     effect = _number(row.get("effect_size"))
     beneath = [
-        ("p < 0.001" if p < 0.001 else f"p {p:.3f}") if p is not None else None,
+        _p_text(p) if p is not None else None,
         f"\u03b4 {effect:+.2f}" if effect is not None else None,
         f"runs {_text(row.get('n_a'))} / {_text(row.get('n_b'))}",
     ]
     return Markup("{}{}").format(interval, _NOTE.format(
         " \u00b7 ".join(part for part in beneath if part)))
+
+
+def _p_text(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p {p:.3f}"
 
 
 def _verdict(m: Metric | None, row: pd.Series, *, noted: bool = True) -> object:
@@ -364,6 +370,48 @@ def _verdict_text(m: Metric | None, row: pd.Series) -> object:
     better = m.is_better(b, a)
     return pill(verdict, RATING_COLOURS["good" if better else "poor"],
                 "b is better" if better else "b is worse")
+
+
+# -- changes over builds ------------------------------------------------------------------
+
+
+def changes_table(changes: pd.DataFrame, *, css_class: str = "pagelab-changes") -> Markup:
+    """The change points of a history (:func:`pagelab.stats.change_points`' frame) as a
+    readable table, one row per change: its cell, the metric, the commit that starts the
+    new level and the one before it (short; the full name on hover), the medians before
+    and after, the change in percent, p and the direction (red a regression, green an
+    improvement)."""
+    headers = ["cell", "metric", "commit", "previous", "before \u2192 after", "change", "p",
+               "direction"]
+    titles = ["", "", "the first build of the new level", "the build before it",
+              "the medians of the runs of the levels either side", "after relative to before",
+              "the change's p-value, corrected for the builds tried", ""]
+    rows: list[list[object]] = []
+    keys = []
+    for record in changes.to_dict("records"):
+        m = METRICS[str(record["metric"])]
+        direction = str(record["direction"])
+        rating = DIRECTION_RATING[direction]
+        p = _number(record["p_value"])
+        rows.append([
+            cell_label(record),
+            Markup('<span title="{}">{}</span>').format(m.title, m.header),
+            _commit(record["commit"]),
+            _commit(record["previous_commit"]),
+            f"{m.format(_number(record['before']))} \u2192 {m.format(_number(record['after']))}",
+            Metric.format_rel_diff(_number(record["rel_change"])),
+            _p_text(p) if p is not None else MISSING,
+            pill(direction, RATING_COLOURS[rating]),
+        ])
+        keys.append(f"{m.name}:{record['commit']}")
+    return table(headers, rows, align=["left", "left", "left", "left", "right", "right",
+                                       "right", "left"],
+                 titles=titles, css_class=css_class, row_keys=keys,
+                 wrap=[True, *[False] * (len(headers) - 1)])
+
+
+def _commit(commit: object) -> Markup:
+    return Markup('<code title="{}">{}</code>').format(str(commit), short_commit(commit))
 
 
 # -- runs --------------------------------------------------------------------------------

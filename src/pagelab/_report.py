@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
+from pagelab._change_points import ALPHA, has_commits
 from pagelab._exceptions import InvalidInputError, PagelabError
 from pagelab._explain import Explanation, explanation_html
 from pagelab._extras import require
@@ -24,6 +25,7 @@ from pagelab._html import Markup, render
 from pagelab._readable import (
     NOISY_TITLE,
     ExtraColumn,
+    changes_table,
     comparison_table,
     failed_runs_table,
     frame_table,
@@ -78,11 +80,50 @@ class _Visual:
 
 
 @dataclass(frozen=True, slots=True)
+class _History:
+    """The report's history section: the change points over the builds the runs measured
+    and the trend of the metrics that changed."""
+
+    note: str
+    table: Markup | None = None
+    plots: tuple[_Plot, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class _Field:
     """The report's field section: lab beside the Chrome UX Report, or why there is none."""
 
     html: Markup | None = None
     note: str = ""
+
+
+#: The most trend plots the history section draws (the metrics that changed, in order).
+_HISTORY_PLOTS = 4
+
+
+def _history_section(frame: pd.DataFrame, names: list[str]) -> _History | None:
+    """With runs of more than one build (their ``commit``), where each metric's level
+    changed (:func:`pagelab.stats.change_points`) and the trend over the builds of each
+    metric that changed (of the first metric shown when none did); else None."""
+    from pagelab import plots
+    from pagelab.stats import change_points
+
+    commits = frame["commit"].dropna().nunique() if has_commits(frame) else 0
+    if commits < 2 or not names:
+        return None
+    found = change_points(frame, names)
+    changed = list(dict.fromkeys(str(n) for n in found["metric"]))
+    drawn = changed[:_HISTORY_PLOTS] or names[:1]
+    images = tuple(_png(partial(plots.trend, frame, name, changes=found), (_WIDTH, 3.6))
+                   for name in drawn)
+    what = (f"{len(found)} change point{'s' if len(found) != 1 else ''} of "
+            f"{len(changed)} metric{'s' if len(changed) != 1 else ''}" if len(found)
+            else "No change point")
+    note = (f"{what} over {commits} builds, in build order (each build's first run), per "
+            f"cell, at alpha {ALPHA}: the commit is the first build of the new level, before "
+            f"and after the medians of the runs of the levels either side, p corrected for "
+            f"the builds tried (stats.change_points; docs/history.md).")
+    return _History(note, changes_table(found) if len(found) else None, images)
 
 
 def _field_section(frame: pd.DataFrame, field: bool | None) -> _Field | None:
@@ -354,7 +395,10 @@ def html_report(
     in words, the ranked contributions and their plot, the waterfalls of each side's
     representative run); with ``Results``, how each side paints beside the comparison
     (:func:`pagelab.plots.filmstrip_compare` and :func:`pagelab.plots.visual_progress`, from
-    the runs' screenshots); the lab medians beside the Chrome UX Report's field p75
+    the runs' screenshots); with runs of more than one build (a ``commit`` column), the
+    history: where each metric's level changed (:func:`pagelab.stats.change_points`) and
+    the trend over the builds with the changes marked (:func:`pagelab.plots.trend`); the
+    lab medians beside the Chrome UX Report's field p75
     (:meth:`pagelab.Results.versus_field`) when ``field`` is True, or when it is None and
     ``PAGELAB_CRUX_API_KEY`` is set (then an error of the API is a note in the section, not a
     failure); the failed runs. Every text is escaped (the template autoescapes); nothing is
@@ -405,6 +449,7 @@ def html_report(
         interrupted=getattr(results, "interrupted", False) is True,
         summary=summary_table(summarize(frame, metrics=names)) if names else None,
         templates=_templates_table(frame, names),
+        history=_history_section(frame, names),
         comparison=(comparison_table(compared, a=chosen[1], b=chosen[2])
                     if compared is not None and chosen is not None else None),
         by=_side(chosen[0]) if chosen else "",

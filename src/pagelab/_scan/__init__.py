@@ -4,13 +4,20 @@
 the CLI uses the rest."""
 
 from ._discover import DEFAULT_DEPTH, Discovery, discover
-from ._scan import ScanResults, scan
+from ._scan import ScanResults, scan, scan_sample
 from ._scope import glob_pattern
 from ._sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAP_URLS
-from ._templates import MIN_SIBLINGS, TemplateRule, group_templates, sample_templates
+from ._templates import (
+    DEFAULT_PER_TEMPLATE,
+    MIN_SIBLINGS,
+    TemplateRule,
+    group_templates,
+    sample_templates,
+)
 
 __all__ = [
     "DEFAULT_DEPTH",
+    "DEFAULT_PER_TEMPLATE",
     "MAX_SITEMAP_BYTES",
     "MAX_SITEMAP_URLS",
     "MIN_SIBLINGS",
@@ -22,4 +29,5 @@ __all__ = [
     "group_templates",
     "sample_templates",
     "scan",
+    "scan_sample",
 ]

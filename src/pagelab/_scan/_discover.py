@@ -17,7 +17,9 @@ from urllib.parse import urljoin
 import httpx
 
 from pagelab._exceptions import DiscoveryError, InvalidInputError
+from pagelab.engine import Resolver, TargetPolicy, enforced
 
+from ._egress import PinnedTransport
 from ._scope import PathGlobs, Scope, page_url
 from ._sitemaps import SitemapReader, robots_sitemaps
 
@@ -95,7 +97,8 @@ def discover(
     exclude: str | Sequence[str] | None = None,
     depth: int = DEFAULT_DEPTH,
     on_page: PageCallback | None = None,
-    client: httpx.Client | None = None,
+    target_policy: TargetPolicy | None = None,
+    resolver: Resolver | None = None,
 ) -> Discovery:
     """The pages of the site at ``start_url`` within its scope (origin and path prefix).
 
@@ -104,7 +107,12 @@ def discover(
     (same scope, HTML pages only, fragments dropped, ``depth`` links deep). ``include`` and
     ``exclude`` are path globs (:func:`glob_pattern`). At most ``max_pages`` pages are
     kept. Raises :class:`DiscoveryError` when the start URL cannot be reached or a sitemap
-    is broken, too big or loops; :class:`InvalidInputError` for bad arguments."""
+    is broken, too big or loops; :class:`InvalidInputError` for bad arguments.
+
+    ``target_policy`` (a server's egress rules; None in a user's own process, as for the
+    local runners: every address allowed) checks every request, redirect hops included,
+    through :class:`PinnedTransport` (host names resolved by ``resolver``, default the
+    system's): a refused address is a :class:`DiscoveryError` naming it and the rule."""
     scope = Scope.of(start_url)
     if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
         raise InvalidInputError(f"max_pages: expected a positive integer, got {max_pages!r}")
@@ -114,9 +122,11 @@ def discover(
     start = page_url(start_url) or start_url
     found = Discovery(start)
     keeper = _Keeper(scope, globs, max_pages, found, on_page)
-    owned = client is None
-    http = client or httpx.Client(follow_redirects=True, timeout=_TIMEOUT,
-                                  headers={"User-Agent": "pagelab-scan"})
+    guarded = enforced(target_policy)
+    http = httpx.Client(
+        follow_redirects=True, timeout=_TIMEOUT, headers={"User-Agent": "pagelab-scan"},
+        transport=PinnedTransport(guarded, resolver) if guarded is not None else None,
+        trust_env=guarded is None)
     try:
         start_page = _get_start(http, start)
         reader = SitemapReader(http)
@@ -133,8 +143,7 @@ def discover(
             found.source = "crawl"
             _crawl(http, start, start_page, keeper, depth)
     finally:
-        if owned:
-            http.close()
+        http.close()
     return found
 
 

@@ -9,18 +9,20 @@ from typing import TYPE_CHECKING, Any
 from pagelab._exceptions import DiscoveryError, InvalidInputError
 from pagelab._measure import Results, measure
 from pagelab._public import publish
+from pagelab.budgets import TemplateScan
+from pagelab.frames import with_template
 from pagelab.models import ConfigInput, ProgressCallback
 from pagelab.runners import Runner
 
 from ._discover import DEFAULT_DEPTH, Discovery, discover
-from ._templates import TemplateRule, group_templates, sample_templates
+from ._templates import DEFAULT_PER_TEMPLATE, TemplateRule, group_templates, sample_templates
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from pagelab._readable import Summary
 
-__all__ = ["ScanResults", "scan"]
+__all__ = ["ScanResults", "scan", "scan_sample"]
 
 
 class ScanResults(Results):
@@ -47,11 +49,7 @@ class ScanResults(Results):
     def frame(self) -> pd.DataFrame:
         frame = super().frame
         if "template" not in frame.columns:
-            import pandas as pd
-
-            names = pd.Series([self.templates.get(str(url)) for url in frame["url"]],
-                              index=frame.index, dtype="string")
-            frame.insert(list(frame.columns).index("url") + 1, "template", names)
+            frame = with_template(frame, [self.templates.get(str(url)) for url in frame["url"]])
         return frame
 
     def summary(self, by: str | Sequence[str] | None = None, aggregation: str = "median",
@@ -70,7 +68,7 @@ def scan(
     start_url: str,
     *,
     max_pages: int = 500,
-    per_template: int = 3,
+    per_template: int = DEFAULT_PER_TEMPLATE,
     runs: int = 1,
     devices: str | Sequence[str] | None = None,
     locations: str | Sequence[str] | None = None,
@@ -131,6 +129,21 @@ def scan(
                        discovery=found)
 
 
+def scan_sample(plan: TemplateScan) -> dict[str, list[str]]:
+    """The pages a budget file's scan measures: its site discovered from the start URL
+    (with the options the file sets), each page given the first of the budgeted templates
+    (path globs) that matches it, and each template sampled as :func:`scan` samples;
+    a template no page matches is absent. Raises :class:`~pagelab.DiscoveryError` as
+    :func:`scan` does."""
+    options = dict(plan.options)
+    sampling = {name: options.pop(name) for name in ("per_template", "seed")
+                if name in options}
+    found = discover(plan.start_url, **options)
+    templates = group_templates(found.pages, list(plan.templates))
+    budgeted = {url: name for url, name in templates.items() if name in plan.templates}
+    return sample_templates(budgeted, **sampling)
+
+
 class _DiscoveryBar:
     """A ``tqdm.auto`` bar counting the pages found (the total is not known)."""
 
@@ -146,4 +159,4 @@ class _DiscoveryBar:
         self._bar.close()
 
 
-publish("pagelab", globals(), __all__)
+publish("pagelab", globals(), ["ScanResults", "scan"])

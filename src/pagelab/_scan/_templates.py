@@ -34,10 +34,18 @@ from pagelab._exceptions import InvalidInputError
 
 from ._scope import glob_pattern
 
-__all__ = ["MIN_SIBLINGS", "TemplateRule", "group_templates", "sample_templates"]
+__all__ = [
+    "DEFAULT_PER_TEMPLATE",
+    "MIN_SIBLINGS",
+    "TemplateRule",
+    "group_templates",
+    "sample_templates",
+]
 
 #: A node with at least this many distinct children has variable children.
 MIN_SIBLINGS = 3
+#: Pages measured per template unless told.
+DEFAULT_PER_TEMPLATE = 3
 #: A user's rule: a function of the URL (None: the default rule decides), or path globs,
 #: each its own template (first match wins; a page no glob matches: the default rule).
 TemplateRule = Callable[[str], str | None] | Sequence[str]
@@ -135,7 +143,7 @@ def _user_rule(rule: TemplateRule) -> Callable[[str], str | None]:
     return by_glob
 
 
-def sample_templates(templates: Mapping[str, str], per_template: int,
+def sample_templates(templates: Mapping[str, str], per_template: int = DEFAULT_PER_TEMPLATE,
                      seed: int = 0) -> dict[str, list[str]]:
     """template -> the URLs to measure, at most ``per_template`` each, templates in order of
     first appearance. The sample is spread over the template: its URLs sorted, cut into

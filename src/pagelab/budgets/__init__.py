@@ -44,6 +44,7 @@ from ._ci import budget_source_line as budget_source_line
 from ._ci import code_quality_issues as code_quality_issues
 from ._ci import markdown_summary as markdown_summary
 from ._ci import workflow_commands as workflow_commands
+from ._evaluate import check_where as check_where
 from ._evaluate import format_tally as format_tally
 from ._evaluate import format_value as format_value
 from ._evaluate import resolve_checks as resolve_checks
@@ -65,7 +66,9 @@ from ._models import checks_from_mapping as checks_from_mapping
 from ._pipeline import DEFAULT_RUNS as DEFAULT_RUNS
 from ._pipeline import EngineFailureError as EngineFailureError
 from ._pipeline import MeasureMatrix as MeasureMatrix
+from ._pipeline import SampleTemplates as SampleTemplates
 from ._pipeline import Target as Target
+from ._pipeline import TemplateScan as TemplateScan
 from ._pipeline import check_frame as check_frame
 from ._pipeline import check_lhci as check_lhci
 from ._pipeline import check_resources as check_resources
@@ -81,6 +84,7 @@ from ._pipeline import parse_runs as parse_runs
 from ._pipeline import plan_targets as plan_targets
 from ._pipeline import replayed_cells as replayed_cells
 from ._pipeline import replayed_flow as replayed_flow
+from ._pipeline import replayed_template as replayed_template
 from ._pipeline import source_line as source_line
 from ._pipeline import source_text as source_text
 from ._pipeline import target_urls as target_urls

@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from pagelab.models import METRICS
 
-from ._evaluate import CELL_COLUMNS, cell_label, format_tally, format_value
+from ._evaluate import CELL_COLUMNS, check_where, format_tally, format_value
 from ._load import LHCI_SCORE_KEY
 from ._wording import status_of
 
@@ -294,7 +294,7 @@ def markdown_summary(
         for record in ordered:
             status = ci_status(record)
             row = [f"{_ICONS[status]} {status}",
-                   _code(cell_label(record)),
+                   _code(check_where(record, record.get("template"))),
                    _code(record["metric"]), _text(_value(record)), _text(_limit(record))]
             if with_stats:
                 row.append(_text(_difference(record)))
@@ -437,7 +437,9 @@ def budget_source_line(text: str, url: str, metric: str) -> int:
                    for k, _ in node.value):
                 pages.append(node)
             for key, value in node.value:
-                walk(key, (*above, node))
+                # A key's scope is its value too: a template's key (``/product/*:``) heads
+                # the mapping of its limits.
+                walk(key, (*above, node, value))
                 walk(value, (*above, node))
 
     walk(root, ())

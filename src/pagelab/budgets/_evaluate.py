@@ -36,6 +36,7 @@ __all__ = [
     "BudgetsInput",
     "aggregate_cells",
     "cell_label",
+    "check_where",
     "evaluate",
     "format_tally",
     "format_value",
@@ -66,6 +67,15 @@ def format_value(metric: str, value: float | None) -> str:
         return "\u2013"
     text = format(value, m.spec.replace(",", ""))
     return f"{text} ms" if m.unit == "ms" else text
+
+
+def check_where(cell: CellKey | Mapping[str, Any], template: str | None = None) -> str:
+    """How messages and tables name a checked cell: its :func:`cell_label`, a scan
+    template's as ``mobile/us template /product/*``."""
+    if template is None:
+        return cell_label(cell)
+    return cell_label({**dict(zip(CELL, cell_key(cell), strict=True)),
+                       "url": f"template {template}"})
 
 
 def format_tally(statuses: Sequence[str], noun: str = "check") -> str:
@@ -118,17 +128,19 @@ def aggregate_cells(
     }
 
 
-def _expected_cells(checks: Sequence[Check]) -> list[Cell]:
+def _expected_cells(checks: Sequence[Check], template: str | None = None) -> list[Cell]:
+    """The cells the checks name, on their devices and locations: an absolute page URL's,
+    or the template's (its runs pooled under its name)."""
     cells: list[Cell] = []
     for check in checks:
-        if check.url is None or check.is_pattern or check.url.startswith("/"):
+        url = template or check.url
+        if url is None or (template is None and (check.is_pattern or url.startswith("/"))):
             continue
         if check.devices is None or check.locations is None:
             continue
         for device in check.devices:
             for location in check.locations:
-                cells.append(cell_key({"url": check.url, "device": device,
-                                       "location": location}))
+                cells.append(cell_key({"url": url, "device": device, "location": location}))
     return cells
 
 
@@ -212,10 +224,41 @@ def evaluate(
     missing = [c for c in _REQUIRED if c not in frame.columns]
     if missing:
         raise InvalidInputError(f"frame: missing column(s) {', '.join(missing)}")
+    results = _cell_results([c for c in checks if c.template is None], frame, aggregation)
+    results += _template_results([c for c in checks if c.template is not None], frame,
+                                 aggregation)
+    if resource_limits and read_lhr is not None:
+        results.extend(evaluate_resources(resource_limits, frame, read_lhr,
+                                          aggregation=aggregation))
+    return results
+
+
+def _template_results(checks: Sequence[Check], frame: pd.DataFrame, aggregation: str,
+                      ) -> list[BudgetResult]:
+    """Each template's checks on its runs (the rows whose ``template`` column names it),
+    pooled over its pages: one cell per device x location, named by the template. A
+    template without runs gets failed records saying so."""
+    results: list[BudgetResult] = []
+    for name in dict.fromkeys(str(c.template) for c in checks):
+        rows = (frame[frame["template"].astype(object) == name] if "template" in frame.columns
+                else frame.iloc[:0])
+        results += _cell_results([c for c in checks if c.template == name],
+                                 rows.assign(url=name), aggregation, template=name)
+    return results
+
+
+def _cell_results(checks: Sequence[Check], frame: pd.DataFrame, aggregation: str,
+                  template: str | None = None) -> list[BudgetResult]:
+    """The checks on every cell of ``frame`` they match (``template``: the frame is that
+    template's runs, pooled under its name)."""
+    results: list[BudgetResult] = []
+    if not checks:
+        return results
     row_cells = cell_keys(frame)
     # A cell a budget names counts as measured on any connection the runs used.
     measured = {cell[:3] for cell in row_cells}
-    expected = [cell for cell in _expected_cells(checks) if cell[:3] not in measured]
+    expected = [cell for cell in _expected_cells(checks, template)
+                if cell[:3] not in measured]
     cells = list(dict.fromkeys([*row_cells, *expected]))
     # The registry's order, then user timings by name.
     order = list(METRICS)
@@ -223,14 +266,14 @@ def evaluate(
                      key=lambda n: (order.index(n) if n in METRICS else len(order), n))
     summaries: dict[str, dict[Cell, dict[str, Any]]] = {}
     failures = run_failures(frame)
-    results: list[BudgetResult] = []
     modes = _step_modes(frame, row_cells)
     for cell in cells:
         chosen: dict[str, Check] = {}
         url, device, location = cell[:3]
         flow, step = cell[4:6]
         for check in checks:
-            if check.matches(str(url), str(device), str(location), flow=flow, step=step) and (
+            if check.matches(str(url), str(device), str(location), flow=flow, step=step,
+                             template=template) and (
                     check.step is not None or mode_measures(modes.get(cell), check.metric)):
                 chosen.pop(check.metric, None)
                 chosen[check.metric] = check
@@ -255,9 +298,6 @@ def evaluate(
                 _result(check, cell, actual, values, agg, report_url, len(rows),
                         failures.get(cell, []))
             )
-    if resource_limits and read_lhr is not None:
-        results.extend(evaluate_resources(resource_limits, frame, read_lhr,
-                                          aggregation=aggregation))
     return results
 
 
@@ -273,11 +313,12 @@ def _result(
 ) -> BudgetResult:
     url, device, location, connection, flow, step = cell
     name = check.metric
-    where = cell_label(cell)
+    where = check_where(cell, check.template)
     if actual is None:
         passed = False
         if runs == 0:
-            why = "no runs"
+            why = "no runs" if check.template is None else (
+                f"no runs: no page of template {check.template} was measured")
         else:
             codes = ", ".join(sorted(set(failed_codes)))
             why = f"no value in {runs} run{'s' if runs != 1 else ''}" + (
@@ -318,4 +359,5 @@ def _result(
         message=message,
         flow=flow,
         step=step,
+        template=check.template,
     )

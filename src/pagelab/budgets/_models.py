@@ -25,6 +25,7 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -62,7 +63,9 @@ __all__ = [
     "MetricLimit",
     "PageBudget",
     "ResourceLimit",
+    "ScanBudget",
     "Scope",
+    "TemplateBudget",
     "budget_metric",
     "check_runs",
     "checks_from_mapping",
@@ -207,14 +210,20 @@ class Scope:
     #: mode measures its metric.
     flow: str | None = None
     step: str | None = None
+    #: A scan's template (``/product/*``): the limit applies to that template's runs,
+    #: pooled over its measured pages (a budget file's ``templates``).
+    template: str | None = None
 
     @property
     def is_pattern(self) -> bool:
         return self.url is not None and "*" in self.url
 
     def matches(self, url: str, device: str, location: str, *, flow: str | None = None,
-                step: str | None = None) -> bool:
-        """Whether the limit applies to this cell (``flow`` and ``step``: a flow step's)."""
+                step: str | None = None, template: str | None = None) -> bool:
+        """Whether the limit applies to this cell (``flow`` and ``step``: a flow step's;
+        ``template``: a scan template's pooled runs)."""
+        if self.template is not None and template != self.template:
+            return False
         if self.flow is not None and flow != self.flow:
             return False
         if self.step is not None and step != self.step:
@@ -360,10 +369,10 @@ class _Budgeted(StrictModel):
         return _check_preset(value)
 
 
-def _no_resource_limits(limits: _LimitsShape) -> _LimitsShape:
+def _no_resource_limits(limits: _LimitsShape, what: str = "flows") -> _LimitsShape:
     found = sorted(set(limits) & set(RESOURCE_KEYWORDS))
     if found:
-        raise ValueError(f"{found[0]}: resource budgets apply to pages, not to flows")
+        raise ValueError(f"{found[0]}: resource budgets apply to pages, not to {what}")
     return limits
 
 
@@ -418,6 +427,37 @@ class FlowBudget(_Measured):
         return self._flow
 
 
+class TemplateBudget(_Budgeted):
+    """A scan template's budgets (``templates: {"/product/*": {budgets: {...}}}``), over the
+    file's, checked on the runs of the template's sampled pages pooled per device x
+    location."""
+
+    level: Level | None = None
+
+    @field_validator("budgets")
+    @classmethod
+    def _metrics_only(cls, value: _LimitsShape) -> _LimitsShape:
+        return _no_resource_limits(value, "templates")
+
+
+class ScanBudget(StrictModel):
+    """The scan whose templates a budget file budgets: its start URL (absolute, or a path
+    resolved against ``base_url``) and the options of :func:`pagelab.scan` it sets (None:
+    scan's default)."""
+
+    url: str = Field(min_length=1)
+    per_template: int | None = Field(default=None, ge=1)
+    max_pages: int | None = Field(default=None, ge=1)
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+    seed: int | None = None
+
+    def options(self) -> dict[str, Any]:
+        """The scan options the file sets, as :func:`pagelab.scan`'s keywords."""
+        return {name: value for name, value in self.model_dump(exclude={"url"}).items()
+                if value is not None}
+
+
 def _check_preset(name: str | None) -> str | None:
     if name is not None and name not in PRESETS:
         raise ValueError(unknown_value(name, PRESETS, what="preset"))
@@ -445,6 +485,34 @@ class BudgetFile(_Budgeted):
     lhci: dict[str, Any] | None = None
     #: What reading the file decided that a user should know (nearest device/connection).
     notes: list[str] = Field(default_factory=list)
+    #: The site to scan for ``templates`` (its start URL and scan options).
+    scan: ScanBudget | None = None
+    #: A scan template (a path glob, ``/product/*``) -> its budgets; the file's budgets
+    #: apply to every template as to pages.
+    templates: dict[str, TemplateBudget] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _templates_need_a_scan(self) -> BudgetFile:
+        problem: tuple[str, str] | None = None
+        if self.templates and self.scan is None:
+            problem = ("templates", "budgets per template need the site to scan: add scan: "
+                       "{url: START_URL}")
+        elif self.scan is not None and not self.templates:
+            problem = ("scan", "name the templates to budget under templates: "
+                       "{\"/product/*\": {budgets: {...}}}")
+        elif self.templates and self.lhci is not None:
+            problem = ("templates", "Lighthouse CI assertions are checked per page, not per "
+                       "template: use pagelab budgets under templates")
+        for name in self.templates:
+            if problem is None and not name.startswith("/"):
+                problem = ("templates", f"{name!r}: a template is a URL path glob starting "
+                           "with '/' (/product/*)")
+        if problem is not None:
+            field, message = problem
+            raise ValidationError.from_exception_data("budgets", [InitErrorDetails(
+                type=PydanticCustomError("templates", message), loc=(field,),
+                input=getattr(self, field))])
+        return self
 
     @field_validator("lhci")
     @classmethod
@@ -473,21 +541,27 @@ class BudgetFile(_Budgeted):
             return page.url
         return urljoin(base.rstrip("/") + "/", page.url.lstrip("/"))
 
+    def _metric_limits(self, own: _Budgeted) -> dict[str, Any]:
+        """The metric limits of a page, flow or template: the file's presets and budgets,
+        then its own (the later wins per metric); resource keywords are left to
+        :meth:`resource_limits` (the file's apply to its pages only)."""
+        limits: dict[str, Any] = {}
+        for preset in (self.preset, own.preset):
+            if preset is not None:
+                limits.update(PRESETS[preset])
+        limits.update(self.budgets)
+        limits.update(own.budgets)
+        for key in RESOURCE_KEYWORDS:
+            limits.pop(key, None)
+        return limits
+
     def checks(self, base_url: str | None = None) -> list[Check]:
         """Every (page, metric) limit, page settings over file settings."""
         found: list[Check] = []
         for page in self.pages:
-            limits: dict[str, Any] = {}
-            for preset in (self.preset, page.preset):
-                if preset is not None:
-                    limits.update(PRESETS[preset])
-            limits.update(self.budgets)
-            limits.update(page.budgets)
-            for key in RESOURCE_KEYWORDS:
-                limits.pop(key, None)
             found.extend(
                 checks_from_mapping(
-                    limits,
+                    self._metric_limits(page),
                     url=self.page_url(page, base_url),
                     devices=tuple(d.value for d in page.devices or self.devices),
                     locations=tuple(loc.value for loc in page.locations or self.locations),
@@ -497,19 +571,31 @@ class BudgetFile(_Budgeted):
             )
         for flow in self.flows:
             found.extend(self.flow_checks(flow))
+        for name in self.templates:
+            found.extend(self.template_checks(name))
         return found
+
+    def scan_url(self, base_url: str | None = None) -> str | None:
+        """The scan's start URL, a relative one resolved against ``base_url`` (or the
+        file's); None without a scan."""
+        if self.scan is None:
+            return None
+        return self.page_url(PageBudget(url=self.scan.url), base_url)
+
+    def template_checks(self, name: str) -> list[Check]:
+        """A template's limits: the file's, then the template's own, on the file's devices
+        and locations."""
+        template = self.templates[name]
+        return checks_from_mapping(
+            self._metric_limits(template), where=f"templates: {name}", template=name,
+            devices=tuple(d.value for d in self.devices),
+            locations=tuple(loc.value for loc in self.locations),
+            level=template.level or self.level, aggregation=self.aggregation)
 
     def flow_checks(self, flow: FlowBudget) -> list[Check]:
         """A flow's limits: the file's and the flow's on every step (where the step's mode
         measures the metric), then each named step's own."""
-        limits: dict[str, Any] = {}
-        for preset in (self.preset, flow.preset):
-            if preset is not None:
-                limits.update(PRESETS[preset])
-        limits.update(self.budgets)
-        limits.update(flow.budgets)
-        for key in RESOURCE_KEYWORDS:  # the file's resource budgets are its pages'
-            limits.pop(key, None)
+        limits = self._metric_limits(flow)
         scope = {
             "devices": tuple(d.value for d in flow.devices or self.devices),
             "locations": tuple(loc.value for loc in flow.locations or self.locations),
@@ -574,6 +660,7 @@ def checks_from_mapping(
     where: str = "budget",
     flow: str | None = None,
     step: str | None = None,
+    template: str | None = None,
 ) -> list[Check]:
     """Checks from ``{metric: limit | MetricLimit | {limit, level, aggregation}}``."""
     found: list[Check] = []
@@ -595,6 +682,7 @@ def checks_from_mapping(
                 locations=locations,
                 flow=flow,
                 step=step,
+                template=template,
             )
         )
     return found
@@ -627,6 +715,8 @@ class BudgetResult:
     #: The user flow and step the cell is (None: a page run).
     flow: str | None = None
     step: str | None = None
+    #: The scan template whose pooled runs were checked (then ``url`` is the template).
+    template: str | None = None
 
     @property
     def status(self) -> str:
@@ -643,6 +733,8 @@ class BudgetResult:
         """A JSON-ready dict (values as a list, NaN never appears), with ``status`` and its
         printed ``label``, so a reader of the dict words it as the result does."""
         data = asdict(self)
+        if self.template is None:  # a page's record reads as it always did
+            del data["template"]
         data["values"] = list(self.values)
         data["status"] = self.status
         data["label"] = self.label

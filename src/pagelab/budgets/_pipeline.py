@@ -1,12 +1,14 @@
 """The one check pipeline under ``pagelab check`` and the pytest plugin: a budget file's
-pages and flows (:func:`plan_targets`) -> their runs (a number, or ``auto``; one retry of an
-engine failure) -> the checks (budgets, resource budgets, Lighthouse CI assertions, the
-baseline gate) -> records for the tables and CI reports (:mod:`._tables`, :mod:`._publish`).
+pages, flows and scan templates (:func:`plan_targets`) -> their runs (a number, or
+``auto``; one retry of an engine failure) -> the checks (budgets, resource budgets,
+Lighthouse CI assertions, the baseline gate) -> records for the tables and CI reports
+(:mod:`._tables`, :mod:`._publish`).
 
 The faces parse their options, call these, print and set their exit status, as lighthouse-ci's
 CLI does around its assertions. Measuring itself is the face's: it passes a
 :data:`MeasureMatrix` (``pagelab.measure`` bound to its runner), so budgets never reach the
-runners.
+runners. So is discovery: for a scan's templates the face passes a :data:`SampleTemplates`
+(:func:`pagelab._scan.scan_sample`, which sits above the budgets).
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ __all__ = [
     "DEFAULT_RUNS",
     "EngineFailureError",
     "MeasureMatrix",
+    "SampleTemplates",
     "Target",
+    "TemplateScan",
     "check_frame",
     "check_lhci",
     "check_resources",
@@ -62,6 +66,7 @@ __all__ = [
     "plan_targets",
     "replayed_cells",
     "replayed_flow",
+    "replayed_template",
     "source_line",
     "source_text",
     "target_urls",
@@ -74,6 +79,22 @@ DEFAULT_RUNS = 3
 #: returns their wide frame: ``pagelab.measure`` bound to the face's runner.
 MeasureMatrix = Callable[[Sequence[str] | Flow, Sequence[str], Sequence[str],
                           Mapping[str, Any] | None, int], "pd.DataFrame"]
+
+
+@dataclass(frozen=True)
+class TemplateScan:
+    """The scan of a budget file's ``templates``: its start URL (absolute), the templates
+    it budgets (path globs; a page gets the first that matches) and the options of
+    :func:`pagelab.scan` the file sets (as pairs, so the scan can key a cache)."""
+
+    start_url: str
+    templates: tuple[str, ...]
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+#: Discovers a :class:`TemplateScan`'s site and returns the pages sampled of each of its
+#: templates (a template the site lacks: absent), bound by the face.
+SampleTemplates = Callable[[TemplateScan], Mapping[str, Sequence[str]]]
 
 
 class EngineFailureError(EngineError):
@@ -118,6 +139,10 @@ class Target:
     #: The line of the budget file annotations of this target's checks point at: the
     #: page's limit on the metric (None) or, for a flow, the line naming its flow file.
     flow_file: str | None = None
+    #: A scan template's target: the template, and the scan that finds its pages (then
+    #: ``page`` is the scan's start URL).
+    template: str | None = None
+    scan: TemplateScan | None = None
 
 
 def plan_targets(budget_file: BudgetFile, base_url: str | None, *, source: str | Path,
@@ -126,7 +151,7 @@ def plan_targets(budget_file: BudgetFile, base_url: str | None, *, source: str |
     of ``budget_file``; InvalidInputError for a relative URL without a base URL or a file
     with nothing to measure."""
     pages = [p for p in budget_file.pages if "*" not in p.url]
-    if not pages and not budget_file.flows:
+    if not pages and not budget_file.flows and not budget_file.templates:
         raise InvalidInputError(
             f"{source}: no page to measure: paths with '*' only match pages measured "
             "elsewhere; name pages (pages: [{url: ...}], ci.collect.url, or a budget.json "
@@ -149,7 +174,28 @@ def plan_targets(budget_file: BudgetFile, base_url: str | None, *, source: str |
                flow.config if flow.config is not None else budget_file.config,
                flow.runs or budget_file.runs, budget_file.flow_checks(flow),
                flow_file=flow.file)
-        for flow in budget_file.flows)]
+        for flow in budget_file.flows), *_template_targets(budget_file, base_url, source,
+                                                           base_url_option)]
+
+
+def _template_targets(budget_file: BudgetFile, base_url: str | None, source: str | Path,
+                      base_url_option: str) -> list[Target]:
+    """A target per template of the file's scan, measured on the file's devices and
+    locations (every template on the same ones: their figures stay comparable)."""
+    start = budget_file.scan_url(base_url)
+    if start is None or budget_file.scan is None:
+        return []
+    if "://" not in start:
+        raise InvalidInputError(f"{source}: scan.url {budget_file.scan.url!r} is relative: "
+                                f"set base_url in the file or {base_url_option}")
+    options = tuple((name, tuple(value) if isinstance(value, list) else value)
+                    for name, value in budget_file.scan.options().items())
+    scan = TemplateScan(start, tuple(budget_file.templates), options)
+    return [Target(start, tuple(d.value for d in budget_file.devices),
+                   tuple(loc.value for loc in budget_file.locations), budget_file.config,
+                   budget_file.runs, budget_file.template_checks(name), template=name,
+                   scan=scan)
+            for name in budget_file.templates]
 
 
 def source_text(path: str | Path) -> str:
@@ -217,17 +263,24 @@ def measure_target(measure: MeasureMatrix, target: Target, runs: int | GateRule,
                    devices: Sequence[str] | None = None,
                    locations: Sequence[str] | None = None, baseline: Baseline | None = None,
                    limits: Mapping[str, RegressionLimit] | None = None,
-                   keeps_baseline: bool = False) -> tuple[pd.DataFrame, list[str]]:
+                   keeps_baseline: bool = False, sample: SampleTemplates | None = None,
+                   ) -> tuple[pd.DataFrame, list[str]]:
     """A target's runs on its devices and locations (or the given ones): a flow's with
     :func:`measure_flow`, a page's with :func:`measure_cells` or, for ``auto``,
-    :func:`measure_auto` on the checks of its cells; the frame and the ``auto`` notes."""
+    :func:`measure_auto` on the checks of its cells, a scan template's sampled pages (found
+    by ``sample``) with :func:`measure_cells` and a ``template`` column; the frame and the
+    notes (where ``auto`` stopped, a template the scan did not find)."""
     chosen = (list(devices or target.devices), list(locations or target.locations))
-    if isinstance(target.page, Flow):
-        if not isinstance(runs, int):
-            raise InvalidInputError("runs=auto measures pages only: give the flow a number "
-                                    "of runs")
+    fixed = isinstance(target.page, Flow) or target.template is not None
+    if fixed and not isinstance(runs, int):
+        what = "the flow" if isinstance(target.page, Flow) else "the templates"
+        raise InvalidInputError(f"runs=auto measures pages only: give {what} a number of "
+                                "runs")
+    if isinstance(target.page, Flow) and isinstance(runs, int):
         return measure_flow(measure, target.page, *chosen, target.config, runs), []
-    urls = target_urls(target)
+    urls = target_urls(target, sample)
+    if target.template is not None and isinstance(runs, int):
+        return _measure_template(measure, target, urls, chosen, runs)
     if isinstance(runs, int):
         return measure_cells(measure, urls, *chosen, target.config, runs), []
     checks = [c for c in target.checks if any(
@@ -237,11 +290,31 @@ def measure_target(measure: MeasureMatrix, target: Target, runs: int | GateRule,
                         keeps_baseline=keeps_baseline)
 
 
-def target_urls(target: Target) -> list[str]:
-    """A page target's URLs (none for a flow)."""
+def target_urls(target: Target, sample: SampleTemplates | None = None) -> list[str]:
+    """A page target's URLs (none for a flow); a template target's sampled pages, found by
+    ``sample`` (none without it, or when the scan found no page of the template)."""
     if isinstance(target.page, Flow):
         return []
+    if target.template is not None:
+        if sample is None or target.scan is None:
+            return []
+        return list(sample(target.scan).get(target.template, ()))
     return [target.page] if isinstance(target.page, str) else list(target.page)
+
+
+def _measure_template(measure: MeasureMatrix, target: Target, urls: Sequence[str],
+                      chosen: tuple[list[str], list[str]], runs: int,
+                      ) -> tuple[pd.DataFrame, list[str]]:
+    """A template's sampled pages measured (none: no run, and a note; its checks then
+    fail saying so), with the ``template`` column its checks select its runs by."""
+    from pagelab.frames import to_frame, with_template
+
+    notes = [] if urls else [
+        f"template {target.template}: the scan of {target.page} found no page of it"]
+    frame = measure_cells(measure, urls, *chosen, target.config, runs) if urls \
+        else to_frame([])
+    return with_template(frame, str(target.template)), notes
+
 
 
 def measure_cells(measure: MeasureMatrix, urls: Sequence[str], devices: Sequence[str],
@@ -335,6 +408,24 @@ def replayed_cells(frame: pd.DataFrame, urls: Sequence[str], devices: Sequence[s
                     raise InvalidInputError(
                         f"no recorded runs for {device}/{location} {url} in {source}")
     engine = _engine_failed(chosen)
+    if not engine.empty:
+        row = engine.iloc[0]
+        raise EngineFailureError(f"the engine failed on {row['device']}/{row['location']} "
+                                 f"{row['url']}: {row['error_code']} (recorded in {source})")
+    return chosen.reset_index(drop=True)
+
+
+def replayed_template(frame: pd.DataFrame, template: str, devices: Sequence[str],
+                      locations: Sequence[str], source: str) -> pd.DataFrame:
+    """A scan template's recorded runs (its ``template`` column) on the devices and
+    locations: none is no error (its checks fail saying so); a recorded engine failure is
+    :class:`EngineFailureError`."""
+    chosen = frame.iloc[:0]
+    if "template" in frame.columns:
+        chosen = frame[(frame["template"].astype(object) == template)
+                       & frame["device"].astype(str).isin(list(devices))
+                       & frame["location"].astype(str).isin(list(locations))]
+    engine = _engine_failed(chosen) if "engine_failure" in chosen.columns else chosen.iloc[:0]
     if not engine.empty:
         row = engine.iloc[0]
         raise EngineFailureError(f"the engine failed on {row['device']}/{row['location']} "

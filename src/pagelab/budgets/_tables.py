@@ -9,7 +9,7 @@ from typing import Any
 
 from pagelab._cells import cell_label
 
-from ._evaluate import format_tally, format_value
+from ._evaluate import check_where, format_tally, format_value
 from ._gate import format_difference
 
 __all__ = ["check_table", "regression_table"]
@@ -29,7 +29,8 @@ def _row(check: Record) -> tuple[str, ...]:
     else:
         def shown(value: Any) -> str:
             return format_value(metric, value)
-    return (cell_label(check), metric, f"{check['operator']} {shown(check['expected'])}",
+    return (check_where(check, check.get("template")), metric,
+            f"{check['operator']} {shown(check['expected'])}",
             shown(check["actual"]), str(check["label"]))
 
 

@@ -91,7 +91,7 @@ def _changes(args: argparse.Namespace) -> int:
     print(f"{len(frame)} runs of {builds} builds"
           + (f" on {args.branch}" if args.branch else "")
           + (f" of {args.url}" if args.url else ""))
-    # The direct call, until Results.changes (another branch of issue 37) is merged.
+    # change_points itself, not Results.changes: --min-runs is passed on.
     changes = pagelab.stats.change_points(frame, metric=args.metric, alpha=args.alpha,
                                           min_runs=args.min_runs)
     if changes.empty:

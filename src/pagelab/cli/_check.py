@@ -1,9 +1,11 @@
-"""``pagelab check BUDGETS``: measure a budget file's pages and check them (exit 1 on a miss)."""
+"""``pagelab check BUDGETS``: measure a budget file's pages (flows, scan templates) and check
+them (exit 1 on a miss)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,9 @@ def register(subparsers: Any) -> None:
         "check",
         help="measure the pages of a budget file and check their budgets (exit 1 on a miss)",
         description="Budget files: pagelab YAML/JSON, Lighthouse CI assertions (lighthouserc."
-        "json) or Lighthouse budget.json. Exit status 0: every error-level budget met; 1: one "
+        "json) or Lighthouse budget.json. A pagelab file may name a site to scan and budget "
+        "its templates (scan: and templates:, docs/scan.md): the site is discovered first. "
+        "Exit status 0: every error-level budget met; 1: one "
         "missed or a page failed to load; 2: bad input, or the engine failed twice on a run "
         "(a crash or time-out; a failed run is measured once more).",
     )
@@ -54,6 +58,7 @@ def _check(args: argparse.Namespace) -> int:
     from pagelab import budgets
     from pagelab._exceptions import InvalidInputError
     from pagelab._progress import ProgressBar
+    from pagelab._scan import scan_sample
     from pagelab.frames import read_runs
 
     budget_file = budgets.load_budgets(args.budgets)
@@ -86,6 +91,8 @@ def _check(args: argparse.Namespace) -> int:
             raise InvalidInputError("--runs auto measures pages only: this budget file has "
                                     "flows, give a number of runs")
         planned = [(t, runs or budgets.parse_runs(t.runs)) for t in targets]
+        # A scan's site is discovered once, before any run, for all its templates.
+        sample = functools.cache(scan_sample)
         frames = []
         with contextlib.ExitStack() as stack:
             runner = stack.enter_context(pagelab.connect())
@@ -93,11 +100,12 @@ def _check(args: argparse.Namespace) -> int:
             # With --runs auto the total is the maximum: the bar may end early.
             bar = stack.enter_context(ProgressBar(sum(
                 len(t.devices) * len(t.locations) * (n if isinstance(n, int) else n.max_runs)
+                * (len(budgets.target_urls(t, sample)) if t.template is not None else 1)
                 for t, n in planned))) if args.progress else None
             # Each run's build: PAGELAB_COMMIT..., the CI's variables, else git here.
             measure = budgets.matrix_measure(pagelab.measure, runner, bar.add if bar else False)
             for target, count in planned:
-                measured, notes = budgets.measure_target(measure, target, count)
+                measured, notes = budgets.measure_target(measure, target, count, sample=sample)
                 frames.append(measured)
                 for note in notes:
                     print(note)

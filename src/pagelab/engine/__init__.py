@@ -30,6 +30,7 @@ from ._resolver import Resolver as Resolver
 from ._resolver import dns_server_resolver as dns_server_resolver
 from ._sandbox import BrowserSandbox as BrowserSandbox
 from ._targets import IPAddress as IPAddress
+from ._targets import enforced as enforced
 from ._targets import parse_networks as parse_networks
 from ._targets import resolve as resolve
 from ._targets import target_of as target_of

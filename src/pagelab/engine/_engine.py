@@ -58,7 +58,7 @@ from ._sandbox import (
 )
 from ._scrub import SecretScrubber
 from ._settings import LighthouseRunSpec, build_run_spec
-from ._targets import TargetPolicy
+from ._targets import TargetPolicy, enforced
 from ._video import Frame, VideoError, encode_video, screenshots_text
 
 __all__ = ["CHROMIUM_FLAGS", "ENGINE_CRASHED", "TIMEOUT", "Engine", "RunResult"]
@@ -545,7 +545,7 @@ class Engine(Closing):
         """The warm browser and driver for a run of ``spec``, every connection through the
         egress proxy when ``policy`` refuses anything, and the list its refusals go to.
         Raises :class:`_EngineFailed` (processes closed) when they cannot start."""
-        guarded = policy if policy is not None and policy.restricts else None
+        guarded = enforced(policy)
         try:
             egress = self._egress() if guarded else None
             browser, driver = self._ensure_started(

@@ -30,6 +30,7 @@ __all__ = [
     "ResolvedTarget",
     "TargetPolicy",
     "TargetRefusedError",
+    "enforced",
     "parse_networks",
     "resolve",
     "target_of",
@@ -159,6 +160,14 @@ class TargetPolicy:
     def check_urls(self, urls: Sequence[str], *, field: str) -> None:
         for index, url in enumerate(urls):
             self.check_url(url, field=f"{field}[{index}]" if len(urls) > 1 else field)
+
+
+def enforced(policy: TargetPolicy | None) -> TargetPolicy | None:
+    """The policy a request must be checked against, or None when nothing is refused: no
+    policy at all (the local runners and a user's own process: a notebook may test
+    ``localhost``) or one that allows every address. The one place that decides whether
+    a browser run, a TTFB probe or a scan's discovery is guarded."""
+    return policy if policy is not None and policy.restricts else None
 
 
 def target_of(url: str, *, field: str = "url") -> tuple[str, int]:

@@ -30,7 +30,7 @@ from pagelab.models import (
     validation_message,
 )
 
-from ._targets import IPAddress, TargetPolicy, resolve
+from ._targets import IPAddress, TargetPolicy, enforced, resolve
 
 __all__ = ["TTFB_ERROR_CODES", "location_result", "probe", "run_ttfb"]
 
@@ -189,8 +189,9 @@ def probe(
         raise InvalidInputError(f"timeout: must be a positive number of seconds, got {timeout!r}")
     connect_to: str | None = None
     dns_us = 0
-    if policy is not None and policy.restricts:
-        pinned = _pinned_address(url, policy)
+    guarded = enforced(policy)
+    if guarded is not None:
+        pinned = _pinned_address(url, guarded)
         if isinstance(pinned, TTFBError):
             return None, pinned
         address, port, dns_us = pinned

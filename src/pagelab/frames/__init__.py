@@ -67,5 +67,6 @@ from ._visual import visually_complete_ms as visually_complete_ms
 from ._wide import FLOW_COLUMNS as FLOW_COLUMNS
 from ._wide import INTERACTION_COLUMNS as INTERACTION_COLUMNS
 from ._wide import row_count as row_count
+from ._wide import with_template as with_template
 
 publish(__name__, globals(), __all__)

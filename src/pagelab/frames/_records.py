@@ -40,6 +40,7 @@ from ._wide import (
     INTERACTION_COLUMNS,
     add_flow_columns,
     add_interaction_columns,
+    with_template,
 )
 
 __all__ = ["from_records", "read_runs", "to_records", "to_reports"]
@@ -93,6 +94,9 @@ def from_records(records: list[dict[str, Any]] | pd.DataFrame) -> pd.DataFrame:
         if str(name).startswith(USER_TIMING_PREFIX):
             data[str(name)] = pd.to_numeric(raw[name], errors="coerce").astype("float64")
     frame = pd.DataFrame(data, columns=list(data))
+    if "template" in raw.columns:  # a scan's runs
+        frame = with_template(frame, [v if isinstance(v, str) else None
+                                      for v in raw["template"]])
     if "flow" in raw.columns:
         # Runs of user flows: their step columns, after url as to_frame puts them.
         def present(v: Any) -> Any:

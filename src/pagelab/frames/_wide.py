@@ -93,7 +93,7 @@ from pagelab.models import (
     metric_columns,
 )
 
-__all__ = ["COLUMNS", "UNITS", "to_frame", "to_long"]
+__all__ = ["COLUMNS", "UNITS", "to_frame", "to_long", "with_template"]
 
 #: Unit of each metric column (read from the metric registry).
 UNITS: dict[str, str] = {name: m.unit for name, m in METRICS.items()}
@@ -455,3 +455,13 @@ def to_long(frame: pd.DataFrame) -> pd.DataFrame:
     long["unit"] = long["metric"].map(
         {name: metric(name).unit for name in value_vars}).astype("string")
     return long
+
+
+def with_template(frame: pd.DataFrame, template: str | Sequence[str | None]) -> pd.DataFrame:
+    """``frame`` with a ``template`` column right after ``url`` (one name for every row,
+    or one per row): how a scan's runs carry their template."""
+    names = [template] * len(frame) if isinstance(template, str) else list(template)
+    frame = frame.drop(columns="template", errors="ignore")
+    frame.insert(list(frame.columns).index("url") + 1, "template",
+                 pd.Series(names, index=frame.index, dtype="string"))
+    return frame

@@ -1,5 +1,6 @@
 """Plots of a matrix of runs (the wide frame or ``Results``): runs per group, their
-distribution, an A/B comparison, a trend over time and a heat map over two axes.
+distribution, an A/B comparison, a trend over time or builds (its changes marked) and a heat
+map over two axes.
 
 Only successful runs with a value are drawn; failed runs are counted in the labels (and
 marked on the trend's time axis), never drawn as zeros. Labels, units and the good / poor
@@ -15,11 +16,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from pagelab._change_points import (
+    DIRECTION_RATING,
+    NO_COMMIT,
+    build_order,
+    has_commits,
+    short_commit,
+)
 from pagelab._exceptions import InvalidInputError
 from pagelab._extras import require
 from pagelab._public import renamed_keyword
 from pagelab.frames import CELL
-from pagelab.models import METRICS, RATING_FILL, Metric, unknown_value
+from pagelab.models import METRICS, RATING_COLOURS, RATING_FILL, Metric, unknown_value
 
 from ._common import (
     EMPTY_FILL,
@@ -295,6 +303,12 @@ def _utc_naive(times: pd.Series) -> pd.Series:
     return times.dt.tz_localize(None)
 
 
+#: The most commits labelled on a build axis (beyond, every k-th build is labelled).
+_BUILD_LABELS = 30
+#: Columns :func:`trend` reads from :func:`pagelab.stats.change_points`' frame.
+_CHANGE_MARK_COLUMNS = ("metric", "commit", "rel_change", "direction")
+
+
 @shows_its_figure
 def trend(
     frame: object,
@@ -302,22 +316,58 @@ def trend(
     ax: Axes | None = None,
     *,
     by: str | Sequence[str] | None = None,
+    x: str | None = None,
+    changes: bool | pd.DataFrame = True,
 ) -> Axes:
-    """A metric over time (``created_at``, UTC): each group's successful runs joined by a
-    line (``by`` default: the cell columns that vary), the good / poor thresholds as
-    horizontal lines, failed runs as red crosses on the time axis (they have no value).
-    Takes the wide frame (e.g. :func:`pagelab.stats.history`) or ``Results``."""
+    """A metric over time or over builds, per group (``by`` default: the cell columns that
+    vary), with the good / poor thresholds as horizontal lines and failed runs as red
+    crosses on the x axis (they have no value). Takes the wide frame (e.g.
+    :func:`pagelab.stats.history`) or ``Results``.
+
+    ``x="time"``: the successful runs over ``created_at`` (UTC), joined by a line.
+    ``x="build"``: the builds in build order (a build's first run's ``created_at``), each
+    labelled with its short commit; the successful runs as points and each build's median
+    as a line (runs without a commit left out). ``x=None``: builds when any run names its
+    commit, else time.
+
+    ``changes`` marks where the level changed: a vertical line at the first build of each
+    new level (on the time axis: at its first run), labelled with the change in percent,
+    red for a regression and green for an improvement. True: the metric's
+    :func:`pagelab.stats.change_points` (when the runs have commits); a frame of it (e.g.
+    ``Results.changes()``): its rows for this metric; False: none.
+    """
     data = frame_of(frame, "frame")
     m = check_metric(metric, data)
+    if x not in (None, "time", "build"):
+        raise InvalidInputError(f"x: {unknown_value(x, ('time', 'build'))}")
+    marks = _change_marks(data, m, changes)
+    keys, labels, order, origin = _groups(data, by)
+    ax = new_axes(ax, (9.0, 4.5))
+    if x == "build" or (x is None and has_commits(data)):
+        where = _by_build(ax, data, m, keys, labels.to_numpy(), order)
+        what = "over builds"
+    else:
+        where = _by_time(ax, data, m, keys, labels.to_numpy(), order)
+        what = "over time"
+    _mark_changes(ax, marks, where, keys)
+    threshold_lines(ax, m, "y")
+    ax.set_ylabel(axis_label(m))
+    ax.set_title(f"{m.title} {what}{_title_suffix(keys, origin)}", loc="left",
+                 fontsize="medium")
+    ax.grid(alpha=0.3)
+    _legend(ax)
+    return ax
+
+
+def _by_time(ax: Axes, data: pd.DataFrame, m: Metric, keys: list[str],
+             label_array: np.ndarray, order: list[str]) -> dict[str, Any]:
+    """The runs over ``created_at``; returns where each commit's first run is."""
     if "created_at" not in data.columns:
         raise InvalidInputError("frame: no created_at column; expected the wide frame")
-    keys, labels, order, origin = _groups(data, by)
     times = _utc_naive(data["created_at"])
     ok = successful(data, m) & times.notna().to_numpy(bool)
     bad = failed(data) & times.notna().to_numpy(bool)
     values = data[m.name].to_numpy(dtype="float64", na_value=np.nan)
-    label_array = labels.to_numpy()
-    ax = new_axes(ax, (9.0, 4.5))
     for group in order:
         chosen = (label_array == group) & ok
         if not chosen.any():
@@ -325,22 +375,109 @@ def trend(
         part = pd.DataFrame({"t": times[chosen].to_numpy(), "v": values[chosen]}).sort_values("t")
         ax.plot(part["t"], part["v"], marker="o", markersize=4, linewidth=1.2, zorder=3,
                 label=plain(group) if keys else f"runs (n={len(part)})")
-    if bad.any():
-        ax.plot(times[bad].to_numpy(), np.zeros(int(bad.sum())), linestyle="none", marker="x",
-                markersize=7, color=_FAILED_COLOUR, clip_on=False, zorder=5,
-                transform=ax.get_xaxis_transform(), label=f"failed run ({int(bad.sum())})")
+    _failed_marks(ax, times[bad].to_numpy())
     ax.set_ylim(*value_limits(values[ok], m))
-    threshold_lines(ax, m, "y")
-    ax.set_ylabel(axis_label(m))
     ax.set_xlabel("time (UTC)")
     locator = _date_locator()
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(_concise(locator))
-    ax.set_title(f"{m.title} over time{_title_suffix(keys, origin)}", loc="left",
-                 fontsize="medium")
-    ax.grid(alpha=0.3)
-    _legend(ax)
-    return ax
+    if not has_commits(data):
+        return {}
+    commits = data["commit"].astype("string")
+    first = times[commits.notna().to_numpy(bool)].groupby(commits.dropna().to_numpy()).min()
+    return {str(commit): time for commit, time in first.items()}
+
+
+def _by_build(ax: Axes, data: pd.DataFrame, m: Metric, keys: list[str],
+              label_array: np.ndarray, order: list[str]) -> dict[str, Any]:
+    """The runs over the builds; returns each commit's position."""
+    if not has_commits(data):
+        raise InvalidInputError(NO_COMMIT)
+    with_commit = data["commit"].notna().to_numpy(bool)
+    runs = data[with_commit]
+    positions, commits = build_order(runs)
+    label_array = label_array[with_commit]
+    ok = successful(runs, m)
+    values = runs[m.name].to_numpy(dtype="float64", na_value=np.nan)
+    for group in order:
+        chosen = (label_array == group) & ok
+        if not chosen.any():
+            continue
+        medians = pd.Series(values[chosen]).groupby(positions[chosen]).median()
+        line, = ax.plot(medians.index, medians.to_numpy(), linewidth=1.4, marker="_",
+                        markersize=9, zorder=4,
+                        label=plain(group) if keys else "median of each build")
+        ax.scatter(positions[chosen], values[chosen], s=14, color=line.get_color(),
+                   alpha=0.55, linewidths=0, zorder=3,
+                   label=None if keys else f"runs (n={int(chosen.sum())})")
+    _failed_marks(ax, positions[failed(runs)])
+    ax.set_ylim(*value_limits(values[ok], m))
+    ax.set_xlim(-0.5, len(commits) - 0.5)
+    step = math.ceil(len(commits) / _BUILD_LABELS)
+    shown = range(0, len(commits), step)
+    ax.set_xticks(list(shown), [plain(short_commit(commits[i])) for i in shown],
+                  rotation=90, fontsize="x-small")
+    ax.set_xlabel(f"build, oldest first ({len(commits)} builds, by commit)")
+    return {commit: index for index, commit in enumerate(commits)}
+
+
+def _failed_marks(ax: Axes, where: np.ndarray) -> None:
+    """Failed runs as red crosses on the x axis at ``where`` (they have no value)."""
+    if len(where):
+        ax.plot(where, np.zeros(len(where)), linestyle="none", marker="x", markersize=7,
+                color=_FAILED_COLOUR, clip_on=False, zorder=5,
+                transform=ax.get_xaxis_transform(), label=f"failed run ({len(where)})")
+
+
+def _change_marks(data: pd.DataFrame, m: Metric, changes: bool | pd.DataFrame) -> pd.DataFrame:
+    """The changes of ``m`` to mark: computed (True, when the runs have commits), given (a
+    frame of :func:`pagelab.stats.change_points`) or none."""
+    if isinstance(changes, pd.DataFrame):
+        missing = [c for c in _CHANGE_MARK_COLUMNS if c not in changes.columns]
+        if missing:
+            raise InvalidInputError(
+                f"changes: missing column(s) {', '.join(missing)}; expected the frame of "
+                f"pagelab.stats.change_points")
+        return changes[changes["metric"].astype("string") == m.name].reset_index(drop=True)
+    if not isinstance(changes, bool):
+        raise InvalidInputError(
+            f"changes: expected True, False or the frame of pagelab.stats.change_points, "
+            f"got {type(changes).__name__}")
+    if not changes or not has_commits(data):
+        return pd.DataFrame(columns=list(_CHANGE_MARK_COLUMNS))
+    from pagelab.stats import change_points
+
+    return change_points(data, m.name)
+
+
+def _mark_changes(ax: Axes, marks: pd.DataFrame, where: dict[str, Any],
+                  keys: list[str]) -> None:
+    """A vertical line at the first build of each new level, coloured by its direction,
+    and its change in percent (with its group's name when groups are drawn) at the top."""
+    named = bool(keys) and all(k in marks.columns for k in keys)
+    group_names = group_labels(marks, keys)[0] if named and len(marks) else None
+    legend_done: set[str] = set()
+    stacked: dict[object, int] = {}  # marks at one build are written one under the other
+    for i, row in marks.iterrows():
+        commit = str(row["commit"])
+        if commit not in where:
+            continue
+        direction = str(row["direction"])
+        rating = DIRECTION_RATING[direction]
+        position = where[commit]
+        ax.axvline(position, color=RATING_FILL[rating], linewidth=1.6, zorder=2,
+                   gid=f"change:{commit}", label=direction if direction not in legend_done
+                   else None)
+        legend_done.add(direction)
+        text = Metric.format_rel_diff(float(row["rel_change"]))
+        if group_names is not None:
+            text = f"{plain(group_names.iloc[int(str(i))])} {text}"
+        row_index = stacked.get(position, 0)
+        stacked[position] = row_index + 1
+        ax.annotate(text, (position, 1), xycoords=ax.get_xaxis_transform(),
+                    xytext=(3, -10 - 11 * row_index), textcoords="offset points",
+                    fontsize="x-small", color=RATING_COLOURS[rating][1], zorder=6,
+                    bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1})
 
 
 def _date_locator() -> Any:

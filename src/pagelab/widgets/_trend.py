@@ -1,12 +1,15 @@
 """TrendExplorer: one metric of one page over the history kept by the runner's store or
-service, with the good/poor thresholds drawn."""
+service, with the good/poor thresholds drawn; over builds, with the change points marked,
+when the runs name their commits."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from pagelab._change_points import has_commits
 from pagelab._html import table
+from pagelab._readable import changes_table
 from pagelab.catalog import DEVICES
 from pagelab.models import METRICS, metric_value
 
@@ -31,7 +34,10 @@ WINDOWS: tuple[tuple[str, float | None], ...] = (
 
 class TrendExplorer(Panel):
     """Read past tests of ``url`` (empty: every URL) on ``device`` (empty: every device)
-    from the runner's history and plot ``metric`` over time.
+    from the runner's history and plot ``metric`` over time, or over builds when the runs
+    name their commits (:func:`pagelab.plots.trend`); then, with "mark change points" on
+    (the default), each change of level is marked on the plot and listed under it
+    (:func:`pagelab.stats.change_points`).
 
     ``.frame`` holds the wide frame read (newest last); nothing is run, so Run is cheap.
     """
@@ -46,6 +52,7 @@ class TrendExplorer(Panel):
         device: str = "",
         metric: str = "largest_contentful_paint",
         window_days: float | None = 7.0,
+        mark_changes: bool = True,
     ) -> None:
         super().__init__(runner)
         w = self._w
@@ -63,14 +70,21 @@ class TrendExplorer(Panel):
         self.run_button.description = "Load"
         self.table = w.HTML(value="")
         self.table.add_class("pagelab-trend-box")
+        self.mark_changes = w.Checkbox(value=mark_changes, description="mark change points",
+                                       indent=False)
+        #: The change points of the metric shown (a table), when the runs have commits.
+        self.changes = w.HTML(value="")
+        self.changes.add_class("pagelab-trend-changes")
         self.metric.observe(lambda _change: self._redraw(), names="value")
+        self.mark_changes.observe(lambda _change: self._redraw(), names="value")
         self._build(
             w.HBox([self.url]),
             w.HBox([self.device, self.metric, self.window]),
-            w.HBox([self.run_button, self.stop_button, self.status]),
+            w.HBox([self.run_button, self.stop_button, self.mark_changes, self.status]),
             self.error_box,
             self.table,
             self.plot_area,
+            self.changes,
         )
 
     def _prepare(self) -> None:
@@ -95,6 +109,7 @@ class TrendExplorer(Panel):
         if frame is None:
             return
         m = METRICS[self.metric.value]
+        self.changes.value = ""
         if frame.empty:
             self.table.value = "<i>No test in this window.</i>"
             self._set_plot(None)
@@ -116,4 +131,18 @@ class TrendExplorer(Panel):
         ))
         from pagelab import plots
 
-        self._set_plot(figure_png(lambda ax: plots.trend(frame, m.name, ax=ax)))
+        found = self._changes(frame, m.name)
+        self._set_plot(figure_png(lambda ax: plots.trend(
+            frame, m.name, ax=ax, changes=found if found is not None else False)))
+
+    def _changes(self, frame: pd.DataFrame, name: str) -> pd.DataFrame | None:
+        """The metric's change points, listed under the plot, when asked for and the runs
+        have commits; else None."""
+        if not self.mark_changes.value or not has_commits(frame):
+            return None
+        from pagelab import stats
+
+        found = stats.change_points(frame, name)
+        self.changes.value = (str(changes_table(found)) if len(found) else
+                              "<i>No change point over these builds.</i>")
+        return found
