@@ -306,3 +306,20 @@ def test_the_local_runner_stores_the_build_of_each_face(
             runner.lighthouse(FAST, build={"sha": "x"})
         with pytest.raises(InvalidInputError, match="commit: expected a non-empty string"):
             runner.list(commit="")
+
+
+def test_a_runner_written_before_builds_still_reads_its_history(
+        history_runner: LocalRunner) -> None:
+    # A Runner of one's own whose list() takes no branch / commit (the protocol before
+    # issue 37): read_history asks for them only when a filter is given.
+    from pagelab.models import TestReport, TimeInput
+    from pagelab.runners import read_history
+
+    class OlderRunner:
+        def list(self, page: int = 1, per_page: int = 10, *,
+                 created_at_gte: TimeInput = None,
+                 created_at_lte: TimeInput = None) -> list[TestReport]:
+            return history_runner.list(page, per_page, created_at_gte=created_at_gte,
+                                       created_at_lte=created_at_lte)
+
+    assert len(read_history(OlderRunner(), url=FAST)) == 16  # type: ignore[arg-type]

@@ -81,12 +81,15 @@ def read_history(
         "device", [d.value for d in Device],
     )
     locations = _wanted(location, "location", [loc.value for loc in Location])
+    # Asked for only when given: a runner written before builds were stored still reads.
+    by_build = {name: value for name, value in (("branch", branch), ("commit", commit))
+                if value is not None}
     found: list[TestReport] = []
     seen: set[str] = set()
     page = 1
     while len(found) < limit:
         batch = runner.list(page, per_page=_PER_PAGE, created_at_gte=since,
-                            created_at_lte=until, branch=branch, commit=commit)
+                            created_at_lte=until, **by_build)
         for report in batch:
             # A test created while paging shifts the pages by one: skip what was seen.
             if report.id is not None:
