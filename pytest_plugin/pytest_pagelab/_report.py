@@ -26,7 +26,7 @@ def summary_lines(state: PagelabState) -> list[str]:
     if regression:
         if lines:
             lines.append("")
-        lines.append(f"baseline comparison ({state.setting('compare')})")
+        lines.append(f"baseline comparison ({state.baseline_name()})")
         lines.extend(regression_table(regression))
     lines.extend(f"baseline warning: {warning}" for warning in state.warnings)
     lines.extend(dict.fromkeys(state.notes))

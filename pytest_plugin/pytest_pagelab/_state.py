@@ -27,10 +27,12 @@ if TYPE_CHECKING:
         BudgetResult,
         Check,
         GateRule,
+        HistoryBaseline,
         RegressionLimit,
         Target,
         TemplateScan,
     )
+    from pagelab.models import Build
 
 __all__ = ["DEFAULTS", "SETTINGS", "STATE_KEY", "PagelabState"]
 
@@ -51,10 +53,12 @@ SETTINGS: dict[str, str] = {
     "base_url": "base URL for relative page URLs in budget files",
     "save_baseline": "save the aggregated results as a baseline JSON file",
     "compare": "compare every measured cell with this baseline file",
-    "compare_fail": "regression limits against --pagelab-compare, e.g. "
-    "largest_contentful_paint:10%,performance_score:5",
-    "alpha": "false-alarm rate of the regression gate against --pagelab-compare "
-    "(default 0.05): a regression must be significant at this level",
+    "against": "history: compare every measured cell with the newest stable builds of this "
+    "build's branch in the store instead of a baseline file",
+    "compare_fail": "regression limits against the baseline (--pagelab-compare or "
+    "--pagelab-against), e.g. largest_contentful_paint:10%,performance_score:5",
+    "alpha": "false-alarm rate of the regression gate against the baseline (default 0.05): "
+    "a regression must be significant at this level",
     "inconclusive": "pass (default) or fail: what a difference beyond --pagelab-compare-fail "
     "that is not significant does",
     "replay": "check budgets against runs saved earlier (a --pagelab-results JSON or a "
@@ -172,12 +176,21 @@ class PagelabState:
             self.runs()
         if self.setting("aggregation") != DEFAULTS["aggregation"]:
             self.aggregation()
-        if self.setting("compare_fail") and not self.setting("compare"):
-            raise pytest.UsageError("--pagelab-compare-fail needs --pagelab-compare=BASELINE")
+        against = self.setting("against")
+        if against is not None and str(against).strip().lower() != "history":
+            raise pytest.UsageError(f"--pagelab-against: expected history, got {against!r}")
+        if against and self.setting("compare"):
+            raise pytest.UsageError("--pagelab-against=history and --pagelab-compare=BASELINE "
+                                    "are two baselines: give one")
+        if self.setting("compare_fail") and not (self.setting("compare") or against):
+            raise pytest.UsageError("--pagelab-compare-fail needs --pagelab-compare=BASELINE "
+                                    "or --pagelab-against=history")
         if self.setting("compare_fail"):
             self.regression_limits()
         if self.setting("compare"):
             self.baseline()
+        if against:
+            self.history_build()
 
     # -- shared resources -------------------------------------------------------------
 
@@ -219,10 +232,45 @@ class PagelabState:
         return replay
 
     def baseline(self) -> Baseline | None:
+        """The baseline file's (``--pagelab-compare``), else the branch history's
+        (``--pagelab-against=history``), else None."""
         from pagelab.budgets import load_baseline
 
+        if self.setting("against"):
+            return self.history().baseline
         baseline: Baseline | None = self._loaded("compare", load_baseline)
         return baseline
+
+    def baseline_name(self) -> str:
+        """What the runs are compared with, as the summary names it."""
+        if self.setting("against"):
+            return f"history of {self.history_build().branch}"
+        return str(self.setting("compare"))
+
+    def history_build(self) -> Build:
+        """The build checked against its branch's history; a build without a branch is a
+        usage error."""
+        from pagelab import InvalidInputError, budgets
+
+        if "build" not in self._read:
+            try:
+                self._read["build"] = budgets.history_build()
+            except InvalidInputError as exc:
+                raise pytest.UsageError(f"--pagelab-against=history: {exc}") from exc
+        build: Build = self._read["build"]
+        return build
+
+    def history(self) -> HistoryBaseline:
+        """The baseline of this build's branch in the runner's store, read once: per cell
+        the newest stable builds (``budgets.history_baseline``)."""
+        from pagelab import budgets
+
+        if "against" not in self._read:
+            self._read["against"] = budgets.history_baseline(
+                self.runner(), list(self.regression_limits()), build=self.history_build(),
+                alpha=self.alpha())
+        history: HistoryBaseline = self._read["against"]
+        return history
 
     def regression_limits(self) -> dict[str, RegressionLimit]:
         from pagelab.budgets import parse_regression_limits
@@ -296,6 +344,10 @@ class PagelabState:
                             limits=self.regression_limits() if self.baseline() else None,
                             rule=self.rule(), adaptive=adaptive, only_cell=only_cell)
         outcome.warnings.extend(found.warnings)
+        if self.setting("against"):  # which builds of the history each page met
+            pages = dict.fromkeys((r.url, r.device, r.location) for kind, r in found.results
+                                  if kind == "baseline")
+            outcome.notes.extend(n for page in pages for n in self.history().notes.get(page, []))
         failures = found.failures
         # "budget" for the test's own limits, "baseline" for a regression check against
         # --pagelab-compare; the summary shows them apart.
