@@ -190,3 +190,35 @@ def test_usage_errors(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
     result.stderr.fnmatch_lines([
         "*--pagelab-compare-fail needs --pagelab-compare=BASELINE or --pagelab-against=history*",
     ])
+
+
+@pytest.mark.engine
+def test_each_build_s_runs_are_the_next_build_s_history(
+        pytester: pytest.Pytester, demo_url: str, engine_cache: str, data_dir: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The real engine, 2 builds x 4 runs: the first build has no history (said, not
+    # compared); the plugin stores its runs with their build, so the second build is
+    # compared with them.
+    monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
+    monkeypatch.setenv("PAGELAB_BRANCH", "main")
+    pytester.makepyfile(test_pages=f"""
+        def test_fast(perf):
+            perf.measure("{demo_url}/fast", devices="desktop")
+    """)
+    args = ("--pagelab-runs=4", "--pagelab-against=history",
+            "--pagelab-compare-fail=largest_contentful_paint:50%")
+    monkeypatch.setenv("PAGELAB_COMMIT", "a" * 40)
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"baseline warning: baseline has no runs for desktop/us "
+                                 f"{demo_url}/fast: not compared"])
+    monkeypatch.setenv("PAGELAB_COMMIT", "b" * 40)
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=1)
+    result.stdout.re_match_lines([
+        rf"desktop/us {demo_url}/fast\s+largest_contentful_paint\s+.*4 vs 4\s+\S+\s+pass",
+        rf"history baseline for desktop/us {demo_url}/fast: 1 build of main \(4 runs\), "
+        r"aaaaaaa to aaaaaaa: no change among them",
+    ])
+    stored = pagelab.history(branch="main").frame
+    assert stored["commit"].tolist() == ["a" * 40] * 4 + ["b" * 40] * 4
