@@ -18,6 +18,7 @@ import scipy.stats  # noqa: F401
 
 import pagelab
 from pagelab import budgets
+from pagelab.frames import from_records
 from pagelab.models import Build, Device, LighthouseConfig, Location, Metrics, TestStatus
 from pagelab.store import Store, create_test, finish_test, transaction
 
@@ -222,3 +223,32 @@ def test_each_build_s_runs_are_the_next_build_s_history(
     ])
     stored = pagelab.history(branch="main").frame
     assert stored["commit"].tolist() == ["a" * 40] * 4 + ["b" * 40] * 4
+
+
+def test_each_cell_has_its_own_stable_segment() -> None:
+    # budgets.baseline_from_history alone, on a frame: desktop's level moved at build 9,
+    # mobile's never; each cell keeps its own builds, and the build checked is left out.
+    start = pd.Timestamp("2026-11-01", tz="UTC")
+    frame = from_records([
+        {"url": FAST, "device": device, "location": "us", "status": "success",
+         "commit": _commit(build),
+         "created_at": (start + pd.Timedelta(hours=build, seconds=run)).isoformat(),
+         "largest_contentful_paint": LCP[(3 * build + run) % len(LCP)]
+         * (1.4 if device == "desktop" and build >= 9 else 1.0)}
+        for build in range(15) for run in range(3) for device in ("mobile", "desktop")
+    ])
+    history = budgets.baseline_from_history(frame, ["largest_contentful_paint"],
+                                            branch="main", exclude_commit=_commit(14))
+    desktop = history.baseline.cell(FAST, "desktop", "us")
+    mobile = history.baseline.cell(FAST, "mobile", "us")
+    assert desktop is not None
+    assert mobile is not None
+    assert (desktop.runs, mobile.runs) == (15, 30)  # builds 9-13; the newest 10 of 0-13
+    assert history.notes[(FAST, "desktop", "us")] == [
+        f"history baseline for desktop/us {FAST}: 5 builds of main (15 runs), "
+        f"{_commit(9)[:7]} to {_commit(13)[:7]}: since largest_contentful_paint changed at "
+        f"{_commit(9)[:7]}"]
+    assert history.baseline.commit == _commit(13)
+    nothing = budgets.baseline_from_history(frame.iloc[:0], ["largest_contentful_paint"],
+                                            branch="main")
+    assert nothing.baseline.cells == []
