@@ -227,7 +227,8 @@ def test_each_build_s_runs_are_the_next_build_s_history(
 
 def test_each_cell_has_its_own_stable_segment() -> None:
     # budgets.baseline_from_history alone, on a frame: desktop's level moved at build 9,
-    # mobile's never; each cell keeps its own builds, and the build checked is left out.
+    # mobile's never; each cell keeps its own builds; the build checked and failed runs
+    # are left out.
     start = pd.Timestamp("2026-11-01", tz="UTC")
     frame = from_records([
         {"url": FAST, "device": device, "location": "us", "status": "success",
@@ -236,7 +237,9 @@ def test_each_cell_has_its_own_stable_segment() -> None:
          "largest_contentful_paint": LCP[(3 * build + run) % len(LCP)]
          * (1.4 if device == "desktop" and build >= 9 else 1.0)}
         for build in range(15) for run in range(3) for device in ("mobile", "desktop")
-    ])
+    ] + [  # a newer build whose mobile runs all failed: no build of the level
+        {"url": FAST, "device": "mobile", "location": "us", "status": "failed",
+         "commit": _commit(15), "created_at": (start + pd.Timedelta(hours=15)).isoformat()}])
     history = budgets.baseline_from_history(frame, ["largest_contentful_paint"],
                                             branch="main", exclude_commit=_commit(14))
     desktop = history.baseline.cell(FAST, "desktop", "us")
@@ -249,6 +252,9 @@ def test_each_cell_has_its_own_stable_segment() -> None:
         f"{_commit(9)[:7]} to {_commit(13)[:7]}: since largest_contentful_paint changed at "
         f"{_commit(9)[:7]}"]
     assert history.baseline.commit == _commit(13)
+    assert history.notes[(FAST, "mobile", "us")] == [
+        f"history baseline for mobile/us {FAST}: 10 builds of main (30 runs), "
+        f"{_commit(4)[:7]} to {_commit(13)[:7]}: the newest 10 of 14, no change among them"]
     nothing = budgets.baseline_from_history(frame.iloc[:0], ["largest_contentful_paint"],
                                             branch="main")
     assert nothing.baseline.cells == []

@@ -85,8 +85,8 @@ def baseline_from_history(frame: pd.DataFrame, metrics: Sequence[str], *, branch
     """Per page cell of ``frame`` (a wide frame of a branch's runs, with ``commit``), the
     runs of the builds after the newest change of any of ``metrics`` at ``alpha`` (no
     change: the whole history), at most the newest ``builds``, as one :class:`Baseline`.
-    Runs without a commit, of ``exclude_commit`` (the build being checked) and flow steps
-    are left out."""
+    Runs that did not succeed, without a commit, of ``exclude_commit`` (the build being
+    checked) and flow steps are left out."""
     import pandas as pd
 
     # Loaded on use: importing the budgets stays free of pandas and numpy.
@@ -99,10 +99,12 @@ def baseline_from_history(frame: pd.DataFrame, metrics: Sequence[str], *, branch
         runs = runs[runs["commit"].astype(str) != exclude_commit]
     if "flow" in runs.columns:
         runs = runs[runs["flow"].isna()]
+    if "status" in runs.columns:  # a build of failed runs only is no build of the level
+        runs = runs[runs["status"].astype(str) == "success"]
     runs = runs.reset_index(drop=True)
     changes = (change_points(runs, metric=list(metrics), alpha=alpha)
                if len(runs) and metrics else None)
-    changed = {} if changes is None else _newest_changes(changes)
+    changed = {} if changes is None else _changes_by_cell(changes)
     keys = cell_keys(runs)
     kept: list[pd.DataFrame] = []
     notes: dict[tuple[str, str, str], list[str]] = {}
@@ -112,7 +114,8 @@ def baseline_from_history(frame: pd.DataFrame, metrics: Sequence[str], *, branch
         change = changed.get(key, {})
         start = max((ordered.index(c) for c in change if c in ordered), default=0)
         chosen = ordered[max(start, len(ordered) - builds):]
-        kept.append(rows[[ordered[p] in chosen for p in position]])
+        first = len(ordered) - len(chosen)
+        kept.append(rows[position >= first])
         page = (str(key[0]), str(key[1]), str(key[2]))
         notes.setdefault(page, []).append(
             _note(key, branch, chosen, len(ordered), len(kept[-1]), ordered[start] if start
@@ -124,7 +127,7 @@ def baseline_from_history(frame: pd.DataFrame, metrics: Sequence[str], *, branch
                            branch, notes)
 
 
-def _newest_changes(changes: pd.DataFrame) -> dict[CellKey, dict[str, tuple[str, ...]]]:
+def _changes_by_cell(changes: pd.DataFrame) -> dict[CellKey, dict[str, tuple[str, ...]]]:
     """Per cell, each commit a level changed at and the metrics that changed there."""
     found: dict[CellKey, dict[str, tuple[str, ...]]] = {}
     for key, commit, metric in zip(cell_keys(changes), changes["commit"].astype(str),
