@@ -17,7 +17,7 @@ from fixtures_dns import LoopbackDns
 from fixtures_scan import XML, html, scan_site, urlset
 from fixtures_site import RecordingSite
 from pagelab import DiscoveryError
-from pagelab._scan import discover
+from pagelab._discovery import discover
 from pagelab.engine import TargetPolicy, dns_server_resolver
 
 #: Refuses every private address but 127.0.0.1.

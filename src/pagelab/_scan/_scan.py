@@ -6,16 +6,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pagelab._exceptions import DiscoveryError, InvalidInputError
+from pagelab._discovery import (
+    Discovery,
+    TemplateRule,
+    discover,
+    from_wire,
+    glob_list,
+    group_templates,
+    sample_templates,
+)
+from pagelab._exceptions import APIError, DiscoveryError, InvalidInputError
 from pagelab._measure import Results, measure
 from pagelab._public import publish
 from pagelab.budgets import TemplateScan
 from pagelab.frames import with_template
-from pagelab.models import ConfigInput, ProgressCallback
-from pagelab.runners import Runner
-
-from ._discover import DEFAULT_DEPTH, Discovery, discover
-from ._templates import DEFAULT_PER_TEMPLATE, TemplateRule, group_templates, sample_templates
+from pagelab.models import (
+    DEFAULT_DEPTH,
+    DEFAULT_MAX_PAGES,
+    DEFAULT_PER_TEMPLATE,
+    DISCOVERY_FAILED,
+    ConfigInput,
+    ProgressCallback,
+)
+from pagelab.runners import ApiRunner, Runner, connect
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,7 +80,7 @@ class ScanResults(Results):
 def scan(
     start_url: str,
     *,
-    max_pages: int = 500,
+    max_pages: int = DEFAULT_MAX_PAGES,
     per_template: int = DEFAULT_PER_TEMPLATE,
     runs: int = 1,
     devices: str | Sequence[str] | None = None,
@@ -102,30 +115,71 @@ def scan(
         raise InvalidInputError(f"runs: expected a positive integer, got {runs!r}")
     if runner is not None and not isinstance(runner, Runner):
         raise InvalidInputError(f"runner: expected a pagelab Runner, got {type(runner).__name__}")
-    bar = _DiscoveryBar() if progress is True else None
+    owned = runner is None
+    active = connect() if runner is None else runner
     try:
-        found = discover(start_url, max_pages=max_pages, include=include, exclude=exclude,
-                         depth=depth, on_page=bar.add if bar else None)
+        found, templates, sample = _discover_sample(
+            active, start_url, max_pages=max_pages, include=include, exclude=exclude,
+            depth=depth, per_template=per_template, seed=seed, template=template,
+            progress=progress)
+        urls = [url for chosen in sample.values() for url in chosen]
+        # measure's own defaults when not given (mobile, us): written once, there.
+        matrix = {name: value for name, value in (("devices", devices),
+                                                  ("locations", locations))
+                  if value is not None}
+        results = measure(urls, runs=runs, config=config, runner=active, progress=progress,
+                          **matrix)
     finally:
-        if bar is not None:
-            bar.close()
-    if not found.pages:
-        raise DiscoveryError(
-            f"no page found in scope of {found.start_url} (sitemaps read: "
-            f"{len(found.sitemaps)}; dropped: {dict(found.dropped) or 'none'})")
-    templates = group_templates(found.pages, template)
-    sample = sample_templates(templates, per_template, seed)
-    urls = [url for chosen in sample.values() for url in chosen]
-    # measure's own defaults when not given (mobile, us): written once, there.
-    matrix = {name: value for name, value in (("devices", devices), ("locations", locations))
-              if value is not None}
-    results = measure(urls, runs=runs, config=config, runner=runner, progress=progress,
-                      **matrix)
+        if owned:
+            active.close()
     run_indices = [None if run is None or run != run else int(run)
                    for run in results.frame["run"]]
     return ScanResults(results.reports, run_indices, runner=results.runner,
                        interrupted=results.interrupted, templates=templates, sample=sample,
                        discovery=found)
+
+
+def _discover_sample(
+    runner: Runner, start_url: str, *, max_pages: int, include: str | Sequence[str] | None,
+    exclude: str | Sequence[str] | None, depth: int, per_template: int, seed: int,
+    template: TemplateRule | None, progress: bool | ProgressCallback,
+) -> tuple[Discovery, dict[str, str], dict[str, list[str]]]:
+    """``(discovery, page -> template, template -> sample)``. On an :class:`ApiRunner` the
+    server discovers, under its own egress rules (``POST /v1/discoveries``), and groups and
+    samples by the default rule (a ``template`` rule of the caller's regroups its pages
+    here); on any other runner, all of it happens in this process."""
+    if isinstance(runner, ApiRunner):
+        try:
+            site = runner.client.discover(
+                start_url, max_pages=max_pages, include=glob_list(include, "include"),
+                exclude=glob_list(exclude, "exclude"), depth=depth,
+                per_template=per_template, seed=seed)
+        except APIError as exc:
+            if exc.code == DISCOVERY_FAILED:
+                raise DiscoveryError(exc.message) from exc
+            raise
+        found, templates, sample = from_wire(site)
+        if template is None:
+            _check_found(found)
+            return found, templates, sample
+    else:
+        bar = _DiscoveryBar() if progress is True else None
+        try:
+            found = discover(start_url, max_pages=max_pages, include=include, exclude=exclude,
+                             depth=depth, on_page=bar.add if bar else None)
+        finally:
+            if bar is not None:
+                bar.close()
+    _check_found(found)
+    templates = group_templates(found.pages, template)
+    return found, templates, sample_templates(templates, per_template, seed)
+
+
+def _check_found(found: Discovery) -> None:
+    if not found.pages:
+        raise DiscoveryError(
+            f"no page found in scope of {found.start_url} (sitemaps read: "
+            f"{len(found.sitemaps)}; dropped: {dict(found.dropped) or 'none'})")
 
 
 def scan_sample(plan: TemplateScan) -> dict[str, list[str]]:

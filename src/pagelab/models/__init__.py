@@ -41,6 +41,13 @@ from ._ttfb import TTFBData, TTFBError, TTFBLocationResult, TTFBResult, TTFBTimi
 # helpers and wire details every floor above shares.
 from ._config import MAX_MATCHED_URL_LENGTH as MAX_MATCHED_URL_LENGTH
 from ._config import url_pattern_matches as url_pattern_matches
+from ._discovery import DEFAULT_DEPTH as DEFAULT_DEPTH
+from ._discovery import DEFAULT_MAX_PAGES as DEFAULT_MAX_PAGES
+from ._discovery import DEFAULT_PER_TEMPLATE as DEFAULT_PER_TEMPLATE
+from ._discovery import DISCOVERY_FAILED as DISCOVERY_FAILED
+from ._discovery import DiscoveredPage as DiscoveredPage
+from ._discovery import DiscoveryRequest as DiscoveryRequest
+from ._discovery import SiteDiscovery as SiteDiscovery
 from ._display import metric_value as metric_value
 from ._display import status_pill as status_pill
 from ._enums import DEVICE_ALIASES as DEVICE_ALIASES
