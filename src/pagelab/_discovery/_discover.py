@@ -157,7 +157,7 @@ def _within(time_budget: float) -> Callable[[httpx.Request], None]:
     deadline = time.monotonic() + time_budget
 
     def check(request: httpx.Request) -> None:
-        if time.monotonic() > deadline:
+        if time.monotonic() >= deadline:
             raise DiscoveryError(
                 f"discovery request {request.url}: not sent, discovery took longer than "
                 f"its {time_budget:g} s budget (lower max_pages or depth)")
