@@ -3,8 +3,8 @@ item 8): for bodies and parameters the schema allows, no 5xx, every response con
 schema, and no body the schema calls valid is refused as invalid (400).
 
 The key has zero credits, so creations and discoveries end in 402 before anything is
-queued, probed or fetched (no test runs, no TTFB or discovery request leaves); private targets are allowed on this server so that a
-generated host name is never resolved (no DNS query leaves the machine). The number of
+queued, probed or fetched (no test runs, no TTFB or discovery request leaves); private
+targets are allowed on this server so that a generated host name is never resolved (no DNS query leaves the machine). The number of
 examples per operation is bounded (``EXAMPLES``): a few seconds each.
 """
 
