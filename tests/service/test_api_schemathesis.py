@@ -4,8 +4,9 @@ schema, and no body the schema calls valid is refused as invalid (400).
 
 The key has zero credits, so creations and discoveries end in 402 before anything is
 queued, probed or fetched (no test runs, no TTFB or discovery request leaves); private
-targets are allowed on this server so that a generated host name is never resolved (no DNS query leaves the machine). The number of
-examples per operation is bounded (``EXAMPLES``): a few seconds each.
+targets are allowed on this server so that a generated host name is never resolved (no DNS
+query leaves the machine). The number of examples per operation is bounded (``EXAMPLES``):
+a few seconds each.
 """
 
 from __future__ import annotations
