@@ -167,7 +167,7 @@ def test_one_discovery_at_a_time_per_key(server: LiveServer) -> None:
             free = another.post("/v1/discoveries", json={"url": slow.url("/")})
             holder.join()
     assert busy.status_code == 429
-    assert busy.json()["message"] == ("at most 1 discoveries of one key run at once; "
+    assert busy.json()["message"] == ("at most 1 discovery of one key run at once; "
                                       "retry in 10 s")
     assert busy.headers["Retry-After"] == "10"
     assert first[0].status_code == 200, first[0].text

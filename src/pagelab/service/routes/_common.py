@@ -30,12 +30,18 @@ def not_found(what: str, id: str) -> ApiProblem:
     return ApiProblem(404, f"no {what} with id {shown!r}")
 
 
-def gate_refusal(gate: ConcurrencyGate, bound: str, what: str, retry_after_s: int) -> ApiProblem:
-    """The answer when ``gate`` refused a request: the key's own bound is the caller's to
-    wait for (429); the server's, everyone's (503). Both with ``Retry-After``."""
+def gate_refusal(gate: ConcurrencyGate, bound: str, what: tuple[str, str],
+                 retry_after_s: int) -> ApiProblem:
+    """The answer when ``gate`` refused a request (``what``: the noun, singular and
+    plural): the key's own bound is the caller's to wait for (429); the server's,
+    everyone's (503). Both with ``Retry-After``."""
+    def counted(n: int) -> str:
+        return f"{n} {what[0] if n == 1 else what[1]}"
+
     status, reached = (
-        (429, f"at most {gate.per_caller} {what} of one key run at once") if bound == "caller"
-        else (503, f"the server runs {gate.total} {what} already")
+        (429, f"at most {counted(gate.per_caller)} of one key run at once")
+        if bound == "caller"
+        else (503, f"the server runs {counted(gate.total)} already")
     )
     return ApiProblem(status, f"{reached}; retry in {retry_after_s} s",
                       headers={"Retry-After": str(retry_after_s)})

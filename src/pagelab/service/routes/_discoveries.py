@@ -80,7 +80,8 @@ async def create_discovery(
     require_credits(services, account, "lighthouse", 1, _NO_CREDITS)
     bound = services.discovery_gate.enter(account.id)
     if bound != "ok":
-        raise gate_refusal(services.discovery_gate, bound, "discoveries", _RETRY_AFTER_S)
+        raise gate_refusal(services.discovery_gate, bound, ("discovery", "discoveries"),
+                           _RETRY_AFTER_S)
     try:
         if services.settings.target_policy.restricts:
             await check_targets(request, services, account, [body.url], field="url")

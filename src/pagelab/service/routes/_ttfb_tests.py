@@ -89,7 +89,7 @@ async def create_ttfb_test(
         raise ApiProblem(400, str(exc)) from exc
     bound = services.ttfb_gate.enter(account.id)
     if bound != "ok":
-        raise gate_refusal(services.ttfb_gate, bound, "TTFB tests", _RETRY_AFTER_S)
+        raise gate_refusal(services.ttfb_gate, bound, ("TTFB test", "TTFB tests"), _RETRY_AFTER_S)
     try:
         if settings.target_policy.restricts:
             require_credits(services, account, "ttfb", 1, _NO_CREDITS)
