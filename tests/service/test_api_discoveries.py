@@ -30,6 +30,9 @@ from pagelab import (
     scan,
 )
 from pagelab._discovery import discover, group_templates, sample_templates
+from pagelab._scan import scan_sample
+from pagelab.budgets import TemplateScan
+from pagelab.cli import main
 from pagelab.demo import DemoServer
 from pagelab.demo._store import STORE_PATHS
 
@@ -203,10 +206,23 @@ def test_scan_on_an_api_runner_discovers_on_the_server(start_server: StartServer
 
 
 def test_scan_on_an_api_runner_finds_a_site_only_the_server_can_name(
-        start_server: StartServer, site: RecordingSite) -> None:
-    # `shop.test` resolves on the server's name server only: this process cannot discover
-    # the site, the server can; then the runs go to the API as one batch (two templates,
-    # one page each: the key pays for one run only, so the batch is refused, nothing runs).
+        named_shop: tuple[LiveServer, str], site: RecordingSite) -> None:
+    # Found on the server; then the runs go to the API as one batch (two templates, one
+    # page each: the key pays for one run only, so the batch is refused, nothing runs).
+    server, start = named_shop
+    with (ApiRunner(server.base_url, server.key(lighthouse=1)) as runner,
+          pytest.raises(InsufficientCreditsError, match="the batch needs 2")):
+        scan(start, runner=runner, per_template=1, progress=False)
+    assert [(r.path, r.headers["host"]) for r in site.requests] == [
+        ("/", f"shop.test:{site.port}"), ("/robots.txt", f"shop.test:{site.port}"),
+        ("/sitemap.xml", f"shop.test:{site.port}")]
+
+
+@pytest.fixture
+def named_shop(start_server: StartServer, site: RecordingSite
+               ) -> Iterator[tuple[LiveServer, str]]:
+    """A server whose name server alone knows `shop.test` (this process cannot resolve
+    it), and the start URL of ``site`` under that name: an about page and three products."""
     with LoopbackDns({"shop.test": ["127.0.0.1"]}) as names:
         start = f"http://shop.test:{site.port}/"
         site.add("/sitemap.xml", urlset(f"{start}about", *(f"{start}p/{slug}"
@@ -216,10 +232,33 @@ def test_scan_on_an_api_runner_finds_a_site_only_the_server_can_name(
             discover(start)
         server = start_server(allow_private_targets=False, allowed_targets=("127.0.0.0/8",),
                               dns_server=names.address)
-        key = server.key(lighthouse=1)
-        with (ApiRunner(server.base_url, key) as runner,
-              pytest.raises(InsufficientCreditsError)):
-            scan(start, runner=runner, per_template=1, progress=False)
-    assert [(r.path, r.headers["host"]) for r in site.requests] == [
-        ("/", f"shop.test:{site.port}"), ("/robots.txt", f"shop.test:{site.port}"),
-        ("/sitemap.xml", f"shop.test:{site.port}")]
+        yield server, start
+
+
+def test_a_budget_files_scan_is_sampled_on_the_server(named_shop: tuple[LiveServer, str],
+                                                      ) -> None:
+    server, start = named_shop
+    plan = TemplateScan(start, ("/p/*", "/about", "/gone/*"), (("per_template", 2),))
+    with ApiRunner(server.base_url, server.key(lighthouse=1)) as runner:
+        sample = scan_sample(plan, runner)
+    assert sample.keys() == {"/p/*", "/about"}
+    assert sample["/about"] == [f"{start}about"]
+    assert len(sample["/p/*"]) == 2
+
+
+def test_pagelab_check_discovers_on_the_server(named_shop: tuple[LiveServer, str],
+                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # The file's runs need 2 credits, the key has 1: the site is found (on the server),
+    # then the batch is refused and nothing runs.
+    server, start = named_shop
+    file = tmp_path / "budgets.yaml"
+    file.write_text(f"runs: 1\nscan: {{url: '{start}', per_template: 2}}\n"
+                    "budgets: {server_response_time: 1000}\ntemplates:\n  /p/*: {}\n")
+    monkeypatch.setenv("PAGELAB_API_URL", server.base_url)
+    monkeypatch.setenv("PAGELAB_API_KEY", server.key(lighthouse=1))
+    status = main(["check", str(file), "--no-progress"])
+    assert status == 2
+    assert capsys.readouterr().err == (
+        "pagelab: error: 402 insufficient_credits: the batch needs 2 lighthouse credits; "
+        "the pool has fewer (see GET /v1/account/credits)\n")

@@ -3,7 +3,7 @@ each through :func:`pagelab.measure`, and rank the templates worst first."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagelab._discovery import (
@@ -118,10 +118,25 @@ def scan(
     owned = runner is None
     active = connect() if runner is None else runner
     try:
-        found, templates, sample = _discover_sample(
-            active, start_url, max_pages=max_pages, include=include, exclude=exclude,
-            depth=depth, per_template=per_template, seed=seed, template=template,
-            progress=progress)
+        bar = _DiscoveryBar() if progress is True and not isinstance(active, ApiRunner) else None
+        try:
+            found, grouped = _discover_on(
+                active, start_url, max_pages=max_pages, include=include, exclude=exclude,
+                depth=depth, per_template=per_template, seed=seed,
+                on_page=bar.add if bar else None)
+        finally:
+            if bar is not None:
+                bar.close()
+        if not found.pages:
+            raise DiscoveryError(
+                f"no page found in scope of {found.start_url} (sitemaps read: "
+                f"{len(found.sitemaps)}; dropped: {dict(found.dropped) or 'none'})")
+        if grouped is not None and template is None:
+            templates, sample = grouped
+        else:
+            # A rule of the caller's (a function cannot be sent): the pages regrouped here.
+            templates = group_templates(found.pages, template)
+            sample = sample_templates(templates, per_template, seed)
         urls = [url for chosen in sample.values() for url in chosen]
         # measure's own defaults when not given (mobile, us): written once, there.
         matrix = {name: value for name, value in (("devices", devices),
@@ -139,61 +154,44 @@ def scan(
                        discovery=found)
 
 
-def _discover_sample(
-    runner: Runner, start_url: str, *, max_pages: int, include: str | Sequence[str] | None,
-    exclude: str | Sequence[str] | None, depth: int, per_template: int, seed: int,
-    template: TemplateRule | None, progress: bool | ProgressCallback,
-) -> tuple[Discovery, dict[str, str], dict[str, list[str]]]:
-    """``(discovery, page -> template, template -> sample)``. On an :class:`ApiRunner` the
-    server discovers, under its own egress rules (``POST /v1/discoveries``), and groups and
-    samples by the default rule (a ``template`` rule of the caller's regroups its pages
-    here); on any other runner, all of it happens in this process."""
-    if isinstance(runner, ApiRunner):
-        try:
-            site = runner.client.discover(
-                start_url, max_pages=max_pages, include=glob_list(include, "include"),
-                exclude=glob_list(exclude, "exclude"), depth=depth,
-                per_template=per_template, seed=seed)
-        except APIError as exc:
-            if exc.code == DISCOVERY_FAILED:
-                raise DiscoveryError(exc.message) from exc
-            raise
-        found, templates, sample = from_wire(site)
-        if template is None:
-            _check_found(found)
-            return found, templates, sample
-    else:
-        bar = _DiscoveryBar() if progress is True else None
-        try:
-            found = discover(start_url, max_pages=max_pages, include=include, exclude=exclude,
-                             depth=depth, on_page=bar.add if bar else None)
-        finally:
-            if bar is not None:
-                bar.close()
-    _check_found(found)
-    templates = group_templates(found.pages, template)
-    return found, templates, sample_templates(templates, per_template, seed)
+def _discover_on(
+    runner: Runner | None, start_url: str, *, max_pages: int = DEFAULT_MAX_PAGES,
+    include: str | Sequence[str] | None = None, exclude: str | Sequence[str] | None = None,
+    depth: int = DEFAULT_DEPTH, per_template: int = DEFAULT_PER_TEMPLATE, seed: int = 0,
+    on_page: Callable[[str], None] | None = None,
+) -> tuple[Discovery, tuple[dict[str, str], dict[str, list[str]]] | None]:
+    """The site's discovery and, when the server discovered it, the server's
+    ``(page -> template, template -> sample)`` by the default rule. On an
+    :class:`ApiRunner` the server discovers, under its own egress rules
+    (``POST /v1/discoveries``); on any other runner (or none), this process does."""
+    if not isinstance(runner, ApiRunner):
+        return discover(start_url, max_pages=max_pages, include=include, exclude=exclude,
+                        depth=depth, on_page=on_page), None
+    try:
+        site = runner.client.discover(
+            start_url, max_pages=max_pages, include=glob_list(include, "include"),
+            exclude=glob_list(exclude, "exclude"), depth=depth, per_template=per_template,
+            seed=seed)
+    except APIError as exc:
+        if exc.code == DISCOVERY_FAILED:
+            raise DiscoveryError(exc.message) from exc
+        raise
+    found, templates, sample = from_wire(site)
+    return found, (templates, sample)
 
 
-def _check_found(found: Discovery) -> None:
-    if not found.pages:
-        raise DiscoveryError(
-            f"no page found in scope of {found.start_url} (sitemaps read: "
-            f"{len(found.sitemaps)}; dropped: {dict(found.dropped) or 'none'})")
-
-
-def scan_sample(plan: TemplateScan) -> dict[str, list[str]]:
+def scan_sample(plan: TemplateScan, runner: Runner | None = None) -> dict[str, list[str]]:
     """The pages a budget file's scan measures: its site discovered from the start URL
-    (with the options the file sets), each page given the first of the budgeted templates
-    (path globs) that matches it, and each template sampled as :func:`scan` samples;
-    a template no page matches is absent. Raises :class:`~pagelab.DiscoveryError` as
-    :func:`scan` does."""
+    (with the options the file sets; on the server of an :class:`ApiRunner`, as
+    :func:`scan` discovers), each page given the first of the budgeted templates (path
+    globs) that matches it, and each template sampled as :func:`scan` samples; a template
+    no page matches is absent. Raises :class:`~pagelab.DiscoveryError` as :func:`scan`
+    does."""
     options = dict(plan.options)
-    sampling = {name: options.pop(name) for name in ("per_template", "seed")
-                if name in options}
-    found = discover(plan.start_url, **options)
+    found, _ = _discover_on(runner, plan.start_url, **options)
     templates = group_templates(found.pages, list(plan.templates))
     budgeted = {url: name for url, name in templates.items() if name in plan.templates}
+    sampling = {name: options[name] for name in ("per_template", "seed") if name in options}
     return sample_templates(budgeted, **sampling)
 
 
