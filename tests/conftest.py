@@ -77,6 +77,12 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # into the real job summary or print annotations GitHub would show on the pull request.
     for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
         monkeypatch.delenv(name, raising=False)
+    # Nor record the CI's build (or a developer's PAGELAB_COMMIT) in the runs they store:
+    # a test that wants a build sets one (tests/test_build_context.py).
+    from pagelab._build import BUILD_VARIABLES, CI_SYSTEMS
+
+    for name in (*BUILD_VARIABLES, *(ci.marker for ci in CI_SYSTEMS)):
+        monkeypatch.delenv(name, raising=False)
     return path
 
 
@@ -119,6 +125,18 @@ def engine_cache() -> str:
     from pagelab._paths import cache_dir
 
     return str(cache_dir())
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
+    """A new store of each kind, for tests of what both stores keep alike: SQLite in a
+    temporary directory, and a database of its own on the session's PostgreSQL cluster."""
+    from pagelab.store import Store
+
+    if request.param == "sqlite":
+        yield Store(tmp_path / "store")
+    else:
+        yield Store(database=request.getfixturevalue("postgres").new_database())
 
 
 @pytest.fixture(scope="session")

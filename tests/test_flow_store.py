@@ -6,7 +6,6 @@ LHR, frame), and the one check of a flow run's input (``FlowCell.of``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -67,14 +66,6 @@ def recorded_report(flow_result: dict[str, Any], *, fail_after: int | None = Non
         lighthouse_version=flow_result["steps"][0]["lhr"]["lighthouseVersion"],
         started_at=STARTED, finished_at=STARTED,
     )
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        yield Store(tmp_path / "store")
-    else:
-        yield Store(database=request.getfixturevalue("postgres").new_database())
 
 
 # -- the mapping ---------------------------------------------------------------------------

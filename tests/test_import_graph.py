@@ -43,6 +43,8 @@ FLOORS: dict[str, int] = {
     "pagelab.demo": 3,
     # Reading a runner's history needs only its `list`: below the runners and the stats.
     "pagelab._history": 3,
+    # Which build a run measures (build=, PAGELAB_*, CI variables, git): the one rule.
+    "pagelab._build": 3,
     "pagelab.frames": 4,
     "pagelab.store": 4,
     "pagelab.engine": 4,
@@ -66,6 +68,8 @@ FLOORS: dict[str, int] = {
     "pagelab._measure": 11,
     # Whole-site scans measure through `measure` (and discover through `_discovery`).
     "pagelab._scan": 12,
+    # The stored runs as Results in build order: reads through the runners, wraps Results.
+    "pagelab._build_history": 12,
     "pagelab": 13,
     # The faces: nothing imports them.
     "pagelab.widgets": 14,
@@ -80,7 +84,7 @@ WITHOUT_PANDAS = frozenset({
     "pagelab", "pagelab._exceptions", "pagelab._paths", "pagelab._public", "pagelab._served",
     "pagelab._html", "pagelab._url_secrets",
     "pagelab._extras", "pagelab._apt", "pagelab.models", "pagelab.catalog", "pagelab.demo",
-    "pagelab._history", "pagelab._closing",
+    "pagelab._history", "pagelab._closing", "pagelab._build",
     "pagelab.store", "pagelab.engine", "pagelab.client", "pagelab.fleet", "pagelab.runners",
     "pagelab._discovery", "pagelab.service",
 })

@@ -235,12 +235,13 @@ class PagelabState:
 
     def measure(self, target: Target, runs: int | GateRule, outcome: RecordedOutcome,
                 devices: Sequence[str] | None = None,
-                locations: Sequence[str] | None = None) -> pd.DataFrame:
+                locations: Sequence[str] | None = None, build: Any = None) -> pd.DataFrame:
         """The wide frame of ``target``'s runs (from the replay file when set): a number of
         them, or with a :class:`GateRule` (``auto``) until its checks and the baseline
         comparison are decided (where each cell stopped noted in ``outcome``). An engine
         failure (crash, timeout) is measured once more; a second one raises
-        :class:`EngineFailure`."""
+        :class:`EngineFailure`. ``build``: the build the runs measure (else
+        ``PAGELAB_COMMIT``..., the CI's variables, git: ``budgets.matrix_measure``)."""
         from pagelab import DiscoveryError, Flow, InvalidInputError, budgets, measure
 
         chosen = (list(devices or target.devices), list(locations or target.locations))
@@ -254,7 +255,8 @@ class PagelabState:
                 return budgets.replayed_cells(replay, budgets.target_urls(target), *chosen,
                                               source)
             frame, notes = budgets.measure_target(
-                budgets.matrix_measure(measure, self.runner()), target, runs, devices=chosen[0],
+                budgets.matrix_measure(measure, self.runner(), build=build), target, runs,
+                devices=chosen[0],
                 locations=chosen[1], baseline=self.baseline(),
                 limits=self.regression_limits() if self.baseline() else None,
                 keeps_baseline=bool(self.setting("save_baseline")), sample=self.scan_sample)

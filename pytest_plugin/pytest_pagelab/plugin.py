@@ -157,6 +157,7 @@ class Perf:
         url: str | Sequence[str] | None = None,
         device: str | Sequence[str] | None = None,
         location: str | Sequence[str] | None = None,
+        build: Any = None,
     ) -> Results:
         """Measure ``urls`` ``runs`` times (default ``--pagelab-runs``, 3; ``"auto"``: until
         the checks are decided, 5 to 15 runs) on every device x location, check the test's
@@ -165,7 +166,10 @@ class Perf:
 
         The names are :func:`pagelab.measure`'s: ``devices`` (default mobile) and
         ``locations`` (default us) take one id or a list. ``url=``, ``device=`` and
-        ``location=`` are their deprecated spellings.
+        ``location=`` are their deprecated spellings. ``build``: the build the runs measure
+        (a ``pagelab.models.Build`` or a dict of ``commit``, ``branch``...); by default
+        ``PAGELAB_COMMIT``, the CI's variables, else git in the working directory
+        (docs/history.md, "Build context").
 
         A missed error-level budget or a page that fails to load fails the test with one
         line per miss; a missed warn-level budget is a :class:`BudgetWarning`.
@@ -175,7 +179,8 @@ class Perf:
             raise TypeError("perf.measure: missing the page URL(s) to measure (urls)")
         devices = _renamed("devices", devices, "device", device, "mobile")
         locations = _renamed("locations", locations, "location", location, "us")
-        return self._check(tuple(_as_list(urls, "urls")), devices, locations, config, runs)
+        return self._check(tuple(_as_list(urls, "urls")), devices, locations, config, runs,
+                           build)
 
     def flow(
         self,
@@ -184,6 +189,8 @@ class Perf:
         devices: str | Sequence[str] = "mobile",
         locations: str | Sequence[str] = "us",
         config: Mapping[str, Any] | None = None,
+        *,
+        build: Any = None,
     ) -> Results:
         """Run a user flow (a :class:`pagelab.Flow`, or a YAML / JSON flow file's path)
         ``runs`` times (default ``--pagelab-runs``, 3; a number) on every device x location,
@@ -192,6 +199,7 @@ class Perf:
         :class:`pagelab.Results`, one row per step. A missed budget names the flow and the
         step; a run that fails (an action's selector never appears) fails the test naming
         the step. With ``--pagelab-replay`` the flow's recorded steps are checked instead.
+        ``build`` as :meth:`measure`'s.
         """
         import pagelab
 
@@ -201,11 +209,11 @@ class Perf:
             chosen.check()
         except pagelab.InvalidInputError as exc:
             raise pytest.UsageError(f"perf.flow: {exc}") from exc
-        return self._check(chosen, devices, locations, config, runs)
+        return self._check(chosen, devices, locations, config, runs, build)
 
     def _check(self, page: tuple[str, ...] | Flow, devices: str | Sequence[str],
                locations: str | Sequence[str], config: Mapping[str, Any] | None,
-               runs: int | str | None) -> Results:
+               runs: int | str | None, build: Any = None) -> Results:
         """Measure ``page`` (URLs or a flow), check the marker's limits, record it all."""
         from pagelab import Results
         from pagelab.budgets import Target
@@ -221,7 +229,7 @@ class Perf:
                         tuple(_as_list(locations, "locations")),
                         dict(config) if config is not None else None, None, checks)
         outcome = item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
-        frame = state.measure(target, count, outcome)
+        frame = state.measure(target, count, outcome, build=build)
         failures = state.check(frame, checks, outcome, aggregation=state.aggregation(),
                                adaptive=not isinstance(count, int))
         if is_flow and resources:

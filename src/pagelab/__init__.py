@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     # Not widgets: a face, which imports this package; the root never imports up into it.
     # ``from pagelab.widgets import ...`` is fully typed; ``pagelab.widgets`` reads as Any.
     from . import budgets, export, field, frames, plots, stats
+    from ._build_history import history
     from ._measure import Results, measure
     from ._readable import Comparison, Summary
     from ._scan import ScanResults, scan
@@ -128,6 +129,7 @@ __all__ = [
     "export",
     "field",
     "frames",
+    "history",
     "measure",
     "metric",
     "plots",
@@ -141,6 +143,7 @@ __all__ = [
 _LAZY_MODULES = frozenset({"budgets", "export", "field", "frames", "plots", "stats",
                            "widgets"})
 _LAZY_NAMES: dict[str, str] = {"Comparison": "._readable", "Results": "._measure",
+                               "history": "._build_history",
                                "ScanResults": "._scan", "Summary": "._readable",
                                "measure": "._measure", "scan": "._scan",
                                # For the faces' budgets per template (the pytest plugin,

@@ -33,7 +33,7 @@ from pagelab.models import Metric, Rating, metric_columns, unknown_metric
 from pagelab.models import metric as lookup_metric
 
 __all__ = ["ALPHA", "CHANGE_COLUMNS", "DIRECTION_RATING", "NO_COMMIT", "build_order",
-           "change_points", "has_commits", "segment", "short_commit"]
+           "build_sequence", "change_points", "has_commits", "segment", "short_commit"]
 
 #: The columns of :func:`change_points`' frame after the cell columns.
 CHANGE_COLUMNS: tuple[str, ...] = (
@@ -324,17 +324,30 @@ def _successful(frame: pd.DataFrame) -> np.ndarray:
     return (frame["status"].astype("string") == "success").fillna(False).to_numpy(dtype=bool)
 
 
+def build_sequence(frame: pd.DataFrame) -> np.ndarray:
+    """The row positions of ``frame`` in build order, the one definition of it: a build's
+    place is its first run's ``created_at`` (ties, and frames without the column: its
+    first row), a build's runs follow in ``created_at`` order; a run without a ``commit``
+    is a build of its own. :func:`change_points` reads builds in this order, and
+    :func:`pagelab.history` returns runs in it."""
+    rows = np.arange(len(frame))
+    created = (pd.DatetimeIndex(pd.to_datetime(frame["created_at"], utc=True)).asi8
+               if "created_at" in frame.columns else rows)
+    commits = (frame["commit"].astype("string") if "commit" in frame.columns
+               else pd.Series(pd.NA, index=frame.index, dtype="string"))
+    # A run without a commit gets a build label of its own (no commit starts with NUL).
+    labels = np.where(commits.isna().to_numpy(bool), [f"\0{row}" for row in rows],
+                      commits.fillna("").to_numpy(str))
+    start = pd.Series(created).groupby(labels, sort=False).transform("min").to_numpy()
+    first_row = pd.Series(rows).groupby(labels, sort=False).transform("min").to_numpy()
+    return np.lexsort((rows, created, first_row, start))
+
+
 def build_order(runs: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    """Each run's build position and the commits in build order: a build's first run's
-    ``created_at`` (ties, and frames without the column: the first row). Every run of
-    ``runs`` has a commit."""
+    """Each run's build position and the commits in build order (:func:`build_sequence`).
+    Every run of ``runs`` has a commit."""
     commits = runs["commit"].astype(str).to_numpy()
-    if "created_at" in runs.columns:
-        first = pd.Series(pd.to_datetime(runs["created_at"], utc=True).to_numpy()).groupby(
-            commits, sort=False).min()
-        ordered = list(first.sort_values(kind="stable").index)
-    else:
-        ordered = list(dict.fromkeys(commits))
+    ordered = list(dict.fromkeys(commits[build_sequence(runs)]))
     position = {commit: index for index, commit in enumerate(ordered)}
     return np.array([position[c] for c in commits], dtype=np.intp), ordered
 

@@ -20,11 +20,13 @@ __all__ = ["PagedTests", "read_history"]
 
 class PagedTests(Protocol):
     """What history reading needs of a runner (every :class:`pagelab.runners.Runner` is
-    one): its tests a page at a time, newest first, within ``created_at`` bounds."""
+    one): its tests a page at a time, newest first, within ``created_at`` bounds, of one
+    branch or build when asked."""
 
     # Only what the reader passes: a runner's ``list`` takes more (``created_at_gt``, ...).
     def list(self, page: int = 1, per_page: int = 10, *, created_at_gte: TimeInput = None,
-             created_at_lte: TimeInput = None) -> builtins.list[TestReport]: ...
+             created_at_lte: TimeInput = None, branch: str | None = None,
+             commit: str | None = None) -> builtins.list[TestReport]: ...
 
 #: Tests asked for per ``runner.list`` page (the API's maximum).
 _PER_PAGE = 100
@@ -57,6 +59,8 @@ def read_history(
     url: str | Iterable[str] | None = None,
     device: str | Iterable[str] | None = None,
     location: str | Iterable[str] | None = None,
+    branch: str | None = None,
+    commit: str | None = None,
     limit: int = 1000,
 ) -> list[TestReport]:
     """The newest ``limit`` past tests that pass the filters, oldest first.
@@ -64,7 +68,9 @@ def read_history(
     Pages through ``runner.list`` (100 a page, newest first; ``since`` / ``until`` are
     inclusive ``created_at`` bounds, a datetime or epoch seconds / milliseconds) until
     ``limit`` tests pass the filters (``url`` exact, ``device``, ``location``; each a value or
-    a list) or no test is left. Equal timestamps keep their creation order.
+    a list) or no test is left. Equal timestamps keep their creation order. ``branch`` /
+    ``commit`` (one value each) are the runner's own filters (the store's, or the server's):
+    only the tests measuring that branch or build.
     """
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidInputError(f"limit: expected a positive integer, got {limit!r}")
@@ -75,12 +81,15 @@ def read_history(
         "device", [d.value for d in Device],
     )
     locations = _wanted(location, "location", [loc.value for loc in Location])
+    # Asked for only when given: a runner written before builds were stored still reads.
+    by_build = {name: value for name, value in (("branch", branch), ("commit", commit))
+                if value is not None}
     found: list[TestReport] = []
     seen: set[str] = set()
     page = 1
     while len(found) < limit:
         batch = runner.list(page, per_page=_PER_PAGE, created_at_gte=since,
-                            created_at_lte=until)
+                            created_at_lte=until, **by_build)
         for report in batch:
             # A test created while paging shifts the pages by one: skip what was seen.
             if report.id is not None:

@@ -18,11 +18,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import TypeAdapter, ValidationError
 
+from pagelab._build import resolve_build
 from pagelab._cells import CellKey, cell_key
 from pagelab._exceptions import InvalidInputError, PagelabError
 from pagelab._progress import ProgressBar
 from pagelab._public import publish, renamed_keyword
 from pagelab.models import (
+    Build,
+    BuildInput,
     ConfigInput,
     Connection,
     Device,
@@ -116,17 +119,19 @@ def _split_flows(value: object) -> tuple[object, list[Flow]]:
 
 
 def _cells(
-    urls: object, devices: object, locations: object, connections: object, config: ConfigInput
+    urls: object, devices: object, locations: object, connections: object, config: ConfigInput,
+    build: Build | None = None,
 ) -> list[MatrixCell]:
-    """Every cell, URL-major, each with the config it runs with."""
-    return _matrix(_urls(urls), devices, locations, connections, config)
+    """Every cell, URL-major, each with the config it runs with, measuring ``build``."""
+    return _matrix(_urls(urls), devices, locations, connections, config, build)
 
 
 def _matrix(
     items: Sequence[Any], devices: object, locations: object, connections: object,
-    config: ConfigInput,
+    config: ConfigInput, build: Build | None = None,
 ) -> list[Any]:
-    """Every (item, device, location, config) of ``items`` (URLs or flows), item-major."""
+    """Every (item, device, location, config) of ``items`` (URLs or flows), item-major,
+    each measuring ``build``."""
     base = coerce_config(config)
     url_list = list(items)
     device_list = _choices(devices, "devices", Device, _DEVICE)
@@ -139,8 +144,8 @@ def _matrix(
             for connection in _choices(connections, "connections", Connection)
         ]
     return [
-        MatrixCell(item, device, location, cell_config) if isinstance(item, str)
-        else FlowCell(item, device, location, cell_config)
+        MatrixCell(item, device, location, cell_config, build) if isinstance(item, str)
+        else FlowCell(item, device, location, cell_config, build)
         for item, device, location, cell_config in itertools.product(
             url_list, device_list, location_list, configs
         )
@@ -196,6 +201,7 @@ def measure(
     *,
     against: Any = None,
     limits: str | Sequence[str] = _AUTO_LIMITS,
+    build: BuildInput = None,
 ) -> Results:
     """Run every cell (URL x device x location x connection) ``runs`` times, interleaved.
 
@@ -219,6 +225,11 @@ def measure(
     ``progress``: True shows a ``tqdm.auto`` bar, False nothing, a callable is called with
     each finished :class:`~pagelab.TestReport` (or :class:`~pagelab.FlowReport`).
 
+    ``build``: the build every run measures (a :class:`~pagelab.models.Build` or a dict of
+    ``commit``, ``branch``, ``commit_time``, ``build_url``, ``pull_request``); None reads it
+    from ``PAGELAB_COMMIT`` or the CI's variables (docs/history.md, "Build context"). It is
+    stored with each run and is the frame's ``commit`` and ``branch``.
+
     A failed run is kept with its error code. An interrupt (Ctrl-C, a kernel interrupt, or
     :class:`KeyboardInterrupt` raised by the callback) stops submitting and returns every
     finished run with ``interrupted=True``; every run is in the runner's store as well. Any
@@ -226,19 +237,22 @@ def measure(
     raise :class:`~pagelab.InvalidInputError` before any test is created.
     """
     pages, flows = _split_flows(urls)
+    measured = resolve_build(build)
     if flows and isinstance(runs, str):
         raise InvalidInputError("runs='auto' measures pages only; give flows a number of runs")
     if isinstance(runs, str):
         return _measure_auto(cast(Any, urls), devices, locations, connections, runs, config, runner,
-                             progress, against, limits)
+                             progress, against, limits, measured)
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise InvalidInputError(f"runs: expected a positive integer or 'auto', got {runs!r}")
     if not (isinstance(progress, bool) or callable(progress)):
         raise InvalidInputError(f"progress: expected True, False or a callable, got {progress!r}")
     if runner is not None and not isinstance(runner, Runner):
         raise InvalidInputError(f"runner: expected a pagelab Runner, got {type(runner).__name__}")
-    cells = [] if pages is None else _cells(pages, devices, locations, connections, config)
-    flow_cells = _matrix(flows, devices, locations, connections, config) if flows else []
+    cells = ([] if pages is None
+             else _cells(pages, devices, locations, connections, config, measured))
+    flow_cells = (_matrix(flows, devices, locations, connections, config, measured)
+                  if flows else [])
     owned = runner is None
     if runner is None:
         runner = connect()
@@ -305,6 +319,7 @@ def _measure_auto(
     progress: bool | ProgressCallback,
     against: Any,
     limits: str | Sequence[str],
+    build: Build | None,
 ) -> Results:
     """:func:`measure` with ``runs="auto"``: the adaptive runs of :class:`AutoRuns`."""
 
@@ -320,7 +335,8 @@ def _measure_auto(
     baseline = _baseline_of(against)
     parsed = parse_regression_limits(limits)
     # Keyed by each cell's CELL values as its runs' frame will show them.
-    by_key = {_cell_key(c): c for c in _cells(urls, devices, locations, connections, config)}
+    by_key = {_cell_key(c): c
+              for c in _cells(urls, devices, locations, connections, config, build)}
     owned = runner is None
     active = connect() if runner is None else runner
     # The total is not known in advance: a callback hears of every run, no bar is shown.

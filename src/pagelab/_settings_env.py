@@ -45,6 +45,12 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "Python, CLI, pytest plugin",
     ),
     EnvironmentVariable(
+        "PAGELAB_BRANCH", "(unset)",
+        "The branch of the build runs measure, beside `PAGELAB_COMMIT` (docs/history.md, "
+        "\"Build context\").",
+        "`measure`, runners, `pagelab check`, pytest plugin",
+    ),
+    EnvironmentVariable(
         "PAGELAB_BROKER_URL", "(unset)",
         "The fleet's Redis broker, `redis://HOST:PORT/DB` or `rediss://` (the default of "
         "`--broker`). The way to give a URL with a password: `--broker` refuses one, since "
@@ -59,6 +65,12 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "engine",
     ),
     EnvironmentVariable(
+        "PAGELAB_BUILD_URL", "(unset)",
+        "The CI build page of the build runs measure (http or https), beside "
+        "`PAGELAB_COMMIT`.",
+        "`measure`, runners, `pagelab check`, pytest plugin",
+    ),
+    EnvironmentVariable(
         "PAGELAB_CACHE_DIR", "the user cache dir (`~/.cache/pagelab`)",
         "The pinned Lighthouse and Node install (`engine/<hash>`) and the machine-wide "
         "engine lock.",
@@ -68,6 +80,19 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "PAGELAB_CHROMIUM", "Debian's `/usr/bin/chromium`, else one on `PATH`",
         "The Chromium binary the engine starts.",
         "engine, `pagelab doctor`",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_COMMIT", "(unset)",
+        "The commit runs measure when `build=` is not given; it outranks the CI's own "
+        "variables and git (docs/history.md, \"Build context\"). Read with the other "
+        "`PAGELAB_*` build variables only when it is set.",
+        "`measure`, runners, `pagelab check`, pytest plugin",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_COMMIT_TIME", "(unset)",
+        "The commit time of the build (ISO 8601 or epoch seconds / ms), beside "
+        "`PAGELAB_COMMIT`.",
+        "`measure`, runners, `pagelab check`, pytest plugin",
     ),
     EnvironmentVariable(
         "PAGELAB_CRUX_API_KEY", "(unset)",
@@ -142,6 +167,11 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "Milliseconds of URL-pattern matching (`whitelist` / `blacklist`) one run may spend; "
         "past it the run fails `URL_PATTERNS_TOO_SLOW` (charged, not refunded).",
         "engine",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_PULL_REQUEST", "(unset)",
+        "The pull (merge) request of the build, beside `PAGELAB_COMMIT`.",
+        "`measure`, runners, `pagelab check`, pytest plugin",
     ),
     EnvironmentVariable(
         "PAGELAB_REPORT_LINK_SECRET", "`<data dir>/report-links.key`",

@@ -139,9 +139,9 @@ def scan(
             sample = sample_templates(templates, per_template, seed)
         urls = [url for chosen in sample.values() for url in chosen]
         # measure's own defaults when not given (mobile, us): written once, there.
-        matrix = {name: value for name, value in (("devices", devices),
-                                                  ("locations", locations))
-                  if value is not None}
+        matrix: dict[str, Any] = {name: value for name, value in (("devices", devices),
+                                                                  ("locations", locations))
+                                  if value is not None}
         results = measure(urls, runs=runs, config=config, runner=active, progress=progress,
                           **matrix)
     finally:

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pagelab._build import resolve_build
 from pagelab._cells import CELL, CellKey, cell_key, cell_label
 from pagelab._exceptions import EngineError, InvalidInputError
-from pagelab.models import Flow
+from pagelab.models import BuildInput, Flow
 
 from ._adaptive import AutoRuns, Measure, parse_auto_runs
 from ._baseline import Baseline, compare_baseline
@@ -239,16 +240,20 @@ def _engine_failed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def matrix_measure(measure: Callable[..., Any], runner: Any,
-                   progress: Any = False) -> MeasureMatrix:
+                   progress: Any = False, build: BuildInput = None) -> MeasureMatrix:
     """``measure`` (``pagelab.measure``, given by the face) on ``runner`` as a
-    :data:`MeasureMatrix`."""
+    :data:`MeasureMatrix`, every run measuring ``build``: given, else as ``measure`` reads
+    it, else (the check pipeline's faces, ``pagelab check`` and the plugin) git in the
+    working directory (docs/history.md, "Build context")."""
+    measured = resolve_build(build, git=True)
+
     def run(page: Sequence[str] | Flow, devices: Sequence[str], locations: Sequence[str],
             config: Mapping[str, Any] | None, runs: int) -> pd.DataFrame:
         frame: pd.DataFrame = measure(
             page if isinstance(page, Flow) else list(page), devices=list(devices),
             locations=list(locations), runs=runs,
             config=dict(config) if config is not None else None, runner=runner,
-            progress=progress).frame
+            progress=progress, build=measured).frame
         return frame
 
     return run

@@ -103,6 +103,7 @@ def _check(args: argparse.Namespace) -> int:
                 len(t.devices) * len(t.locations) * (n if isinstance(n, int) else n.max_runs)
                 * (len(budgets.target_urls(t, sample)) if t.template is not None else 1)
                 for t, n in planned))) if args.progress else None
+            # Each run's build: PAGELAB_COMMIT..., the CI's variables, else git here.
             measure = budgets.matrix_measure(pagelab.measure, runner, bar.add if bar else False)
             for target, count in planned:
                 measured, notes = budgets.measure_target(measure, target, count, sample=sample)

@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "pagelab.cli._run",
     "pagelab.cli._check",
     "pagelab.cli._gate_check",
+    "pagelab.cli._changes",
     "pagelab.cli._batch",
     "pagelab.cli._scan",
     "pagelab.cli._flow",

@@ -26,6 +26,7 @@ from pagelab import _exceptions as errors
 from pagelab.models import (
     BatchReport,
     BatchType,
+    BuildInput,
     ConfigInput,
     Credits,
     ErrorBody,
@@ -37,6 +38,8 @@ from pagelab.models import (
     TimeInput,
     TTFBRegion,
     TTFBResult,
+    build_filters,
+    coerce_build,
     epoch_ms_or_none,
 )
 
@@ -279,11 +282,12 @@ class BaseClient:
 
     @staticmethod
     def _create_test_call(
-        url: str, device: str, location: str, config: ConfigInput
+        url: str, device: str, location: str, config: ConfigInput, build: BuildInput = None,
     ) -> Call[TestReport]:
         body: dict[str, Any] = {"url": url, "device": str(device), "location": str(location)}
         if config is not None:
             body["config"] = _config_json(config)
+        _add_build(body, build)
         return Call("POST", "/v1/lighthouse-tests", _model(TestReport), json=body)
 
     @staticmethod
@@ -293,6 +297,7 @@ class BaseClient:
         locations: Sequence[str],
         batch_type: BatchType | str,
         config: ConfigInput,
+        build: BuildInput = None,
     ) -> Call[BatchReport]:
         for name, values in (("urls", urls), ("devices", devices), ("locations", locations)):
             if isinstance(values, str):
@@ -305,6 +310,7 @@ class BaseClient:
         }
         if config is not None:
             body["config"] = _config_json(config)
+        _add_build(body, build)
         return Call("POST", "/v1/lighthouse-batch-tests", _model(BatchReport), json=body)
 
     @staticmethod
@@ -347,8 +353,13 @@ class BaseClient:
         created_at_gte: TimeInput,
         created_at_lt: TimeInput,
         created_at_lte: TimeInput,
+        branch: str | None = None,
+        commit: str | None = None,
     ) -> Call[list[TestReport]]:
         params: dict[str, str | int] = {"page": page, "per_page": per_page}
+        for name, text in zip(("branch", "commit"), build_filters(branch, commit), strict=True):
+            if text is not None:
+                params[name] = text
         for name, value in (
             ("created_at_gt", created_at_gt),
             ("created_at_gte", created_at_gte),
@@ -456,3 +467,11 @@ class BaseClient:
         if isinstance(exc, httpx.TimeoutException):
             return errors.RequestTimeoutError(f"{where}: timed out ({type(exc).__name__})")
         return errors.TransportError(f"{where}: {type(exc).__name__}: {exc}")
+
+
+def _add_build(body: dict[str, Any], build: BuildInput) -> None:
+    """``body["build"]``, pagelab's extension, when a build is given (a client that sends
+    none sends the spec's body)."""
+    measured = coerce_build(build)
+    if measured is not None:
+        body["build"] = measured.model_dump(mode="json", exclude_none=True)

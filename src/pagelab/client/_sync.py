@@ -15,6 +15,7 @@ from pagelab.models import (
     DEFAULT_PER_TEMPLATE,
     BatchReport,
     BatchType,
+    BuildInput,
     Credits,
     LocationInfo,
     SiteDiscovery,
@@ -87,10 +88,12 @@ class Client(BaseClient, Closing):
     # -- endpoints ---------------------------------------------------------------------
 
     def create_test(
-        self, url: str, device: str = "mobile", location: str = "us", config: ConfigInput = None
+        self, url: str, device: str = "mobile", location: str = "us", config: ConfigInput = None,
+        *, build: BuildInput = None,
     ) -> TestReport:
-        """``POST /v1/lighthouse-tests``: queue a test (returned ``idle``)."""
-        return self._send(self._create_test_call(url, device, location, config))
+        """``POST /v1/lighthouse-tests``: queue a test (returned ``idle``); ``build``: the
+        build it measures (pagelab's extension, docs/history.md)."""
+        return self._send(self._create_test_call(url, device, location, config, build))
 
     def create_batch(
         self,
@@ -99,9 +102,11 @@ class Client(BaseClient, Closing):
         locations: Sequence[str],
         batch_type: BatchType | str,
         config: ConfigInput = None,
+        *,
+        build: BuildInput = None,
     ) -> BatchReport:
-        """``POST /v1/lighthouse-batch-tests``: queue one test per item."""
-        call = self._create_batch_call(urls, devices, locations, batch_type, config)
+        """``POST /v1/lighthouse-batch-tests``: queue one test per item (each of ``build``)."""
+        call = self._create_batch_call(urls, devices, locations, batch_type, config, build)
         return self._send(call)
 
     def create_ttfb_test(
@@ -145,10 +150,14 @@ class Client(BaseClient, Closing):
         created_at_gte: TimeInput = None,
         created_at_lt: TimeInput = None,
         created_at_lte: TimeInput = None,
+        branch: str | None = None,
+        commit: str | None = None,
     ) -> list[TestReport]:
-        """``GET /v1/lighthouse-tests``: one page, newest first."""
+        """``GET /v1/lighthouse-tests``: one page, newest first (``branch`` / ``commit``:
+        only that branch's or build's tests, pagelab's extension)."""
         return self._send(self._list_tests_call(
-            page, per_page, created_at_gt, created_at_gte, created_at_lt, created_at_lte
+            page, per_page, created_at_gt, created_at_gte, created_at_lt, created_at_lte,
+            branch, commit,
         ))
 
     def iter_tests(

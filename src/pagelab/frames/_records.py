@@ -24,6 +24,7 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.models import (
     METRIC_NAMES,
     USER_TIMING_PREFIX,
+    Build,
     EngineEnvironment,
     LighthouseConfig,
     LighthouseError,
@@ -160,6 +161,7 @@ def to_reports(frame: pd.DataFrame) -> list[TestReport]:
         metrics["user_timings"] = timings or None
         code = value(row, "error_code")
         created = value(row, "created_at")
+        commit = value(row, "commit")
         environment = {
             name: item for name in ENVIRONMENT_COLUMNS
             if (item := value(row, name)) is not None
@@ -186,6 +188,8 @@ def to_reports(frame: pd.DataFrame) -> list[TestReport]:
                 error=LighthouseError(code=str(code), message=str(code)) if code else None,
                 vantage=value(row, "vantage"),
                 environment=EngineEnvironment(**environment) if environment else None,
+                # What the frame keeps of the build: its commit and branch.
+                build=Build(commit=commit, branch=value(row, "branch")) if commit else None,
             ))
         except ValidationError as exc:
             raise invalid_input(exc, f"frame row {len(reports)}") from exc

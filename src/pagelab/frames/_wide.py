@@ -18,6 +18,9 @@ status              category              idle / active / success / failed
 error_code          string                Lighthouse's or pagelab's code when failed
 engine_failure      boolean               the engine failed (crash, timeout), not the page
 created_at          datetime64[ns, UTC]   creation time
+commit              string                the build's commit (``TestReport.build``);
+                                          missing when unknown
+branch              string                the build's branch; missing when unknown
 lighthouse_version  string
 vantage             string                which machine measured it
 chrome_version      string
@@ -109,6 +112,8 @@ COLUMNS: dict[str, Any] = {
     "error_code": "string",
     "engine_failure": "boolean",
     "created_at": "datetime64[ns, UTC]",
+    "commit": "string",
+    "branch": "string",
     "lighthouse_version": "string",
     "vantage": "string",
     "chrome_version": "string",
@@ -155,7 +160,7 @@ _EXACT_MICROS = 9_007_199_254_740_992
 # a fraction of a second (benchmarks/frames.py).
 _ITEM_FIELDS = (
     "id", "url", "device", "location", "status", "error", "created_at",
-    "lighthouse_version", "vantage", "environment", "report_url", "metrics",
+    "lighthouse_version", "vantage", "environment", "report_url", "metrics", "build",
 )
 _ROW_FIELDS = (*_ITEM_FIELDS, "batch_id", "config")
 _test_fields = itemgetter(*_ROW_FIELDS)
@@ -199,14 +204,14 @@ def flow_rows(report: FlowReport) -> list[tuple[tuple[Any, ...], _FlowRow]]:
         fields: tuple[Any, ...] = (
                   step.id, step.url, *common, TestStatus.SUCCESS, None, report.started_at,
                   report.lighthouse_version, None, report.environment, step.report_url,
-                  step.metrics, None, config)
+                  step.metrics, report.build, None, config)
         rows.append((fields, _flow_values(report.ref(step))))
     failed = report.failed_ref()
     if failed is not None:
         url = report.steps[-1].url if report.steps else None
         fields = (None, url, *common, report.status, report.error, report.started_at,
-                  report.lighthouse_version, None, report.environment, None, None, None,
-                  config)
+                  report.lighthouse_version, None, report.environment, None, None,
+                  report.build, None, config)
         rows.append((fields, _flow_values(failed)))
     return rows
 
@@ -348,6 +353,7 @@ def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
     chrome_versions, benchmark_indexes, load_averages, cpu_pressures, noisy = _nested(
         columns["environment"], ENVIRONMENT_COLUMNS)
     error_codes = list(_nested_rows(columns["error"], ("code",)))
+    commits, branches = _nested(columns["build"], ("commit", "branch"))
     # Through an object array: numpy's cast reads None as NaN, and fromiter over the chained
     # rows is cheaper than np.array's shape discovery over 100 000 tuples.
     metric_values = (
@@ -378,6 +384,8 @@ def _build(reports: Iterable[Reportish]) -> pd.DataFrame:
         "created_at": pd.to_datetime(
             _epoch_ms(columns["created_at"]).round(), unit="ms", utc=True
         ).astype(COLUMNS["created_at"]),
+        "commit": _strings(commits),
+        "branch": _strings(branches),
         "lighthouse_version": _strings(columns["lighthouse_version"]),
         "vantage": _strings(columns["vantage"]),
         "chrome_version": _strings(chrome_versions),

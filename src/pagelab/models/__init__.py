@@ -37,8 +37,16 @@ from ._steps import FlowStepRef
 from ._ttfb import TTFBData, TTFBError, TTFBLocationResult, TTFBResult, TTFBTimings
 
 # isort: split
+# The build a test measured (``build=``, ``TestReport.build``): importable as
+# ``pagelab.models.Build``, outside ``__all__`` (the public-name cap, tests/test_public_api.py).
 # For the other pagelab packages only (not public API, not in __all__): the validation
 # helpers and wire details every floor above shares.
+from ._build import MAX_BRANCH_LENGTH as MAX_BRANCH_LENGTH
+from ._build import MAX_COMMIT_LENGTH as MAX_COMMIT_LENGTH
+from ._build import Build as Build
+from ._build import BuildInput as BuildInput
+from ._build import build_filters as build_filters
+from ._build import coerce_build as coerce_build
 from ._config import MAX_MATCHED_URL_LENGTH as MAX_MATCHED_URL_LENGTH
 from ._config import url_pattern_matches as url_pattern_matches
 from ._discovery import DEFAULT_DEPTH as DEFAULT_DEPTH

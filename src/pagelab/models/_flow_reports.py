@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ._build import Build
 from ._display import flow_html
 from ._enums import DeviceId, Location, TestStatus
 from ._interactions import InteractionBreakdown
@@ -94,6 +95,8 @@ class FlowReport(BaseModel):
     environment: EngineEnvironment | None = None
     started_at: Timestamp | None = None
     finished_at: Timestamp | None = None
+    #: The build it measured (commit, branch...); None when unknown.
+    build: Build | None = None
     #: Resource name -> content: ``flow-report`` (Lighthouse's flow report, HTML) and
     #: ``flow-json`` (its FlowResult); secrets scrubbed. Not part of the JSON form.
     resources: dict[str, bytes] = Field(default_factory=dict, exclude=True, repr=False)

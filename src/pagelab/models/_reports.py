@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pagelab._html import for_notebook
 
+from ._build import Build
 from ._config import LighthouseConfig
 from ._display import batch_html, batch_text, report_html, report_text
 from ._enums import BatchStatus, BatchType, DeviceId, Location, TestStatus
@@ -157,6 +158,8 @@ class TestReport(_Model, _HarAccess):
     #: pagelab extension: the user flow step this test measured (a LocalRunner stores each
     #: step of a flow run as a test); None for a page test.
     flow_step: FlowStepRef | None = None
+    #: pagelab extension: the build it measured (commit, branch...); None when unknown.
+    build: Build | None = None
 
     @for_notebook
     def _repr_html_(self) -> str:
@@ -183,6 +186,7 @@ class BatchItem(_Model, _HarAccess):
     created_at: Timestamp | None = None
     vantage: str | None = None
     environment: EngineEnvironment | None = None
+    build: Build | None = None
 
     @for_notebook
     def _repr_html_(self) -> str:

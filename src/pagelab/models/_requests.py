@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._build import Build
 from ._config import LighthouseConfig
 from ._enums import BatchType, Device, DeviceId, Location
 from ._types import BoundedStr, PageUrl
@@ -24,6 +25,8 @@ class LighthouseTestRequest(_Request):
     device: DeviceId = Device.MOBILE
     location: Location = Location.US
     config: LighthouseConfig = Field(default_factory=LighthouseConfig)
+    #: pagelab extension: the build the test measures (docs/history.md); optional.
+    build: Build | None = None
 
 
 class BatchTestRequest(_Request):
@@ -38,6 +41,8 @@ class BatchTestRequest(_Request):
     locations: list[Any]
     batch_type: BatchType
     config: LighthouseConfig = Field(default_factory=LighthouseConfig)
+    #: pagelab extension: the build every item measures; optional.
+    build: Build | None = None
 
 
 class TTFBTestRequest(_Request):

@@ -55,6 +55,15 @@ _EXACT_INT = 9_007_199_254_740_992
 
 
 def _read_timestamp(value: Any) -> datetime:
+    try:
+        return _timestamp_of(value)
+    except (OverflowError, OSError) as exc:
+        # An epoch number past the platform's dates (1e20 ms) is a bad value, not a crash:
+        # as a ValueError it is the field's validation error (an API 400, not a 500).
+        raise ValueError("timestamp out of range") from exc
+
+
+def _timestamp_of(value: Any) -> datetime:
     # One plain validator, so one Python call per value (the list path reads 200 000 of
     # them per 100 000 reports): numbers, what servers send, never reach pydantic's parser,
     # whose seconds/ms cutoff (2e10) and time zone object are not ours.

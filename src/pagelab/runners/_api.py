@@ -12,6 +12,7 @@ from typing import NoReturn
 import httpx
 from pydantic import ValidationError
 
+from pagelab._build import resolve_build
 from pagelab._closing import Closing
 from pagelab._exceptions import (
     APIError,
@@ -24,6 +25,8 @@ from pagelab.client import Client, RetryPolicy
 from pagelab.models import (
     BatchReport,
     BatchType,
+    Build,
+    BuildInput,
     ConfigInput,
     Device,
     Flow,
@@ -35,6 +38,7 @@ from pagelab.models import (
     TimeInput,
     TTFBRegion,
     TTFBResult,
+    build_filters,
     check_paging,
     coerce_config,
     epoch_ms_or_none,
@@ -66,9 +70,10 @@ def _units(cells: Sequence[MatrixCell], run: int) -> list[_Unit]:
     """One round's requests: per config, a batch over the dimension with the most values
     (one batch per combination of the others), or single tests when nothing varies."""
     units: list[_Unit] = []
-    by_config: dict[str, list[MatrixCell]] = {}
+    by_config: dict[tuple[str, Build | None], list[MatrixCell]] = {}
     for cell in cells:
-        by_config.setdefault(cell.config.model_dump_json(), []).append(cell)
+        # One request carries one config and one build.
+        by_config.setdefault((cell.config.model_dump_json(), cell.build), []).append(cell)
     for group in by_config.values():
         values: dict[BatchType, list[object]] = {
             BatchType.MULTIPLE_URLS: list(dict.fromkeys(c.url for c in group)),
@@ -129,6 +134,7 @@ class ApiRunner(ResourceReader, Closing):
         config: ConfigInput = None,
         *,
         progress: ProgressCallback | None = None,
+        build: BuildInput = None,
     ) -> TestReport:
         try:
             # The LocalRunner's own check, so bad input fails alike before any request.
@@ -138,7 +144,8 @@ class ApiRunner(ResourceReader, Closing):
             )
         except ValidationError as exc:
             raise invalid_input(exc) from exc
-        created = self.client.create_test(url, device, location, request.config)
+        created = self.client.create_test(url, device, location, request.config,
+                                          build=resolve_build(build))
         return self.client.wait_test(
             created, timeout=self.wait_timeout, poll_interval=self.poll_interval,
             progress=progress,
@@ -153,10 +160,12 @@ class ApiRunner(ResourceReader, Closing):
         config: ConfigInput = None,
         *,
         progress: ProgressCallback | None = None,
+        build: BuildInput = None,
     ) -> BatchReport:
         plan_batch(urls, devices, locations, batch_type)  # the spec's rules, checked alike
         created = self.client.create_batch(
-            urls, devices, locations, batch_type, coerce_config(config)
+            urls, devices, locations, batch_type, coerce_config(config),
+            build=resolve_build(build),
         )
         return self.client.wait_batch(
             created, timeout=self.wait_timeout, poll_interval=self.poll_interval,
@@ -212,7 +221,8 @@ class ApiRunner(ResourceReader, Closing):
         first = unit.cells[0]
         if unit.batch_type is None:
             created = self.client.create_test(
-                first.url, first.device.value, first.location.value, first.config
+                first.url, first.device.value, first.location.value, first.config,
+                build=first.build,
             )
             if created.id is None:
                 raise APIError(201, "unexpected_response",
@@ -224,6 +234,7 @@ class ApiRunner(ResourceReader, Closing):
             list(dict.fromkeys(c.location.value for c in unit.cells)),
             unit.batch_type,
             first.config,
+            build=first.build,
         )
         by_target = {(c.url, c.device, c.location): c for c in unit.cells}
         submitted: builtins.list[tuple[str, MatrixCell]] = []
@@ -244,6 +255,8 @@ class ApiRunner(ResourceReader, Closing):
         device: Device | str = Device.MOBILE,
         location: Location | str = Location.US,
         config: ConfigInput = None,
+        *,
+        build: BuildInput = None,
     ) -> NoReturn:
         """User flows need the local engine: the API has no flow endpoint yet."""
         raise InvalidInputError(
@@ -277,15 +290,21 @@ class ApiRunner(ResourceReader, Closing):
         created_at_gte: TimeInput = None,
         created_at_lt: TimeInput = None,
         created_at_lte: TimeInput = None,
+        *,
+        branch: str | None = None,
+        commit: str | None = None,
     ) -> builtins.list[TestReport]:
-        """A page of tests, newest first (``per_page`` 1-100)."""
+        """A page of tests, newest first (``per_page`` 1-100); ``branch`` / ``commit``:
+        only that branch's or build's (the server filters)."""
         check_paging(page, per_page)
+        branch, commit = build_filters(branch, commit)
         return self.client.list_tests(
             page, per_page,
             created_at_gt=epoch_ms_or_none(created_at_gt, "created_at_gt"),
             created_at_gte=epoch_ms_or_none(created_at_gte, "created_at_gte"),
             created_at_lt=epoch_ms_or_none(created_at_lt, "created_at_lt"),
             created_at_lte=epoch_ms_or_none(created_at_lte, "created_at_lte"),
+            branch=branch, commit=commit,
         )
 
     def _read_resource(self, test_id: str, name: str) -> str | None:

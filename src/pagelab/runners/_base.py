@@ -18,6 +18,8 @@ from pagelab._exceptions import InvalidFlowError
 from pagelab.models import (
     BatchReport,
     BatchType,
+    Build,
+    BuildInput,
     ConfigInput,
     Device,
     Flow,
@@ -43,12 +45,14 @@ __all__ = ["FlowCell", "MatrixCell", "ReportSink", "Runner"]
 
 @dataclass(frozen=True, slots=True)
 class MatrixCell:
-    """One cell of a matrix to run: a URL on a device from a location, with its config."""
+    """One cell of a matrix to run: a URL on a device from a location, with its config,
+    measuring ``build`` (None: unknown)."""
 
     url: str
     device: Device
     location: Location
     config: LighthouseConfig
+    build: Build | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +65,13 @@ class FlowCell:
     device: Device
     location: Location
     config: LighthouseConfig
+    build: Build | None = None
 
     @classmethod
     def of(cls, flow: Flow, device: Device | str, location: Location | str,
-           config: ConfigInput) -> FlowCell:
-        """The cell of ``flow`` on ``device`` from ``location``: the flow checked
-        (:meth:`Flow.check`), the rest read as a page test's; raises
+           config: ConfigInput, build: Build | None = None) -> FlowCell:
+        """The cell of ``flow`` on ``device`` from ``location`` measuring ``build``: the
+        flow checked (:meth:`Flow.check`), the rest read as a page test's; raises
         :class:`~pagelab.InvalidFlowError` / :class:`~pagelab.InvalidInputError`."""
         if not isinstance(flow, Flow):
             raise InvalidFlowError(f"flow: expected a pagelab Flow, got {type(flow).__name__}")
@@ -80,7 +85,7 @@ class FlowCell:
             )
         except ValidationError as exc:
             raise invalid_input(exc) from exc
-        return cls(flow, request.device, request.location, request.config)
+        return cls(flow, request.device, request.location, request.config, build)
 
 
 #: Called by :meth:`Runner.run_matrix` with each final report (a :class:`FlowReport` for a
@@ -104,6 +109,12 @@ class Runner(Protocol):
     ``run_matrix`` runs every cell ``runs`` times for :func:`pagelab.measure`, each runner in
     its own way (the local engine one test at a time, the API submitting ahead and polling).
 
+    ``build=`` on ``lighthouse``, ``batch`` and ``flow`` names the build the tests measure
+    (a :class:`~pagelab.models.Build` or a dict of its fields); None reads it from
+    ``PAGELAB_COMMIT`` or the CI's variables (docs/history.md, "Build context"). Stored
+    with each test (``TestReport.build``); ``list(branch=, commit=)`` reads one build's or
+    branch's tests.
+
     ``flow`` runs a user flow once; a runner that stores its tests keeps each measured step
     as a test (``TestReport.flow_step``), listed and read like any other. A runner that
     cannot run flows (:class:`ApiRunner`: the API has no flow endpoint) raises
@@ -119,6 +130,7 @@ class Runner(Protocol):
         config: ConfigInput = None,
         *,
         progress: ProgressCallback | None = None,
+        build: BuildInput = None,
     ) -> TestReport: ...
 
     def batch(
@@ -130,6 +142,7 @@ class Runner(Protocol):
         config: ConfigInput = None,
         *,
         progress: ProgressCallback | None = None,
+        build: BuildInput = None,
     ) -> BatchReport: ...
 
     def flow(
@@ -138,6 +151,8 @@ class Runner(Protocol):
         device: Device | str = Device.MOBILE,
         location: Location | str = Location.US,
         config: ConfigInput = None,
+        *,
+        build: BuildInput = None,
     ) -> FlowReport: ...
 
     def run_matrix(
@@ -163,6 +178,9 @@ class Runner(Protocol):
         created_at_gte: TimeInput = None,
         created_at_lt: TimeInput = None,
         created_at_lte: TimeInput = None,
+        *,
+        branch: str | None = None,
+        commit: str | None = None,
     ) -> builtins.list[TestReport]: ...
 
     def resource(self, report: ReportRef, name: str) -> str: ...

@@ -58,7 +58,7 @@ def _store_step(
     started = to_epoch_ms(report.started_at) if report.started_at else None
     test_id = create_test(
         conn, url=url, device=cell.device, location=cell.location, config=cell.config,
-        retention=store.retention, created_at=started, flow_step=ref,
+        retention=store.retention, created_at=started, flow_step=ref, build=cell.build,
     )
     finish_test(
         conn, test_id, status=status, lighthouse_version=report.lighthouse_version,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from pagelab._build import resolve_build
 from pagelab._closing import Closing
 from pagelab._exceptions import NotFoundError
 from pagelab.catalog import LOCATIONS, TTFB_REGIONS
@@ -17,6 +18,7 @@ from pagelab.models import (
     MAX_STRING_LENGTH,
     BatchReport,
     BatchType,
+    BuildInput,
     ConfigInput,
     Device,
     Flow,
@@ -31,6 +33,7 @@ from pagelab.models import (
     TimeInput,
     TTFBRegion,
     TTFBResult,
+    build_filters,
     check_paging,
     coerce_config,
     epoch_ms_or_none,
@@ -95,8 +98,10 @@ class LocalRunner(ResourceReader, Closing):
         config: ConfigInput = None,
         *,
         progress: ProgressCallback | None = None,
+        build: BuildInput = None,
     ) -> TestReport:
-        """Run one Lighthouse test and return its final report."""
+        """Run one Lighthouse test and return its final report (``build``: the build it
+        measures, see :class:`~pagelab.runners.Runner`)."""
         try:
             request = LighthouseTestRequest.model_validate(
                 {"url": url, "device": device, "location": location,
@@ -105,7 +110,7 @@ class LocalRunner(ResourceReader, Closing):
         except ValidationError as exc:
             raise invalid_input(exc) from exc
         return self._run_test(MatrixCell(request.url, request.device, request.location,
-                                         request.config), progress)
+                                         request.config, resolve_build(build)), progress)
 
     def _run_test(self, cell: MatrixCell, progress: ProgressCallback | None) -> TestReport:
         """Store and run one test of checked input; its final report is read once, and its
@@ -113,7 +118,7 @@ class LocalRunner(ResourceReader, Closing):
         with self.store.connection() as conn, transaction(conn):
             test_id = create_test(
                 conn, url=cell.url, device=cell.device, location=cell.location,
-                config=cell.config, retention=self.store.retention,
+                config=cell.config, retention=self.store.retention, build=cell.build,
             )
         self._notify(progress, test_id)
         try:
@@ -133,16 +138,20 @@ class LocalRunner(ResourceReader, Closing):
         device: Device | str = Device.MOBILE,
         location: Location | str = Location.US,
         config: ConfigInput = None,
+        *,
+        build: BuildInput = None,
     ) -> FlowReport:
         """Run a user flow once on the local engine (a fresh browser context) and return its
         report; a failed action gives a ``failed`` report keeping the steps before it. Each
         measured step is stored as a test (``TestReport.flow_step``) with its LHR and
         report: ``step.id``, ``step.report_url``, ``runner.list()`` (docs/flows.md)."""
-        return self._run_flow(FlowCell.of(flow, device, location, config))
+        return self._run_flow(FlowCell.of(flow, device, location, config,
+                                          resolve_build(build)))
 
     def _run_flow(self, cell: FlowCell) -> FlowReport:
         report = self.engine.run_flow(cell.flow, cell.device, cell.config)
         report.location = cell.location  # every location is measured from this machine
+        report.build = cell.build
         return store_flow_run(self.store, report, cell, vantage=self.vantage)
 
     def batch(
@@ -154,16 +163,18 @@ class LocalRunner(ResourceReader, Closing):
         config: ConfigInput = None,
         *,
         progress: ProgressCallback | None = None,
+        build: BuildInput = None,
     ) -> BatchReport:
         """Run a batch, one test after another, with the spec's batch rules."""
         plan = plan_batch(urls, devices, locations, batch_type)
         lighthouse_config = coerce_config(config)
+        measured = resolve_build(build)
         with self.store.connection() as conn:
             with transaction(conn):
                 batch_id, test_ids = create_batch(
                     conn, urls=plan.urls, devices=plan.devices, locations=plan.locations,
                     batch_type=BatchType(batch_type), config=lighthouse_config,
-                    items=plan.items, retention=self.store.retention,
+                    items=plan.items, retention=self.store.retention, build=measured,
                 )
             self._notify_batch(progress, batch_id)
             for position, test_id in enumerate(test_ids):
@@ -217,9 +228,14 @@ class LocalRunner(ResourceReader, Closing):
         created_at_gte: TimeInput = None,
         created_at_lt: TimeInput = None,
         created_at_lte: TimeInput = None,
+        *,
+        branch: str | None = None,
+        commit: str | None = None,
     ) -> builtins.list[TestReport]:
-        """A page of tests, newest first (``per_page`` 1-100)."""
+        """A page of tests, newest first (``per_page`` 1-100); ``branch`` / ``commit``:
+        only that branch's or build's."""
         check_paging(page, per_page)
+        branch, commit = build_filters(branch, commit)
         query = TestQuery(
             page=page,
             per_page=per_page,
@@ -227,6 +243,8 @@ class LocalRunner(ResourceReader, Closing):
             created_at_gte=epoch_ms_or_none(created_at_gte, "created_at_gte"),
             created_at_lt=epoch_ms_or_none(created_at_lt, "created_at_lt"),
             created_at_lte=epoch_ms_or_none(created_at_lte, "created_at_lte"),
+            branch=branch,
+            commit=commit,
         )
         with self.store.connection() as conn:
             return list_tests(conn, query, report_url=self.store.report_file_url)

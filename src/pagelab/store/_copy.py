@@ -36,7 +36,9 @@ _TABLES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "id", "account_id", "batch_id", "position", "url", "device", "location", "config_json",
         "run_config_json", "status", "lighthouse_version", "metrics_json", "error_code",
         "error_message", "engine_failure", "vantage", "environment_json", "created_at",
-        "expires_at", "started_at", "finished_at", "flow", "step", "step_index", "mode")),
+        "expires_at", "started_at", "finished_at", "flow", "step", "step_index", "mode",
+        "build_commit", "build_branch", "build_commit_time", "build_url",
+        "build_pull_request")),
     ("credit_charges", "test_id", ("test_id", "account_id", "paid", "refunded_at")),
     # only in a SQLite store that served a fleet (ensure_fleet_tables): the issued worker
     # keys keep working after the move (dispatches are not copied: in-flight tests requeue)

@@ -170,6 +170,16 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE tests ADD COLUMN step_index INTEGER;
     ALTER TABLE tests ADD COLUMN mode TEXT;
     """,
+    # 5: the build a test measured (docs/history.md, "Build context"): its commit, branch,
+    # commit time (epoch ms), CI build page and pull request; NULL when unknown (every
+    # older row).
+    """
+    ALTER TABLE tests ADD COLUMN build_commit TEXT;
+    ALTER TABLE tests ADD COLUMN build_branch TEXT;
+    ALTER TABLE tests ADD COLUMN build_commit_time INTEGER;
+    ALTER TABLE tests ADD COLUMN build_url TEXT;
+    ALTER TABLE tests ADD COLUMN build_pull_request TEXT;
+    """,
 )
 
 

@@ -181,6 +181,14 @@ PG_MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE tests ADD COLUMN step_index INTEGER;
     ALTER TABLE tests ADD COLUMN mode TEXT;
     """,
+    # 5: the build a test measured, as SQLite's migration 5.
+    """
+    ALTER TABLE tests ADD COLUMN build_commit TEXT;
+    ALTER TABLE tests ADD COLUMN build_branch TEXT;
+    ALTER TABLE tests ADD COLUMN build_commit_time BIGINT;
+    ALTER TABLE tests ADD COLUMN build_url TEXT;
+    ALTER TABLE tests ADD COLUMN build_pull_request TEXT;
+    """,
 )
 
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)

@@ -17,6 +17,7 @@ from pagelab.models import (
     BatchReport,
     BatchStatus,
     BatchType,
+    Build,
     Device,
     EngineEnvironment,
     FlowStepRef,
@@ -77,6 +78,29 @@ class _NoStep:
 
 _NO_STEP = _NoStep()
 
+#: The build columns of the tests table, in :func:`_build_values`' order.
+_BUILD_COLUMNS = ("build_commit", "build_branch", "build_commit_time", "build_url",
+                  "build_pull_request")
+
+
+def _build_values(build: Build | None) -> tuple[Any, ...]:
+    """A test's build columns (all NULL when the build is unknown)."""
+    if build is None:
+        return (None,) * len(_BUILD_COLUMNS)
+    return (build.commit, build.branch,
+            to_epoch_ms(build.commit_time) if build.commit_time is not None else None,
+            build.build_url, build.pull_request)
+
+
+def _build_of(row: Any) -> Build | None:
+    """The build a stored row names (None for a row without one: every row older than
+    migration 5)."""
+    if row["build_commit"] is None:
+        return None
+    return Build(commit=row["build_commit"], branch=row["build_branch"],
+                 commit_time=row["build_commit_time"], build_url=row["build_url"],
+                 pull_request=row["build_pull_request"])
+
 
 def _dump_config(config: LighthouseConfig) -> str:
     return config.model_dump_json()
@@ -95,13 +119,15 @@ def create_test(
     position: int = 0,
     created_at: int | None = None,
     flow_step: FlowStepRef | None = None,
+    build: Build | None = None,
 ) -> str:
     """Insert an ``idle`` test; the unmasked config is kept only until it has run.
-    ``flow_step``: the user flow step it measures (None: a page test)."""
+    ``flow_step``: the user flow step it measures (None: a page test); ``build``: the build
+    it measures (None: unknown)."""
     return _insert_test(
         conn, url=url, device=device, location=location, config=config, retention=retention,
         account_id=account_id, batch_id=batch_id, position=position, created_at=created_at,
-        flow_step=flow_step,
+        flow_step=flow_step, build=build,
     )[0]
 
 
@@ -114,12 +140,13 @@ def create_test_report(
     config: LighthouseConfig,
     retention: timedelta,
     account_id: str = LOCAL_ACCOUNT,
+    build: Build | None = None,
 ) -> TestReport:
     """:func:`create_test`, returning the new test's report as :func:`get_test` would read
     it, built from what was inserted (no read back)."""
     test_id, masked, created, expires = _insert_test(
         conn, url=url, device=device, location=location, config=config, retention=retention,
-        account_id=account_id,
+        account_id=account_id, build=build,
     )
     return TestReport(
         id=test_id,
@@ -130,6 +157,7 @@ def create_test_report(
         status=TestStatus.IDLE,
         created_at=from_epoch(created),
         expires_at=from_epoch(expires),
+        build=build,
     )
 
 
@@ -146,6 +174,7 @@ def _insert_test(
     position: int = 0,
     created_at: int | None = None,
     flow_step: FlowStepRef | None = None,
+    build: Build | None = None,
 ) -> tuple[str, LighthouseConfig, int, int]:
     test_id = new_id("lt")
     created = created_at if created_at is not None else now_ms()
@@ -155,11 +184,13 @@ def _insert_test(
     conn.execute(
         "INSERT INTO tests (id, account_id, batch_id, position, url, device, location, "
         "config_json, run_config_json, status, created_at, expires_at, flow, step, "
-        "step_index, mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"step_index, mode, {', '.join(_BUILD_COLUMNS)}) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             test_id, account_id, batch_id, position, url, device.value, location.value,
             _dump_config(masked), _dump_config(config), TestStatus.IDLE.value,
             created, expires, step.flow, step.step, step.step_index, step.mode,
+            *_build_values(build),
         ),
     )
     return test_id, masked, created, expires
@@ -176,8 +207,10 @@ def create_batch(
     items: Sequence[tuple[str, Device, Location]],
     retention: timedelta,
     account_id: str = LOCAL_ACCOUNT,
+    build: Build | None = None,
 ) -> tuple[str, list[str]]:
-    """Insert a batch and its ``idle`` items (call inside a transaction)."""
+    """Insert a batch and its ``idle`` items, each of ``build`` (call inside a
+    transaction)."""
     batch_id = new_id("lbt")
     created = now_ms()
     conn.execute(
@@ -194,14 +227,16 @@ def create_batch(
     masked, clear = _dump_config(config.masked()), _dump_config(config)
     expires = created + int(retention.total_seconds() * 1000)
     test_ids = [new_id("lt") for _ in items]
+    built = _build_values(build)
     conn.executemany(
         "INSERT INTO tests (id, account_id, batch_id, position, url, device, location, "
-        "config_json, run_config_json, status, created_at, expires_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"config_json, run_config_json, status, created_at, expires_at, "
+        f"{', '.join(_BUILD_COLUMNS)}) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 test_id, account_id, batch_id, position, url, device.value, location.value,
-                masked, clear, TestStatus.IDLE.value, created, expires,
+                masked, clear, TestStatus.IDLE.value, created, expires, *built,
             )
             for position, (test_id, (url, device, location)) in enumerate(
                 zip(test_ids, items, strict=True)
@@ -301,13 +336,22 @@ class TestQuery:
     created_at_gte: int | None = None
     created_at_lt: int | None = None
     created_at_lte: int | None = None
+    #: Only the tests of this branch / commit (None: any; a test without a build never
+    #: matches a given one).
+    branch: str | None = None
+    commit: str | None = None
+
+    @property
+    def by_build(self) -> bool:
+        return self.branch is not None or self.commit is not None
 
 
 #: The columns a :class:`TestReport` is read from (:func:`test_from_row`).
 TEST_COLUMNS = (
     "id, batch_id, url, device, location, config_json, status, lighthouse_version, "
     "metrics_json, error_code, error_message, vantage, environment_json, created_at, "
-    "expires_at, started_at, finished_at, flow, step, step_index, mode"
+    "expires_at, started_at, finished_at, flow, step, step_index, mode, "
+    + ", ".join(_BUILD_COLUMNS)
 )
 
 
@@ -342,6 +386,7 @@ def test_from_row(row: Any, report_url: str | None) -> TestReport:
             if row["flow"] is not None
             else None
         ),
+        build=_build_of(row),
     )
 
 
@@ -417,9 +462,15 @@ def list_tests(
         if value is not None:
             clauses.append(f"created_at {op} ?")
             params.append(value)
+    for column, wanted in (("build_branch", query.branch), ("build_commit", query.commit)):
+        if wanted is not None:
+            clauses.append(f"{column} = ?")
+            params.append(wanted)
     where = " AND ".join(clauses)
     offset = (query.page - 1) * query.per_page
-    if offset < _ONE_STATEMENT_BELOW:
+    # The per-minute counts that let a deep page seek count every test of the account, not
+    # a branch's: a page of one build is read row by row.
+    if offset < _ONE_STATEMENT_BELOW or query.by_build:
         rows = _row_by_row(conn, where, params, cutoff, query.per_page, offset)
     else:
         rows = _ids_first(conn, query, account_id, where, params, cutoff, offset)
@@ -523,7 +574,7 @@ def get_batch(
                 id=t.id, url=t.url, device=t.device, location=t.location, status=t.status,
                 metrics=t.metrics, report_url=t.report_url, error=t.error,
                 lighthouse_version=t.lighthouse_version, created_at=t.created_at,
-                vantage=t.vantage, environment=t.environment,
+                vantage=t.vantage, environment=t.environment, build=t.build,
             )
             for t in tests
         ],

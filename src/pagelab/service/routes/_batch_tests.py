@@ -92,6 +92,7 @@ async def create_lighthouse_batch_test(
                     items=plan.items,
                     retention=services.settings.retention,
                     account_id=account.id,
+                    build=body.build,
                 )
                 record_test_charges(conn, account.id, test_ids, paid)
             report = get_batch(

@@ -12,10 +12,14 @@ from pydantic import TypeAdapter
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 
+from pagelab._exceptions import InvalidInputError
 from pagelab.models import (
+    MAX_BRANCH_LENGTH,
+    MAX_COMMIT_LENGTH,
     LighthouseConfig,
     LighthouseTestRequest,
     TestReport,
+    build_filters,
     from_epoch,
     to_epoch_ms,
 )
@@ -146,6 +150,7 @@ def _insert(
         config=config,
         retention=services.settings.retention,
         account_id=account.id,
+        build=body.build,
     )
     assert report.id is not None
     record_test_charges(conn, account.id, [report.id], paid)
@@ -192,10 +197,13 @@ _TIME_HELP = (
     response_model=ListResponse[TestReport],
     summary="List lighthouse tests",
     description=(
-        "The caller's tests, newest first. The query parameters never cause an error: an "
-        "out-of-range or unparsable value falls back to the default or the nearest bound."
+        "The caller's tests, newest first. The paging and time parameters never cause an "
+        "error: an out-of-range or unparsable value falls back to the default or the "
+        "nearest bound. `branch` and `commit` (pagelab's extension) keep only the tests of "
+        "that branch or build; an empty one, or one longer than a stored one can be (255 / "
+        "100 characters), is refused (400)."
     ),
-    responses=error_responses(401, 429),
+    responses=error_responses(400, 401, 429),
 )
 async def list_lighthouse_tests(
     services: ServicesDep,
@@ -217,7 +225,19 @@ async def list_lighthouse_tests(
     created_at_lte: Annotated[
         str | None, Query(description=f"created_at less than or equal. {_TIME_HELP}")
     ] = None,
+    branch: Annotated[
+        str | None, Query(description="Only the tests of this branch (their `build.branch`).",
+                          min_length=1, max_length=MAX_BRANCH_LENGTH)
+    ] = None,
+    commit: Annotated[
+        str | None, Query(description="Only the tests of this commit (their `build.commit`).",
+                          min_length=1, max_length=MAX_COMMIT_LENGTH)
+    ] = None,
 ) -> ListResponse[TestReport]:
+    try:
+        branch, commit = build_filters(branch, commit)
+    except InvalidInputError as exc:
+        raise ApiProblem(400, str(exc)) from exc
     query = TestQuery(
         page=_bounded_int(page, 1, 1, MAX_PAGE),
         per_page=_bounded_int(per_page, DEFAULT_PER_PAGE, 1, MAX_PER_PAGE),
@@ -225,6 +245,8 @@ async def list_lighthouse_tests(
         created_at_gte=_epoch_ms(created_at_gte),
         created_at_lt=_epoch_ms(created_at_lt),
         created_at_lte=_epoch_ms(created_at_lte),
+        branch=branch,
+        commit=commit,
     )
 
     def read_page() -> ListResponse[TestReport]:

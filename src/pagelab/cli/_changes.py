@@ -1,0 +1,106 @@
+"""``pagelab changes``: where a metric's level changed in the stored history of builds, and
+whether the newest level is a regression (issue 37, point 4; docs/history.md)."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from pagelab._exceptions import InvalidInputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["open_regressions", "register"]
+
+
+def register(subparsers: Any) -> None:
+    changes = subparsers.add_parser(
+        "changes", help="list the builds where a metric's level changed in the stored history",
+        description="Reads the stored runs (the runner pagelab.measure uses: the local store, "
+        "or the API server of PAGELAB_API_URL) in build order, finds the change points of "
+        "each metric per cell (pagelab.stats.change_points) and prints one row per change. "
+        "With --fail-on-regression the exit status is 1 when the newest level of a metric "
+        "searched is a regression (an open regression), 0 once a later build restored it.")
+    changes.add_argument("--url", help="only the runs of this page (exact URL)")
+    changes.add_argument("--branch", help="only the runs of builds of this branch")
+    changes.add_argument("--metric", action="append", metavar="METRIC",
+                         help="a metric to search (name or label, e.g. LCP); repeat for more; "
+                         "default: every metric")
+    changes.add_argument("--since", metavar="DATE",
+                         help="only runs created on or after DATE (ISO 8601, e.g. 2026-11-01)")
+    changes.add_argument("--alpha", type=float, default=0.05,
+                         help="significance level of a change (default 0.05)")
+    changes.add_argument("--min-runs", type=int, default=4,
+                         help="fewest runs a level holds (default 4)")
+    changes.add_argument("--limit", type=int, default=1000,
+                         help="read at most the newest LIMIT runs (default 1000)")
+    changes.add_argument("--fail-on-regression", action="store_true",
+                         help="exit 1 when the newest level of a metric searched is a "
+                         "regression")
+    changes.set_defaults(handler=_changes)
+
+
+def _since(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInputError(f"--since: {text[:40]!r} is not an ISO 8601 date or time "
+                                "(e.g. 2026-11-01 or 2026-11-01T09:30:00Z)") from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def open_regressions(changes: pd.DataFrame) -> pd.DataFrame:
+    """The newest change of each cell and metric where it is a regression: a level that
+    no later build restored."""
+    from pagelab.frames import CELL
+
+    keys = [*(c for c in CELL if c in changes.columns), "metric"]
+    newest = changes.groupby(keys, dropna=False, sort=False, observed=True).tail(1)
+    return newest[newest["direction"] == "regression"]
+
+
+def _table(changes: pd.DataFrame) -> str:
+    from pagelab.frames import cell_label
+    from pagelab.models import metric
+
+    headers = ("cell", "metric", "commit", "previous", "before", "after", "change", "p",
+               "direction")
+    rows = [headers]
+    for row in changes.to_dict("records"):
+        m = metric(str(row["metric"]))
+        rows.append((
+            cell_label(row), m.name, str(row["commit"])[:12], str(row["previous_commit"])[:12],
+            m.format(row["before"]), m.format(row["after"]), f"{row['rel_change']:+.1f} %",
+            f"{row['p_value']:.2g}", str(row["direction"])))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True))
+                     .rstrip() for r in rows)
+
+
+def _changes(args: argparse.Namespace) -> int:
+    import pagelab
+
+    since = _since(args.since)
+    history = pagelab.history(args.url, branch=args.branch, since=since, limit=args.limit)
+    frame = history.frame
+    builds = frame["commit"].dropna().nunique()
+    print(f"{len(frame)} runs of {builds} builds"
+          + (f" on {args.branch}" if args.branch else "")
+          + (f" of {args.url}" if args.url else ""))
+    # change_points itself, not Results.changes: --min-runs is passed on.
+    changes = pagelab.stats.change_points(frame, metric=args.metric, alpha=args.alpha,
+                                          min_runs=args.min_runs)
+    if changes.empty:
+        print("no change found")
+    else:
+        print(_table(changes))
+    if not args.fail_on_regression:
+        return 0
+    regressions = open_regressions(changes)
+    for row in regressions.to_dict("records"):
+        print(f"open regression: {row['metric']} since {row['commit']}")
+    return 1 if len(regressions) else 0
