@@ -74,7 +74,7 @@ def _serve(files: dict[str, tuple[bytes, str]]) -> ThreadingHTTPServer:
 
 def main() -> None:
     sys.path.insert(0, str(_ROOT / "src"))
-    from pagelab._scan import MAX_SITEMAP_URLS, discover, group_templates, sample_templates
+    from pagelab._discovery import MAX_SITEMAP_URLS, discover, group_templates, sample_templates
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=5, help="rounds (default 5)")

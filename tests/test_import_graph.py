@@ -51,6 +51,9 @@ FLOORS: dict[str, int] = {
     "pagelab.client": 4,
     "pagelab.fleet": 5,
     "pagelab.runners": 5,
+    # Discovery of a site's pages, templates and sampling: the service discovers under its
+    # own egress rules (POST /v1/discoveries), so it sits below the service.
+    "pagelab._discovery": 5,
     "pagelab._progress": 5,
     "pagelab._explain": 5,
     "pagelab._change_points": 5,
@@ -63,7 +66,7 @@ FLOORS: dict[str, int] = {
     "pagelab._report": 9,
     "pagelab.export": 10,
     "pagelab._measure": 11,
-    # Whole-site scans measure through `measure`, so they sit above it.
+    # Whole-site scans measure through `measure` (and discover through `_discovery`).
     "pagelab._scan": 12,
     # The stored runs as Results in build order: reads through the runners, wraps Results.
     "pagelab._build_history": 12,
@@ -83,7 +86,13 @@ WITHOUT_PANDAS = frozenset({
     "pagelab._extras", "pagelab._apt", "pagelab.models", "pagelab.catalog", "pagelab.demo",
     "pagelab._history", "pagelab._closing", "pagelab._build",
     "pagelab.store", "pagelab.engine", "pagelab.client", "pagelab.fleet", "pagelab.runners",
-    "pagelab.service",
+    "pagelab._discovery", "pagelab.service",
+})
+#: Discovery needs the engine's target policy and the models only: the service imports it,
+#: so it never reaches the store, the runners, the clients or the measuring above it.
+NOT_FROM_DISCOVERY = frozenset({
+    "pagelab.store", "pagelab.runners", "pagelab.client", "pagelab.fleet", "pagelab.service",
+    "pagelab._measure", "pagelab._scan",
 })
 #: The analysis rooms and the rooms they must never reach, even through another room: the
 #: statistics, budgets and plots work on frames and reports, so they load without the
@@ -296,6 +305,18 @@ def test_the_analysis_rooms_never_reach_the_machinery(analysis: str) -> None:
         if room(target) in NOT_FROM_ANALYSIS
     ]
     assert not reached, f"{analysis} reaches:\n" + "\n".join(sorted(reached))
+
+
+def test_discovery_reaches_only_what_the_service_may_hold() -> None:
+    reached = [
+        " -> ".join(chain) for target, chain in reach("pagelab._discovery").items()
+        if room(target) in NOT_FROM_DISCOVERY
+    ]
+    assert not reached, "pagelab._discovery reaches:\n" + "\n".join(sorted(reached))
+    # ... and the service does discover through it (the point of its floor).
+    assert any(room(target) == "pagelab._discovery"
+               for module, targets in edges().items() if room(module) == "pagelab.service"
+               for target in targets)
 
 
 def test_the_models_import_nothing_of_ours_but_the_exceptions() -> None:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from fixtures_http import closed_port
-from pagelab._scan import discover, group_templates
+from pagelab._discovery import discover, group_templates
 from pagelab.cli import main
 from pagelab.demo import DemoServer
 from pagelab.demo._store import STORE_PATHS

@@ -12,7 +12,7 @@ import pagelab
 from fixtures_http import closed_port
 from fixtures_scan import XML, html, index, scan_site, urlset
 from fixtures_site import RecordingSite
-from pagelab._scan import MAX_SITEMAP_URLS, discover
+from pagelab._discovery import MAX_SITEMAP_URLS, discover
 
 
 @pytest.fixture

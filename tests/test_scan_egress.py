@@ -17,7 +17,7 @@ from fixtures_dns import LoopbackDns
 from fixtures_scan import XML, html, scan_site, urlset
 from fixtures_site import RecordingSite
 from pagelab import DiscoveryError
-from pagelab._scan import discover
+from pagelab._discovery import discover
 from pagelab.engine import TargetPolicy, dns_server_resolver
 
 #: Refuses every private address but 127.0.0.1.
@@ -115,3 +115,13 @@ def test_allowed_targets_are_discovered_through_the_policy(site: RecordingSite) 
     assert discover(u("/"), target_policy=ONLY_127_0_0_1).pages == [u("/"), u("/p/1")]
     assert discover(u("/"), target_policy=TargetPolicy(allow_private=True)).pages == [
         u("/"), u("/p/1")]
+
+
+def test_a_spent_time_budget_sends_no_request(site: RecordingSite) -> None:
+    # A server's bound (POST /v1/discoveries): past it, no request is sent.
+    with pytest.raises(DiscoveryError, match=(
+            rf"^discovery request {site.url('/')}: not sent, discovery took longer than its "
+            r"0 s budget \(lower max_pages or depth\)$")):
+        discover(site.url("/"), time_budget=0)
+    assert site.requests == []
+    assert discover(site.url("/"), time_budget=60).pages == [site.url("/")]

@@ -8,8 +8,8 @@ import pickle
 import pytest
 
 import pagelab
+from pagelab._discovery import group_templates, sample_templates
 from pagelab._readable import rank_worst_first
-from pagelab._scan import group_templates, sample_templates
 from pagelab.frames import to_reports
 from recorded_runs import ORIGIN, load_runs
 

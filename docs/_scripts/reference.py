@@ -256,6 +256,7 @@ HTTP_CREDIT_NOTES: dict[int, str] = {
     404: "nothing charged", 405: "nothing charged", 408: "nothing charged",
     429: "nothing charged",
     500: "a TTFB test is refunded before the answer; nothing else was charged",
+    502: "nothing charged (a discovery charges no credit)",
     503: "nothing charged",
 }
 

@@ -318,12 +318,12 @@ class PagelabState:
     def scan_sample(self, scan: TemplateScan) -> Mapping[str, Sequence[str]]:
         """The pages a budget file's scan samples per template: its site discovered once
         per session (every template item of the file shares it; a discovery error is
-        every one of them's)."""
+        every one of them's), on the server when the session's runner is an ApiRunner."""
         from pagelab import DiscoveryError, scan_sample
 
         if scan not in self._samples:
             try:
-                self._samples[scan] = scan_sample(scan)
+                self._samples[scan] = scan_sample(scan, self.runner())
             except DiscoveryError as exc:
                 self._samples[scan] = exc
         found = self._samples[scan]

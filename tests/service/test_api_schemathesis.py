@@ -2,10 +2,11 @@
 item 8): for bodies and parameters the schema allows, no 5xx, every response conforms to the
 schema, and no body the schema calls valid is refused as invalid (400).
 
-The key has zero credits, so creations end in 402 before anything is queued or probed (no
-test runs, no TTFB request leaves); private targets are allowed on this server so that a
-generated host name is never resolved (no DNS query leaves the machine). The number of
-examples per operation is bounded (``EXAMPLES``): a few seconds each.
+The key has zero credits, so creations and discoveries end in 402 before anything is
+queued, probed or fetched (no test runs, no TTFB or discovery request leaves); private
+targets are allowed on this server so that a generated host name is never resolved (no DNS
+query leaves the machine). The number of examples per operation is bounded (``EXAMPLES``):
+a few seconds each.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""pagelab.scan on the ApiRunner (issue 39, point 5): discovery in the caller's process, the
-sample's runs on a live `pagelab serve` (worker on the real engine) as a spec batch."""
+"""pagelab.scan on the ApiRunner (issue 39, point 5): discovery on a live `pagelab serve`
+(`POST /v1/discoveries`; that it happens there: tests/service/test_api_discoveries.py), the
+sample's runs on the same server (worker on the real engine) as a spec batch."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ def test_a_scans_runs_go_through_the_api_as_one_batch(tmp_path: Path, demo_url: 
                            per_template=1, runner=runner, progress=False)
     finally:
         server.stop()
+    assert results.discovery is not None
+    assert results.discovery.sitemaps[0] == f"{demo_url}/store/sitemap.xml"
+    assert results.sample.keys() == {"/store/about", "/store/product/*"}
     frame = results.frame
     assert len(frame) == 2
     assert (frame["status"] == "success").all(), frame[["url", "error_code"]]

@@ -3,19 +3,32 @@ each through :func:`pagelab.measure`, and rank the templates worst first."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pagelab._exceptions import DiscoveryError, InvalidInputError
+from pagelab._discovery import (
+    Discovery,
+    TemplateRule,
+    discover,
+    from_wire,
+    glob_list,
+    group_templates,
+    sample_templates,
+)
+from pagelab._exceptions import APIError, DiscoveryError, InvalidInputError
 from pagelab._measure import Results, measure
 from pagelab._public import publish
 from pagelab.budgets import TemplateScan
 from pagelab.frames import with_template
-from pagelab.models import ConfigInput, ProgressCallback
-from pagelab.runners import Runner
-
-from ._discover import DEFAULT_DEPTH, Discovery, discover
-from ._templates import DEFAULT_PER_TEMPLATE, TemplateRule, group_templates, sample_templates
+from pagelab.models import (
+    DEFAULT_DEPTH,
+    DEFAULT_MAX_PAGES,
+    DEFAULT_PER_TEMPLATE,
+    DISCOVERY_FAILED,
+    ConfigInput,
+    ProgressCallback,
+)
+from pagelab.runners import ApiRunner, Runner, connect
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,7 +80,7 @@ class ScanResults(Results):
 def scan(
     start_url: str,
     *,
-    max_pages: int = 500,
+    max_pages: int = DEFAULT_MAX_PAGES,
     per_template: int = DEFAULT_PER_TEMPLATE,
     runs: int = 1,
     devices: str | Sequence[str] | None = None,
@@ -102,26 +115,38 @@ def scan(
         raise InvalidInputError(f"runs: expected a positive integer, got {runs!r}")
     if runner is not None and not isinstance(runner, Runner):
         raise InvalidInputError(f"runner: expected a pagelab Runner, got {type(runner).__name__}")
-    bar = _DiscoveryBar() if progress is True else None
+    owned = runner is None
+    active = connect() if runner is None else runner
     try:
-        found = discover(start_url, max_pages=max_pages, include=include, exclude=exclude,
-                         depth=depth, on_page=bar.add if bar else None)
+        bar = _DiscoveryBar() if progress is True and not isinstance(active, ApiRunner) else None
+        try:
+            found, grouped = _discover_on(
+                active, start_url, max_pages=max_pages, include=include, exclude=exclude,
+                depth=depth, per_template=per_template, seed=seed,
+                on_page=bar.add if bar else None)
+        finally:
+            if bar is not None:
+                bar.close()
+        if not found.pages:
+            raise DiscoveryError(
+                f"no page found in scope of {found.start_url} (sitemaps read: "
+                f"{len(found.sitemaps)}; dropped: {dict(found.dropped) or 'none'})")
+        if grouped is not None and template is None:
+            templates, sample = grouped
+        else:
+            # A rule of the caller's (a function cannot be sent): the pages regrouped here.
+            templates = group_templates(found.pages, template)
+            sample = sample_templates(templates, per_template, seed)
+        urls = [url for chosen in sample.values() for url in chosen]
+        # measure's own defaults when not given (mobile, us): written once, there.
+        matrix: dict[str, Any] = {name: value for name, value in (("devices", devices),
+                                                                  ("locations", locations))
+                                  if value is not None}
+        results = measure(urls, runs=runs, config=config, runner=active, progress=progress,
+                          **matrix)
     finally:
-        if bar is not None:
-            bar.close()
-    if not found.pages:
-        raise DiscoveryError(
-            f"no page found in scope of {found.start_url} (sitemaps read: "
-            f"{len(found.sitemaps)}; dropped: {dict(found.dropped) or 'none'})")
-    templates = group_templates(found.pages, template)
-    sample = sample_templates(templates, per_template, seed)
-    urls = [url for chosen in sample.values() for url in chosen]
-    # measure's own defaults when not given (mobile, us): written once, there.
-    matrix: dict[str, Any] = {name: value for name, value in (("devices", devices),
-                                                              ("locations", locations))
-                              if value is not None}
-    results = measure(urls, runs=runs, config=config, runner=runner, progress=progress,
-                      **matrix)
+        if owned:
+            active.close()
     run_indices = [None if run is None or run != run else int(run)
                    for run in results.frame["run"]]
     return ScanResults(results.reports, run_indices, runner=results.runner,
@@ -129,18 +154,44 @@ def scan(
                        discovery=found)
 
 
-def scan_sample(plan: TemplateScan) -> dict[str, list[str]]:
+def _discover_on(
+    runner: Runner | None, start_url: str, *, max_pages: int = DEFAULT_MAX_PAGES,
+    include: str | Sequence[str] | None = None, exclude: str | Sequence[str] | None = None,
+    depth: int = DEFAULT_DEPTH, per_template: int = DEFAULT_PER_TEMPLATE, seed: int = 0,
+    on_page: Callable[[str], None] | None = None,
+) -> tuple[Discovery, tuple[dict[str, str], dict[str, list[str]]] | None]:
+    """The site's discovery and, when the server discovered it, the server's
+    ``(page -> template, template -> sample)`` by the default rule. On an
+    :class:`ApiRunner` the server discovers, under its own egress rules
+    (``POST /v1/discoveries``); on any other runner (or none), this process does."""
+    if not isinstance(runner, ApiRunner):
+        return discover(start_url, max_pages=max_pages, include=include, exclude=exclude,
+                        depth=depth, on_page=on_page), None
+    try:
+        site = runner.client.discover(
+            start_url, max_pages=max_pages, include=glob_list(include, "include"),
+            exclude=glob_list(exclude, "exclude"), depth=depth, per_template=per_template,
+            seed=seed)
+    except APIError as exc:
+        if exc.code == DISCOVERY_FAILED:
+            raise DiscoveryError(exc.message) from exc
+        raise
+    found, templates, sample = from_wire(site)
+    return found, (templates, sample)
+
+
+def scan_sample(plan: TemplateScan, runner: Runner | None = None) -> dict[str, list[str]]:
     """The pages a budget file's scan measures: its site discovered from the start URL
-    (with the options the file sets), each page given the first of the budgeted templates
-    (path globs) that matches it, and each template sampled as :func:`scan` samples;
-    a template no page matches is absent. Raises :class:`~pagelab.DiscoveryError` as
-    :func:`scan` does."""
+    (with the options the file sets; on the server of an :class:`ApiRunner`, as
+    :func:`scan` discovers), each page given the first of the budgeted templates (path
+    globs) that matches it, and each template sampled as :func:`scan` samples; a template
+    no page matches is absent. Raises :class:`~pagelab.DiscoveryError` as :func:`scan`
+    does."""
     options = dict(plan.options)
-    sampling = {name: options.pop(name) for name in ("per_template", "seed")
-                if name in options}
-    found = discover(plan.start_url, **options)
+    found, _ = _discover_on(runner, plan.start_url, **options)
     templates = group_templates(found.pages, list(plan.templates))
     budgeted = {url: name for url, name in templates.items() if name in plan.templates}
+    sampling = {name: options[name] for name in ("per_template", "seed") if name in options}
     return sample_templates(budgeted, **sampling)
 
 

@@ -91,11 +91,12 @@ def _check(args: argparse.Namespace) -> int:
             raise InvalidInputError("--runs auto measures pages only: this budget file has "
                                     "flows, give a number of runs")
         planned = [(t, runs or budgets.parse_runs(t.runs)) for t in targets]
-        # A scan's site is discovered once, before any run, for all its templates.
-        sample = functools.cache(scan_sample)
         frames = []
         with contextlib.ExitStack() as stack:
             runner = stack.enter_context(pagelab.connect())
+            # A scan's site is discovered once, before any run, for all its templates (on
+            # the server when the runs go to one).
+            sample = functools.cache(functools.partial(scan_sample, runner=runner))
             # One bar on stderr for the whole file (it also says when it waits for the engine).
             # With --runs auto the total is the maximum: the bar may end early.
             bar = stack.enter_context(ProgressBar(sum(

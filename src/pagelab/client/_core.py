@@ -33,6 +33,7 @@ from pagelab.models import (
     LighthouseConfig,
     LocationInfo,
     ProgressCallback,
+    SiteDiscovery,
     TestReport,
     TimeInput,
     TTFBRegion,
@@ -318,6 +319,22 @@ class BaseClient:
             "POST", "/v1/ttfb-tests", _model(TTFBResult), json={"url": url, "region": region},
             timeout=timeout,
         )
+
+    @staticmethod
+    def _discover_call(
+        url: str, max_pages: int, include: Sequence[str], exclude: Sequence[str],
+        depth: int, per_template: int, seed: int, timeout: float | None,
+    ) -> Call[SiteDiscovery]:
+        for name, globs in (("include", include), ("exclude", exclude)):
+            if isinstance(globs, str):
+                raise errors.InvalidInputError(f"{name}: expected a list of globs, got a string")
+        body: dict[str, Any] = {
+            "url": url, "max_pages": max_pages, "include": list(include),
+            "exclude": list(exclude), "depth": depth, "per_template": per_template,
+            "seed": seed,
+        }
+        return Call("POST", "/v1/discoveries", _model(SiteDiscovery), json=body,
+                    timeout=timeout)
 
     @staticmethod
     def _get_test_call(test_id: str) -> Call[TestReport]:

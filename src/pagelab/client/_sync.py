@@ -10,11 +10,15 @@ import httpx
 
 from pagelab._closing import Closing
 from pagelab.models import (
+    DEFAULT_DEPTH,
+    DEFAULT_MAX_PAGES,
+    DEFAULT_PER_TEMPLATE,
     BatchReport,
     BatchType,
     BuildInput,
     Credits,
     LocationInfo,
+    SiteDiscovery,
     TestReport,
     TTFBRegion,
     TTFBResult,
@@ -110,6 +114,24 @@ class Client(BaseClient, Closing):
     ) -> TTFBResult:
         """``POST /v1/ttfb-tests``: measured while the request waits (``timeout`` s)."""
         return self._send(self._create_ttfb_call(url, region, timeout))
+
+    def discover(
+        self,
+        url: str,
+        *,
+        max_pages: int = DEFAULT_MAX_PAGES,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        depth: int = DEFAULT_DEPTH,
+        per_template: int = DEFAULT_PER_TEMPLATE,
+        seed: int = 0,
+        timeout: float = 300.0,
+    ) -> SiteDiscovery:
+        """``POST /v1/discoveries`` (a pagelab extension): the server discovers the site's
+        pages under its own egress rules, groups them by template and samples each, while
+        the request waits (``timeout`` s). docs/api.md."""
+        return self._send(self._discover_call(
+            url, max_pages, include, exclude, depth, per_template, seed, timeout))
 
     def get_test(self, test_id: str) -> TestReport:
         """``GET /v1/lighthouse-tests/{id}``."""

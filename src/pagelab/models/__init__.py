@@ -49,6 +49,13 @@ from ._build import build_filters as build_filters
 from ._build import coerce_build as coerce_build
 from ._config import MAX_MATCHED_URL_LENGTH as MAX_MATCHED_URL_LENGTH
 from ._config import url_pattern_matches as url_pattern_matches
+from ._discovery import DEFAULT_DEPTH as DEFAULT_DEPTH
+from ._discovery import DEFAULT_MAX_PAGES as DEFAULT_MAX_PAGES
+from ._discovery import DEFAULT_PER_TEMPLATE as DEFAULT_PER_TEMPLATE
+from ._discovery import DISCOVERY_FAILED as DISCOVERY_FAILED
+from ._discovery import DiscoveredPage as DiscoveredPage
+from ._discovery import DiscoveryRequest as DiscoveryRequest
+from ._discovery import SiteDiscovery as SiteDiscovery
 from ._display import metric_value as metric_value
 from ._display import status_pill as status_pill
 from ._enums import DEVICE_ALIASES as DEVICE_ALIASES

@@ -16,6 +16,7 @@ from pagelab.models import (
     MAX_STRING_LENGTH,
     PAGE_URL_PATTERN,
     BatchTestRequest,
+    DiscoveryRequest,
     LighthouseTestRequest,
     TTFBTestRequest,
 )
@@ -45,6 +46,7 @@ _REQUEST_MODELS: tuple[type[BaseModel], ...] = (
     LighthouseTestRequest,
     BatchTestRequest,
     TTFBTestRequest,
+    DiscoveryRequest,
 )
 
 

@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pagelab.models import ErrorBody, validation_message
+from pagelab.models import DISCOVERY_FAILED, ErrorBody, validation_message
 
 __all__ = [
     "ERROR_CODES",
@@ -32,6 +32,8 @@ ERROR_CODES: dict[int, tuple[str, str]] = {
     429: ("rate_limited", "Too many requests; retry after Retry-After seconds"),
     408: ("request_timeout", "The request line, headers or body were not sent in time"),
     500: ("internal_error", "Unexpected server error"),
+    502: (DISCOVERY_FAILED, "The site's pages could not be found (POST /v1/discoveries): its "
+          "start URL could not be reached, or a sitemap is broken, too big or loops"),
     503: ("unavailable", "The server is at capacity; retry after Retry-After seconds"),
 }
 

@@ -80,7 +80,8 @@ class TargetGuard:
     ) -> None:
         self.policy = policy
         self.timeout = timeout
-        self._resolver = resolver
+        #: How host names are resolved (also by discovery's requests: the same answers).
+        self.resolver = resolver
         self._executor = ThreadPoolExecutor(max_workers=threads,
                                             thread_name_prefix="pagelab-dns")
         self._per_caller = per_caller
@@ -127,7 +128,7 @@ class TargetGuard:
         await slots.take(callers)
         loop = asyncio.get_running_loop()
         try:
-            future = loop.run_in_executor(self._executor, self._resolver, host, port)
+            future = loop.run_in_executor(self._executor, self.resolver, host, port)
         except BaseException:
             slots.give_back(callers)
             raise

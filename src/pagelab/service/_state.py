@@ -25,6 +25,8 @@ from ._settings import Settings
 __all__ = ["ReportLinks", "Services"]
 
 _MAX_REGION_SIZE = max(len(region.locations) for region in TTFB_REGIONS.values())
+#: Discoveries (``POST /v1/discoveries``) in progress at once on the server; one per key.
+_DISCOVERIES = 2
 
 
 ReportKind = Literal["lighthouse-tests", "lighthouse-batch-tests"]
@@ -96,6 +98,9 @@ class Services:
     ttfb_executor: ThreadPoolExecutor
     #: The SSRF guard of the creation endpoints (its look-ups have threads of their own).
     guard: TargetGuard
+    #: Discoveries in progress (one per key), and the threads they run on.
+    discovery_gate: ConcurrencyGate
+    discovery_executor: ThreadPoolExecutor
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
@@ -144,6 +149,9 @@ class Services:
                 timeout=settings.guard_dns_timeout,
                 per_caller=settings.guard_dns_per_caller,
             ),
+            discovery_gate=ConcurrencyGate(per_caller=1, total=_DISCOVERIES),
+            discovery_executor=ThreadPoolExecutor(max_workers=_DISCOVERIES,
+                                                  thread_name_prefix="pagelab-discovery"),
         )
 
     async def open_loop(self) -> None:
@@ -157,5 +165,6 @@ class Services:
 
     def close(self) -> None:
         self.ttfb_executor.shutdown(wait=False, cancel_futures=True)
+        self.discovery_executor.shutdown(wait=False, cancel_futures=True)
         self.guard.close()
         self.pool.close()

@@ -3,6 +3,7 @@
 from . import (
     _account,
     _batch_tests,
+    _discoveries,
     _health,
     _lighthouse_tests,
     _reference,
@@ -15,6 +16,7 @@ ROUTERS = (
     _lighthouse_tests.router,
     _batch_tests.router,
     _ttfb_tests.router,
+    _discoveries.router,
     _account.router,
     _reference.router,
     _health.router,

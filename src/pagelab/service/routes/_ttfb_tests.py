@@ -27,6 +27,7 @@ from .._deps import (
 )
 from .._errors import ApiProblem, error_responses
 from .._state import Services
+from ._common import gate_refusal
 
 __all__ = ["router"]
 
@@ -88,14 +89,7 @@ async def create_ttfb_test(
         raise ApiProblem(400, str(exc)) from exc
     bound = services.ttfb_gate.enter(account.id)
     if bound != "ok":
-        # The key's own bound is the caller's to wait for (429); the server's, everyone's (503).
-        status, reached = (
-            (429, f"at most {services.ttfb_gate.per_caller} TTFB tests of one key run at once")
-            if bound == "caller"
-            else (503, f"the server runs {services.ttfb_gate.total} TTFB tests already")
-        )
-        raise ApiProblem(status, f"{reached}; retry in {_RETRY_AFTER_S} s",
-                         headers={"Retry-After": str(_RETRY_AFTER_S)})
+        raise gate_refusal(services.ttfb_gate, bound, ("TTFB test", "TTFB tests"), _RETRY_AFTER_S)
     try:
         if settings.target_policy.restricts:
             require_credits(services, account, "ttfb", 1, _NO_CREDITS)

@@ -31,11 +31,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
+from pagelab.models import DEFAULT_PER_TEMPLATE
 
 from ._scope import glob_pattern
 
 __all__ = [
-    "DEFAULT_PER_TEMPLATE",
     "MIN_SIBLINGS",
     "TemplateRule",
     "group_templates",
@@ -44,8 +44,6 @@ __all__ = [
 
 #: A node with at least this many distinct children has variable children.
 MIN_SIBLINGS = 3
-#: Pages measured per template unless told.
-DEFAULT_PER_TEMPLATE = 3
 #: A user's rule: a function of the URL (None: the default rule decides), or path globs,
 #: each its own template (first match wins; a page no glob matches: the default rule).
 TemplateRule = Callable[[str], str | None] | Sequence[str]

@@ -9,6 +9,7 @@ second per page and hold the engine that the runs need (docs/decisions.md).
 from __future__ import annotations
 
 import collections
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -18,15 +19,14 @@ import httpx
 
 from pagelab._exceptions import DiscoveryError, InvalidInputError
 from pagelab.engine import Resolver, TargetPolicy, enforced
+from pagelab.models import DEFAULT_DEPTH, DEFAULT_MAX_PAGES
 
 from ._egress import PinnedTransport
 from ._scope import PathGlobs, Scope, page_url
 from ._sitemaps import SitemapReader, robots_sitemaps
 
-__all__ = ["DEFAULT_DEPTH", "Discovery", "discover"]
+__all__ = ["Discovery", "discover"]
 
-#: How many links deep the crawl goes from the start page.
-DEFAULT_DEPTH = 3
 #: The crawl fetches at most this many pages per page kept (it may pass through pages that
 #: ``include``/``exclude`` leave out to reach the ones they keep).
 _FETCHES_PER_PAGE = 4
@@ -92,13 +92,14 @@ class _Keeper:
 def discover(
     start_url: str,
     *,
-    max_pages: int = 500,
+    max_pages: int = DEFAULT_MAX_PAGES,
     include: str | Sequence[str] | None = None,
     exclude: str | Sequence[str] | None = None,
     depth: int = DEFAULT_DEPTH,
     on_page: PageCallback | None = None,
     target_policy: TargetPolicy | None = None,
     resolver: Resolver | None = None,
+    time_budget: float | None = None,
 ) -> Discovery:
     """The pages of the site at ``start_url`` within its scope (origin and path prefix).
 
@@ -112,7 +113,9 @@ def discover(
     ``target_policy`` (a server's egress rules; None in a user's own process, as for the
     local runners: every address allowed) checks every request, redirect hops included,
     through :class:`PinnedTransport` (host names resolved by ``resolver``, default the
-    system's): a refused address is a :class:`DiscoveryError` naming it and the rule."""
+    system's): a refused address is a :class:`DiscoveryError` naming it and the rule.
+    ``time_budget`` (seconds; a server's bound) stops discovery with a
+    :class:`DiscoveryError` at the first request sent after it is spent."""
     scope = Scope.of(start_url)
     if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
         raise InvalidInputError(f"max_pages: expected a positive integer, got {max_pages!r}")
@@ -125,6 +128,7 @@ def discover(
     guarded = enforced(target_policy)
     http = httpx.Client(
         follow_redirects=True, timeout=_TIMEOUT, headers={"User-Agent": "pagelab-scan"},
+        event_hooks={"request": [_within(time_budget)] if time_budget is not None else []},
         transport=PinnedTransport(guarded, resolver) if guarded is not None else None,
         trust_env=guarded is None)
     try:
@@ -145,6 +149,20 @@ def discover(
     finally:
         http.close()
     return found
+
+
+def _within(time_budget: float) -> Callable[[httpx.Request], None]:
+    """An httpx request hook (called for each request, redirect hops included) that
+    refuses to send once ``time_budget`` seconds have passed since it was made."""
+    deadline = time.monotonic() + time_budget
+
+    def check(request: httpx.Request) -> None:
+        if time.monotonic() >= deadline:
+            raise DiscoveryError(
+                f"discovery request {request.url}: not sent, discovery took longer than "
+                f"its {time_budget:g} s budget (lower max_pages or depth)")
+
+    return check
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,8 +81,8 @@ class PathGlobs:
 
     def __init__(self, include: str | Sequence[str] | None,
                  exclude: str | Sequence[str] | None) -> None:
-        self.include = [glob_pattern(g) for g in _globs(include, "include")]
-        self.exclude = [glob_pattern(g) for g in _globs(exclude, "exclude")]
+        self.include = [glob_pattern(g) for g in glob_list(include, "include")]
+        self.exclude = [glob_pattern(g) for g in glob_list(exclude, "exclude")]
 
     def keeps(self, url: str) -> bool:
         path = urlsplit(url).path
@@ -91,7 +91,8 @@ class PathGlobs:
         return not any(p.fullmatch(path) for p in self.exclude)
 
 
-def _globs(value: str | Sequence[str] | None, name: str) -> list[str]:
+def glob_list(value: str | Sequence[str] | None, name: str) -> list[str]:
+    """``include``/``exclude`` as a list of globs (one string is one glob)."""
     if value is None:
         return []
     items = [value] if isinstance(value, str) else list(value)
