@@ -24,11 +24,15 @@ NOTEBOOK_CELL_TIMEOUT_S = 1800
 ENGINE_GROUP = "engine"
 
 #: Engine tests that run beside that worker, in their own module's group: they play a
-#: reader's whole machine (a fresh venv and pip, JupyterLab, a browser driving it) and spend
-#: most of their time outside Lighthouse. Each of their runs takes the engine lock as any
-#: user's process does, so no two Lighthouse runs overlap; the engine worker's queue gets
-#: shorter by their set-up time (about 8 minutes).
-BESIDE_THE_ENGINE = ("tests/test_wheel.py", "tests/test_notebook_browser.py")
+#: reader's whole machine (a fresh venv and pip, JupyterLab, a browser driving it) or start
+#: the servers, brokers and workers a fleet or a team store is made of, and spend most of
+#: their time outside Lighthouse. Each of their runs takes the engine lock as any user's
+#: process does, so no two Lighthouse runs overlap; the engine worker's queue gets shorter
+#: by their set-up time, and a module's fixtures (a fleet on each store) start on one worker
+#: instead of on both (docs/decisions.md, "Suite time").
+BESIDE_THE_ENGINE = ("tests/test_wheel.py", "tests/test_notebook_browser.py",
+                     "tests/fleet/test_fleet.py", "tests/fleet/test_fleet_operations.py",
+                     "tests/service/test_team_store.py")
 
 
 def _runs_the_engine(item: pytest.Item) -> bool:
