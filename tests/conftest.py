@@ -29,10 +29,11 @@ ENGINE_GROUP = "engine"
 #: their time outside Lighthouse. Each of their runs takes the engine lock as any user's
 #: process does, so no two Lighthouse runs overlap; the engine worker's queue gets shorter
 #: by their set-up time, and a module's fixtures (a fleet on each store) start on one worker
-#: instead of on both (docs/decisions.md, "Suite time").
+#: instead of on both (docs/decisions.md, "Suite time"). Longest first: the order the other
+#: worker takes them in (``_queue_rank``).
 BESIDE_THE_ENGINE = ("tests/test_wheel.py", "tests/test_notebook_browser.py",
-                     "tests/fleet/test_fleet.py", "tests/fleet/test_fleet_operations.py",
-                     "tests/service/test_team_store.py")
+                     "tests/service/test_team_store.py", "tests/fleet/test_fleet.py",
+                     "tests/fleet/test_fleet_operations.py")
 
 
 def _runs_the_engine(item: pytest.Item) -> bool:
@@ -41,6 +42,26 @@ def _runs_the_engine(item: pytest.Item) -> bool:
     return (item.path.suffix == ".ipynb"  # the notebooks measure the demo site
             or item.get_closest_marker("engine") is not None
             or "engine" in getattr(item, "fixturenames", ()))
+
+
+def _queue_rank(item: pytest.Item) -> int:
+    """Where ``item``'s group stands in the queue of groups xdist hands out: the engine
+    group first (the longest), then the modules beside it, longest first, then the rest as
+    collected. So the units still queued when the engine group ends are short ones: a long
+    unit taken up last would keep one worker running alone."""
+    if _runs_the_engine(item):
+        return 0
+    module = item.nodeid.split("::")[0]
+    if module in BESIDE_THE_ENGINE:
+        return 1 + BESIDE_THE_ENGINE.index(module)
+    return 1 + len(BESIDE_THE_ENGINE)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist hands out the groups of --dist loadgroup by their number of tests, most first,
+    # unless told to keep the collection's order: the one _queue_rank sets.
+    if getattr(config.option, "dist", "no") == "loadgroup":
+        config.option.loadscopereorder = False
 
 
 def _join_group(item: pytest.Item, group: str) -> None:
@@ -58,6 +79,8 @@ def _join_group(item: pytest.Item, group: str) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # On a worker, xdist sets option.loadgroup from the controller's --dist.
     grouped = bool(getattr(config.option, "loadgroup", False))
+    if grouped:
+        items.sort(key=_queue_rank)  # stable: each group keeps its tests' order
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.timeout(NOTEBOOK_CELL_TIMEOUT_S))
