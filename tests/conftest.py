@@ -23,17 +23,16 @@ NOTEBOOK_CELL_TIMEOUT_S = 1800
 #: anyway; grouping them keeps the other worker from waiting on it.
 ENGINE_GROUP = "engine"
 
-#: Engine tests that run beside that worker, in their own module's group: they play a
-#: reader's whole machine (a fresh venv and pip, JupyterLab, a browser driving it) or start
-#: the servers, brokers and workers a fleet or a team store is made of, and spend most of
-#: their time outside Lighthouse. Each of their runs takes the engine lock as any user's
-#: process does, so no two Lighthouse runs overlap; the engine worker's queue gets shorter
-#: by their set-up time, and a module's fixtures (a fleet on each store) start on one worker
-#: instead of on both (docs/decisions.md, "Suite time"). Longest first: the order the other
-#: worker takes them in (``_queue_rank``).
+#: Engine tests that run beside that worker, in their own module's group (paths or folders):
+#: they play a reader's whole machine (a fresh venv and pip, JupyterLab, a browser driving
+#: it) or start the API servers, brokers and workers a service, a fleet or a team store is
+#: made of, and spend much of their time outside Lighthouse. Each of their runs takes the
+#: engine lock as any user's process does, so no two Lighthouse runs overlap; the engine
+#: worker's queue gets shorter by their set-up time, and a module's fixtures (a fleet on
+#: each store) start on one worker instead of on both (docs/decisions.md, "Suite time").
+#: Longest first: the order the other worker takes them in (``_queue_rank``).
 BESIDE_THE_ENGINE = ("tests/test_wheel.py", "tests/test_notebook_browser.py",
-                     "tests/service/test_team_store.py", "tests/fleet/test_fleet.py",
-                     "tests/fleet/test_fleet_operations.py")
+                     "tests/service/test_team_store.py", "tests/fleet/", "tests/service/")
 
 
 def _runs_the_engine(item: pytest.Item) -> bool:
@@ -51,10 +50,8 @@ def _queue_rank(item: pytest.Item) -> int:
     unit taken up last would keep one worker running alone."""
     if _runs_the_engine(item):
         return 0
-    module = item.nodeid.split("::")[0]
-    if module in BESIDE_THE_ENGINE:
-        return 1 + BESIDE_THE_ENGINE.index(module)
-    return 1 + len(BESIDE_THE_ENGINE)
+    beside = [n for n, path in enumerate(BESIDE_THE_ENGINE) if item.nodeid.startswith(path)]
+    return 1 + (beside[0] if beside else len(BESIDE_THE_ENGINE))
 
 
 def pytest_configure(config: pytest.Config) -> None:
