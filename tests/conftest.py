@@ -6,9 +6,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    import pagelab
+    from pagelab.engine import Engine
 
 #: pytest-timeout's limit for a notebook cell (nbval), over the suite's 600 s: a cell runs a
 #: whole measurement matrix (one took 650 s on a loaded machine, waiting for the engine).
@@ -134,6 +138,22 @@ def demo_url() -> Iterator[str]:
 
     with serve() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def shop_carts(engine: Engine, demo_url: str,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[pagelab.Results]:
+    """20 runs each of the demo shop's add-to-cart flow with a 50 ms and a 300 ms click
+    handler, interleaved (40 flow runs, one ``measure``). Several engine tests read them:
+    INP in every run, the two handlers told apart, what made INP slow. Made once, as
+    Lighthouse runs are the suite's scarce resource (one at a time on the machine)."""
+    import pagelab
+    from demo_shop import add_to_cart
+    from pagelab import LocalRunner
+
+    with LocalRunner(tmp_path_factory.mktemp("shop-carts"), engine=engine) as runner:
+        yield pagelab.measure([add_to_cart(demo_url, 50), add_to_cart(demo_url, 300)],
+                              runs=20, runner=runner, progress=False)
 
 
 @pytest.fixture(scope="session")
