@@ -6,9 +6,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    import pagelab
+    from pagelab.engine import Engine
 
 #: pytest-timeout's limit for a notebook cell (nbval), over the suite's 600 s: a cell runs a
 #: whole measurement matrix (one took 650 s on a loaded machine, waiting for the engine).
@@ -23,20 +27,47 @@ NOTEBOOK_CELL_TIMEOUT_S = 1800
 #: anyway; grouping them keeps the other worker from waiting on it.
 ENGINE_GROUP = "engine"
 
-#: Engine tests that run beside that worker, in their own module's group: they play a
-#: reader's whole machine (a fresh venv and pip, JupyterLab, a browser driving it) and spend
-#: most of their time outside Lighthouse. Each of their runs takes the engine lock as any
-#: user's process does, so no two Lighthouse runs overlap; the engine worker's queue gets
-#: shorter by their set-up time (about 8 minutes).
-BESIDE_THE_ENGINE = ("tests/test_wheel.py", "tests/test_notebook_browser.py")
+#: Engine tests that run beside that worker, in their own module's group (paths or folders):
+#: they play a reader's whole machine (a fresh venv and pip, JupyterLab, a browser driving
+#: it) or start the API servers, brokers and workers a service or a fleet is made of, and
+#: spend much of their time outside Lighthouse. Each of their runs takes the engine lock
+#: as any user's process does, so no two Lighthouse runs overlap; the engine worker's
+#: queue gets shorter by their set-up time, and a module's fixtures (a fleet on each
+#: store) start on one worker instead of on both (docs/decisions.md, "Suite time").
+#: Longest first: the order the other worker takes them in (``_queue_rank``).
+BESIDE_THE_ENGINE = ("tests/test_wheel.py", "tests/test_notebook_browser.py", "tests/fleet/",
+                     "tests/service/")
+#: Except the team store's engine tests: their 24 runs are nearly all their time, and each
+#: would wait for its turn between the engine worker's runs (the lock is not fair), past
+#: their patience on a busy machine; on the engine worker they follow one another.
+WITH_THE_ENGINE = ("tests/service/test_team_store.py",)
 
 
 def _runs_the_engine(item: pytest.Item) -> bool:
-    if item.nodeid.startswith(BESIDE_THE_ENGINE):
+    if (item.nodeid.startswith(BESIDE_THE_ENGINE)
+            and not item.nodeid.startswith(WITH_THE_ENGINE)):
         return False
     return (item.path.suffix == ".ipynb"  # the notebooks measure the demo site
             or item.get_closest_marker("engine") is not None
             or "engine" in getattr(item, "fixturenames", ()))
+
+
+def _queue_rank(item: pytest.Item) -> int:
+    """Where ``item``'s group stands in the queue of groups xdist hands out: the engine
+    group first (the longest), then the modules beside it, longest first, then the rest as
+    collected. So the units still queued when the engine group ends are short ones: a long
+    unit taken up last would keep one worker running alone."""
+    if _runs_the_engine(item):
+        return 0
+    beside = [n for n, path in enumerate(BESIDE_THE_ENGINE) if item.nodeid.startswith(path)]
+    return 1 + (beside[0] if beside else len(BESIDE_THE_ENGINE))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist hands out the groups of --dist loadgroup by their number of tests, most first,
+    # unless told to keep the collection's order: the one _queue_rank sets.
+    if getattr(config.option, "dist", "no") == "loadgroup":
+        config.option.loadscopereorder = False
 
 
 def _join_group(item: pytest.Item, group: str) -> None:
@@ -54,6 +85,8 @@ def _join_group(item: pytest.Item, group: str) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # On a worker, xdist sets option.loadgroup from the controller's --dist.
     grouped = bool(getattr(config.option, "loadgroup", False))
+    if grouped:
+        items.sort(key=_queue_rank)  # stable: each group keeps its tests' order
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.timeout(NOTEBOOK_CELL_TIMEOUT_S))
@@ -116,6 +149,22 @@ def demo_url() -> Iterator[str]:
 
     with serve() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def shop_carts(engine: Engine, demo_url: str,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[pagelab.Results]:
+    """20 runs each of the demo shop's add-to-cart flow with a 50 ms and a 300 ms click
+    handler, interleaved (40 flow runs, one ``measure``). Several engine tests read them:
+    INP in every run, the two handlers told apart, what made INP slow. Made once, as
+    Lighthouse runs are the suite's scarce resource (one at a time on the machine)."""
+    import pagelab
+    from demo_shop import add_to_cart
+    from pagelab import LocalRunner
+
+    with LocalRunner(tmp_path_factory.mktemp("shop-carts"), engine=engine) as runner:
+        yield pagelab.measure([add_to_cart(demo_url, 50), add_to_cart(demo_url, 300)],
+                              runs=20, runner=runner, progress=False)
 
 
 @pytest.fixture(scope="session")

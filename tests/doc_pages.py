@@ -13,6 +13,10 @@ from dataclasses import dataclass
 DEMO_ADDRESS = "http://127.0.0.1:8080"
 API_ADDRESS = "http://127.0.0.1:8000"
 
+#: The quickstarts: tests/test_wheel.py runs each word for word (every block, skipped or
+#: not) in a fresh virtualenv made from the wheel; their engine blocks run there only.
+QUICKSTARTS = ["docs/quickstart.md", "docs/quickstart-ci.md", "docs/quickstart-server.md"]
+
 #: A fence at the start of a line (blocks indented in lists hold commands, not outputs).
 FENCE = re.compile(r"```(\S*)")
 

@@ -6,8 +6,9 @@ and its INP went missing (NaN in 3 of 10 steps on a loaded machine). The driver 
 timespan with an interaction on the Event Timing entries of its interactions
 (docs/flows.md, "How it runs").
 
-Lighthouse runs: 20 + 20 flows of two handlers, interleaved, and 3 flows of two clicks on
-a slow paint. The demo shop's 40 runs, quiet and with a busy loop on every core, are
+Lighthouse runs: 3 flows of two clicks on a slow paint; the 20 + 20 flows of the demo shop's
+two handlers, interleaved, are the session's ``shop_carts`` (tests/conftest.py), which other
+tests read too. Those 40 runs, quiet and with a busy loop on every core, are
 ``benchmarks/flow_inp.py`` (a benchmark: no test is timed or loads the machine).
 """
 
@@ -44,10 +45,7 @@ document.getElementById("add").addEventListener("click", () => {
 </script>
 """
 
-SHOP = page('<button id="add" type="button">Add to cart</button><div id="cart">Cart: </div>'
-            + SHOP_SCRIPT, beacon=False)
-
-#: The same shop with a cart that is slow to paint: a large blurred, shadowed gradient that
+#: A shop with a cart that is slow to paint: a large blurred, shadowed gradient that
 #: the click recolours, so the frame after the click takes long to raster and present.
 SLOW_PAINT_STYLE = """<style>
 #cart { width: 2000px; height: 3000px; border-radius: 90px;
@@ -65,7 +63,6 @@ SLOW_PAINT_SHOP = page('<button id="add" type="button">Add to cart</button>'
 @pytest.fixture(scope="module")
 def shop() -> Iterator[RecordingSite]:
     with RecordingSite() as site:
-        site.add("/shop", SHOP)
         site.add("/slow-paint-shop", SLOW_PAINT_SHOP)
         yield site
 
@@ -77,13 +74,9 @@ def add_to_cart(site: RecordingSite, name: str, path: str, block_ms: int) -> Flo
 
 
 def test_inp_is_present_in_all_40_interleaved_runs_of_two_handlers(
-    engine: Engine, shop: RecordingSite
+    shop_carts: pagelab.Results
 ) -> None:
-    flows = [add_to_cart(shop, "50 ms", "/shop", 50),
-             add_to_cart(shop, "300 ms", "/shop", 300)]
-    results = pagelab.measure(flows, runs=20, runner=LocalRunner(engine=engine),
-                              progress=False)
-    frame = results.frame
+    frame = shop_carts.frame
     assert (frame["status"] == "success").all(), frame["error_code"].dropna().tolist()
     add = frame[frame["step"] == "add"]
     assert len(add) == 40
@@ -91,7 +84,7 @@ def test_inp_is_present_in_all_40_interleaved_runs_of_two_handlers(
     assert (add["total_blocking_time"].notna()).all()
     missing = add[add[INP].isna()][["flow", "run"]].values.tolist()
     assert missing == []
-    compared = results.compare("flow", "50 ms", "300 ms", INP).frame
+    compared = shop_carts.compare("flow", "50 ms", "300 ms", INP).frame
     (verdict,) = compared.loc[compared["step"] == "add", "verdict"]
     assert verdict == "b is slower"
 

@@ -3,8 +3,9 @@ kept out of everything stored, the navigation step against a plain page test, ``
 and ``compare`` over flows, a client-side route change, ``perf.flow`` in pytester.
 
 Each module fixture is one measurement shared by its tests, so the Lighthouse runs stay few:
-2 runs of the sign-in flow, 5 + 5 of two add-to-cart handlers plus 3 page tests, 1 route
-change, 1 flow in pytester, 1 flow through a GET form.
+2 runs of the sign-in flow, 3 page tests and 3 flow runs of one URL interleaved, 1 route
+change, 1 flow in pytester, 1 flow through a GET form. The two add-to-cart handlers compared
+are the session's ``shop_carts`` (tests/conftest.py), shared with the INP tests.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 import scipy.stats  # noqa: F401
 
 import pagelab
+from demo_shop import ADDED, add_to_cart
 from fixtures_site import RecordingSite, page
 from pagelab import Flow, LocalRunner
 from pagelab.budgets import (
@@ -35,8 +37,6 @@ from pagelab.engine import Engine
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.engine
-
-ADDED = '#cart-count[data-count="1"]'
 
 
 @pytest.fixture(scope="module")
@@ -110,31 +110,22 @@ def test_the_sign_in_steps_in_the_frame(signed_in: pagelab.Results) -> None:
     assert inp.notna().all()
 
 
-def cart(site: DemoServer, name: str, block_ms: int) -> Flow:
-    return (Flow(name)
-            .navigate(site.page_url(f"shop?block={block_ms}"), name="shop")
-            .start_timespan("add").click("#add-slow").wait_for(ADDED).end_timespan())
-
-
-@pytest.fixture(scope="module")
-def carts(site: DemoServer, runner: LocalRunner) -> pagelab.Results:
-    """5 runs of a 300 ms and of a 50 ms add-to-cart handler, interleaved, and 3 page tests
-    of the slow one's URL: one measure."""
-    return pagelab.measure([site.page_url("shop?block=300"), cart(site, "300 ms", 300),
-                            cart(site, "50 ms", 50)], runs=5, runner=runner, progress=False)
-
-
-def test_compare_tells_a_300_ms_handler_from_a_50_ms_one(carts: pagelab.Results) -> None:
-    compared = carts.compare("flow", "50 ms", "300 ms", "interaction_to_next_paint").frame
+def test_compare_tells_a_300_ms_handler_from_a_50_ms_one(shop_carts: pagelab.Results) -> None:
+    compared = shop_carts.compare("flow", "50 ms", "300 ms", "interaction_to_next_paint").frame
     add = compared[compared["step"] == "add"].iloc[0]
     assert add["verdict"] == "b is slower"
     assert 300 <= add["b_median"] < 450
     assert add["a_median"] < 200
 
 
-def test_the_navigation_step_agrees_with_a_page_test(carts: pagelab.Results) -> None:
-    frame = carts.frame
-    ok = frame[(frame["status"] == "success") & (frame["run"] < 3)]
+def test_the_navigation_step_agrees_with_a_page_test(
+    site: DemoServer, runner: LocalRunner
+) -> None:
+    # 3 page tests and 3 flow runs of the same URL, interleaved: alike conditions.
+    measured = pagelab.measure([site.page_url("shop?block=300"), add_to_cart(site.url, 300)],
+                               runs=3, runner=runner, progress=False)
+    frame = measured.frame
+    ok = frame[frame["status"] == "success"]
     page = ok[ok["flow"].isna()]
     step = ok[(ok["flow"] == "300 ms") & (ok["step"] == "shop")]
     assert (len(page), len(step)) == (3, 3)

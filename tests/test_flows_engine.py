@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from demo_shop import ADDED
 from pagelab import ApiRunner, Flow, InvalidFlowError, InvalidInputError, LocalRunner
 from pagelab.demo import DemoServer
 from pagelab.engine import Engine
 from pagelab.models import FLOW_ACTION_FAILED, Metrics, TestStatus
-
-ADDED = '#cart-count[data-count="1"]'
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,14 @@ from urllib.parse import urlsplit
 import pytest
 from packaging.requirements import Requirement
 
-from doc_pages import API_ADDRESS, DEMO_ADDRESS, Block, console_session, fenced_blocks
+from doc_pages import (
+    API_ADDRESS,
+    DEMO_ADDRESS,
+    QUICKSTARTS,
+    Block,
+    console_session,
+    fenced_blocks,
+)
 from jupyter_browser import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,7 +162,6 @@ def test_the_installed_wheel_copies_its_notebooks(wheel: Path, tmp_path: Path) -
 
 # -- the quickstarts, word for word ---------------------------------------------------------
 
-QUICKSTARTS = ["docs/quickstart.md", "docs/quickstart-ci.md", "docs/quickstart-server.md"]
 #: A Markdown link's target: ``[text](target)``.
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
