@@ -15,7 +15,7 @@ that part of the rule off (``--recycle-runs 0 --recycle-mb 0``: the engine never
 to see how its processes grow).
 
 Usage: ``python benchmarks/soak.py [--runs 1000] [--every 50] [--pages fast shift]
-[--recycle-runs N] [--recycle-mb M] [--json out.json]`` from the repository root.
+[--recycle-runs N] [--recycle-mb M] [--max-minutes T] [--json out.json]`` from the repository root.
 """
 
 from __future__ import annotations
@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="restart Chromium after this many runs (0: never)")
     parser.add_argument("--recycle-mb", type=float, default=None,
                         help="restart Chromium when its tree's memory is over this (0: never)")
+    parser.add_argument("--max-minutes", type=float, default=None,
+                        help="stop after this many minutes, even before --runs (summary kept)")
     parser.add_argument("--json", type=Path, default=None, help="write every run and sample")
     args = parser.parse_args(argv)
 
@@ -132,7 +134,15 @@ def main(argv: list[str] | None = None) -> int:
               f"{'load':>5}", flush=True)
         window_start = 0
         after_recycle = False
+        deadline = time.monotonic() + (args.max_minutes or float("inf")) * 60
         for index in range(args.runs):
+            if time.monotonic() > deadline:
+                print(f"Stopped after {index} runs: --max-minutes {args.max_minutes}",
+                      flush=True)
+                if window_start < len(runs):
+                    samples.append(_sample(engine, me, runs[window_start:], args.pages))
+                    _print_sample(samples[-1])
+                break
             page = args.pages[index % len(args.pages)]
             marks: list[float] = []
             recycles = engine.stats()["recycles"]
