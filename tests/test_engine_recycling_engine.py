@@ -41,7 +41,8 @@ def test_chromium_is_recycled_between_runs_and_the_runs_still_measure() -> None:
         # Recycled after runs 2 and 4: three Chromiums for five runs, the old ones gone.
         assert browsers[0] != browsers[1] == browsers[2] != browsers[3] == browsers[4]
         assert len(set(browsers)) == 3
-        assert _gone(browsers[0]) and _gone(browsers[2])
+        assert _gone(browsers[0])
+        assert _gone(browsers[2])
         assert engine.stats() == {"runs": 5, "browser_starts": 3, "driver_starts": 1,
                                   "recycles": 2}
         for result in results:
@@ -49,7 +50,9 @@ def test_chromium_is_recycled_between_runs_and_the_runs_still_measure() -> None:
             assert result.metrics is not None
             fcp = result.metrics.first_contentful_paint
             lcp = result.metrics.largest_contentful_paint
-            assert fcp is not None and lcp is not None and 0 < fcp <= lcp < 10_000
+            assert fcp is not None
+            assert lcp is not None
+            assert 0 < fcp <= lcp < 10_000
             assert result.metrics.performance_score is not None
             assert result.metrics.performance_score > 50
 
