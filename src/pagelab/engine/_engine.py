@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import logging
@@ -158,6 +159,12 @@ class RunResult:
     blocked: tuple[tuple[str, str], ...] = ()
     #: Why a requested resource is missing (e.g. the video when FFmpeg failed), by name.
     artifact_errors: dict[str, str] = field(default_factory=dict)
+    #: Milliseconds spent in each part of a successful page run, in order: ``prepare_ms``
+    #: (Python, before the request), the driver's ``context_ms``, ``config_ms``,
+    #: ``lighthouse_ms``, ``reports_ms``, ``frames_ms``, ``har_ms``, then ``driver_other_ms``
+    #: (context closing, the pipe) and ``result_ms`` (Python reading the outputs). For
+    #: benchmarks (benchmarks/engine.py); Lighthouse's own phases are in the LHR's ``timing``.
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 class _Browser:
@@ -459,8 +466,10 @@ class Engine(Closing):
         browser.close()
         self._processes.browser = None
         try:
-            self._ensure_started(browser.extra_flags, browser.preferences)
-        except (RuntimeError, OSError) as exc:
+            fresh, driver = self._ensure_started(browser.extra_flags, browser.preferences)
+            # The driver connects to it now: the next run does not pay for that.
+            self._request(fresh, driver, {"warm": True}, self.startup_timeout, "warm-up")
+        except (RuntimeError, OSError, _EngineFailed) as exc:
             # The next run starts it again and reports its failure, as after a crash.
             logger.warning("Chromium did not restart after recycling: %s", exc)
             self._processes.close()
@@ -653,11 +662,12 @@ class Engine(Closing):
         self, url: str, device: Device, config: LighthouseConfig, timeout: float,
         policy: TargetPolicy | None,
     ) -> RunResult:
+        clock = time.perf_counter()
         started, load, chrome, spec = self._prepared(device, config)
         try:
             with self._started(spec, policy) as (browser, driver, refusals):
                 return self._drive(browser, driver, url, spec, timeout, started, chrome, load,
-                                   refusals)
+                                   refusals, clock)
         except _EngineFailed as exc:
             return self._engine_failure(exc.code, exc.message, started)
 
@@ -669,12 +679,14 @@ class Engine(Closing):
     def _drive(
         self, browser: _Browser, driver: _Driver, url: str, spec: LighthouseRunSpec,
         timeout: float, started: datetime, chrome: str | None, load: MachineLoad,
-        refusals: list[Refusal],
+        refusals: list[Refusal], clock: float,
     ) -> RunResult:
-        """The run itself, on a started browser and driver."""
+        """The run itself, on a started browser and driver (``clock``: ``perf_counter()``
+        as the run began, for its phases)."""
         secrets = SecretScrubber.of(spec.secrets)
         with tempfile.TemporaryDirectory(prefix="pagelab-run-") as tmp:
             out = Path(tmp)
+            sent = time.perf_counter()
             reply = self._request(browser, driver, {
                 "url": url,
                 "config": spec.config,
@@ -688,6 +700,7 @@ class Engine(Closing):
                 # progress, filmstrips at any interval); the video is encoded from them too.
                 "frames_dir": str(out),
             }, timeout, "run")
+            replied = time.perf_counter()
             if not reply.get("ok"):
                 error = reply.get("error") or {}
                 code, message = str(error.get("code")), secrets.scrub(str(error.get("message")))
@@ -703,9 +716,19 @@ class Engine(Closing):
                     started_at=started,
                     finished_at=datetime.now(UTC),
                 )
-            return self._result_from_files(
+            # Where the run's time went, ms: Python's part before the request, the driver's
+            # own parts (its `timings`), the rest of the round trip (closing the browser
+            # context, the pipe), then Python's reading of the results (docs/benchmarks.md).
+            timings = reply.get("timings") or {}
+            driver_ms = {str(k): float(v) for k, v in timings.items()
+                         if isinstance(v, int | float)}
+            phases = {"prepare_ms": (sent - clock) * 1000, **driver_ms,
+                      "driver_other_ms": (replied - sent) * 1000 - sum(driver_ms.values())}
+            result = self._result_from_files(
                 out, chrome, started, reply, video=spec.video, load=load, refusals=refusals
             )
+            phases["result_ms"] = (time.perf_counter() - replied) * 1000
+            return dataclasses.replace(result, phases=phases)
 
     def _await_reply(
         self, driver: _Driver, browser: _Browser, request_id: int, timeout: float

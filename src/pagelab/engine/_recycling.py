@@ -15,7 +15,7 @@ from pagelab.models import nonnegative_setting
 __all__ = ["DEFAULT_RECYCLE_MB", "DEFAULT_RECYCLE_RUNS", "RecyclingRule"]
 
 #: Runs after which Chromium is restarted (``$PAGELAB_RECYCLE_RUNS``; 0: never).
-DEFAULT_RECYCLE_RUNS = 200
+DEFAULT_RECYCLE_RUNS = 250
 #: Resident memory of Chromium's process tree, MB, over which it is restarted
 #: (``$PAGELAB_RECYCLE_MB``; 0: never). RSS summed over the tree, shared pages counted in
 #: every process: cheap to read after each run, and what ``ps`` and the issue measured.
