@@ -503,11 +503,9 @@ class Engine(Closing):
         with self._mutex, hold_engine(self._lock):
             if on_start is not None:
                 on_start()
-            try:
-                return self._run_locked(url, device, config, timeout or self.run_timeout,
-                                        policy)
-            finally:
-                self._after_run()
+            result = self._run_locked(url, device, config, timeout or self.run_timeout, policy)
+            self._after_run()
+            return result
 
     def run_flow(
         self,
@@ -528,10 +526,9 @@ class Engine(Closing):
         with self._mutex, hold_engine(self._lock):
             if on_start is not None:
                 on_start()
-            try:
-                return self._run_flow_locked(flow, device, config, timeout or self.run_timeout)
-            finally:
-                self._after_run()
+            report = self._run_flow_locked(flow, device, config, timeout or self.run_timeout)
+            self._after_run()
+            return report
 
     def _run_flow_locked(
         self, flow: Flow, device: Device, config: LighthouseConfig, timeout: float,
