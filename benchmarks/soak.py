@@ -225,7 +225,7 @@ def _print_summary(runs: Sequence[Run], samples: Sequence[dict[str, Any]],
               f"(other runs {_median([r.wall - r.seconds for r in others]):.2f} s)")
     failures = sum(not r.ok for r in runs)
     print(f"Failures: {failures} of {len(runs)}; engine: {stats}")
-    print("Memory (MB, PSS; RSS in brackets) at each sample:")
+    print("Memory (MB, PSS) at each sample:")
     for key in ("python", "browser", "driver"):
         levels = " ".join(f"{s[key]['pss_mb']:.0f}" for s in samples)
         print(f"  {key:<8} {levels}")
