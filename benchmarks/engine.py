@@ -17,8 +17,17 @@ the performance category only (the default) and with every category (performance
 accessibility, best practices, SEO: what a lighthouserc with ``lighthouse:recommended``
 asks for), interleaved, and their ratio.
 
+Then, per page, where the time of a run goes (``--phases-only``: this table alone): the
+mean milliseconds of each phase over N runs made as a user makes them, through a
+:class:`pagelab.LocalRunner` (a store in a temporary directory). Our own work before the
+request (``prepare``), the driver's (a fresh browser context, the config, Lighthouse, the
+JSON and HTML reports, the screenshots, the HAR, then closing the context), Python reading
+the outputs (``result``) and the runner's storage before and after the run; Lighthouse's
+part split by its own ``timing.entries`` (config, benchmark index, navigation, the rest of
+gathering: stopping the trace and collecting artifacts, audits, report generation).
+
 Usage: ``python benchmarks/engine.py [-n 10] [--pages fast heavy] [--repeats 5]
-[--categories-only]`` from the repository root, after ``pagelab setup``.
+[--categories-only] [--phases-only]`` from the repository root, after ``pagelab setup``.
 """
 
 from __future__ import annotations
@@ -71,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="engine runs per demo page for the variation (default 5)")
     parser.add_argument("--categories-only", action="store_true",
                         help="only the performance-only vs all-categories comparison")
+    parser.add_argument("--phases-only", action="store_true",
+                        help="only the time per phase of a run")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(_ROOT / "src"))
@@ -101,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{os.cpu_count()} cores; device mobile, {args.n} runs each, interleaved")
         if args.categories_only:
             _categories(engine, site, args.pages, args.n)
+            return 0
+        if args.phases_only:
+            _phases(site, args.pages, args.n)
             return 0
         sides = {"engine": ours, "cli": cli}
         for page in args.pages:
@@ -136,7 +150,94 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:<6} LCP median {statistics.median(lcp):7.1f} ms  CV {_cv(lcp):5.2f} %"
                   f"   score median {statistics.median(score):5.1f}  CV {_cv(score):5.2f} %")
         _categories(engine, site, args.pages, args.n)
+    _phases(site, args.pages, args.n)
     return 0
+
+
+def _lighthouse_phases(lhr: dict[str, Any]) -> dict[str, float]:
+    """Lighthouse's own phases of a run, ms, from the LHR's ``timing.entries``."""
+    entries = lhr.get("timing", {}).get("entries", [])
+
+    def total(name: str) -> float:
+        return sum(float(e["duration"]) for e in entries if e["name"] == name)
+
+    gather = total("lh:runner:gather")
+    benchmark = total("lh:gather:getBenchmarkIndex")
+    navigation = total("lh:driver:navigate")
+    artifacts = sum(float(e["duration"]) for e in entries
+                    if e["name"].startswith("lh:gather:getArtifact:"))
+    return {
+        "lh config": total("lh:config"),
+        "lh benchmark index": benchmark,
+        "lh navigation": navigation,
+        "lh artifacts": artifacts,
+        "lh gather, rest (trace stop)": gather - benchmark - navigation - artifacts,
+        "lh audits": total("lh:runner:audit"),
+        "lh report": total("lh:runner:generate"),
+    }
+
+
+def _phases(site: Any, pages: list[str], n: int) -> None:
+    """Median milliseconds of each phase of a run, per page, runs made by a LocalRunner."""
+    from pagelab import LocalRunner
+    from pagelab.engine import Engine, RunResult
+
+    class TimedEngine(Engine):
+        """Keeps the last run's result, when its call began, when it held the engine lock
+        and when it returned."""
+
+        last: tuple[RunResult, float, float, float, float]
+
+        def run(self, *args: Any, on_start: Any = None, **kwargs: Any) -> RunResult:
+            called = time.perf_counter()
+            locked: list[float] = []
+
+            def started() -> None:
+                locked.append(time.perf_counter())
+                if on_start is not None:
+                    on_start()  # the runner marks its test active, the lock held
+                locked.append(time.perf_counter())
+
+            result = super().run(*args, on_start=started, **kwargs)
+            self.last = (result, called, locked[0], locked[1], time.perf_counter())
+            return result
+
+    # Means, not medians: they add up (the benchmark index, measured every 10th run, counts).
+    print(f"\nWhere a run's time goes: mean ms per phase over {n} runs (LocalRunner)")
+    with tempfile.TemporaryDirectory() as data, TimedEngine() as engine, \
+            LocalRunner(data, engine=engine) as runner:
+        for page in pages:
+            url = site.page_url(page)
+            runner.lighthouse(url, "mobile")  # warm-up, not counted
+            rows: list[dict[str, float]] = []
+            for _ in range(n):
+                began = time.perf_counter()
+                report = runner.lighthouse(url, "mobile")
+                ended = time.perf_counter()
+                result, called, locked, marked, returned = engine.last
+                if report.status != "success":
+                    raise RuntimeError(f"run of {page} failed: {report.error}")
+                ours = dict(result.phases)
+                lighthouse = _lighthouse_phases(json.loads(result.artifacts["lighthouse-json"]))
+                ours["lighthouse_ms"] -= sum(lighthouse.values())
+                # In the order they happen; the driver's before and after Lighthouse's.
+                before = ("prepare_ms", "context_ms", "config_ms")
+                rows.append({"store before the run": (called - began) * 1000,
+                             "store, test marked active": (marked - locked) * 1000,
+                             **{k.removesuffix("_ms"): ours[k] for k in before},
+                             **lighthouse,
+                             "lh other (our wrapper)": ours["lighthouse_ms"],
+                             **{k.removesuffix("_ms"): v for k, v in ours.items()
+                                if k not in (*before, "lighthouse_ms")},
+                             "engine, outside these phases":
+                                 (returned - marked) * 1000 - sum(result.phases.values()),
+                             "store after the run": (ended - returned) * 1000,
+                             "engine.run, lock held to return": (returned - locked) * 1000,
+                             "runner, in all but the lock wait":
+                                 (ended - began - (locked - called)) * 1000})
+            print(f"  page {page}")
+            for name in rows[0]:
+                print(f"    {name:<32}{statistics.fmean(r[name] for r in rows):9.1f}")
 
 
 def _categories(engine: Any, site: Any, pages: list[str], n: int) -> None:

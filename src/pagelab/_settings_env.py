@@ -174,6 +174,19 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "`measure`, runners, `pagelab check`, pytest plugin",
     ),
     EnvironmentVariable(
+        "PAGELAB_RECYCLE_MB", "`1500`",
+        "The engine restarts Chromium, between runs, once its process tree's resident memory "
+        "(RSS summed over its processes) is above this many MB; `0`: never "
+        "(`Engine(recycle_above_mb=...)` takes precedence).",
+        "engine",
+    ),
+    EnvironmentVariable(
+        "PAGELAB_RECYCLE_RUNS", "`250`",
+        "The engine restarts Chromium, between runs, after this many runs of it; `0`: never "
+        "(`Engine(recycle_after_runs=...)` takes precedence).",
+        "engine",
+    ),
+    EnvironmentVariable(
         "PAGELAB_REPORT_LINK_SECRET", "`<data dir>/report-links.key`",
         "The secret(s) signing hosted report links, comma-separated (the first signs, all "
         "verify); when unset the key file is used, created on first need.",

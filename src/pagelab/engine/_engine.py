@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
+import logging
 import queue
 import shutil
 import tempfile
@@ -16,9 +18,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from threading import Thread
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import filelock
+import psutil
 
 from pagelab._closing import Closing
 from pagelab._exceptions import EngineNotInstalledError
@@ -43,6 +46,7 @@ from ._load import MachineLoad, machine_load
 from ._lock import engine_lock, hold_engine
 from ._mapping import filmstrip, final_screenshot, summarize_lhr
 from ._process import ChildProcess
+from ._recycling import RecyclingRule
 from ._resolver import Resolver
 from ._sandbox import (
     NO_SANDBOX,
@@ -109,6 +113,8 @@ CHROMIUM_FLAGS: tuple[str, ...] = (
 
 _EOF = object()
 
+logger = logging.getLogger("pagelab.engine")
+
 
 def _with_load(environment: EngineEnvironment, load: MachineLoad) -> EngineEnvironment:
     """``environment`` with the machine's load at the run's start, judged by the fitness
@@ -153,6 +159,12 @@ class RunResult:
     blocked: tuple[tuple[str, str], ...] = ()
     #: Why a requested resource is missing (e.g. the video when FFmpeg failed), by name.
     artifact_errors: dict[str, str] = field(default_factory=dict)
+    #: Milliseconds spent in each part of a successful page run, in order: ``prepare_ms``
+    #: (Python, before the request), the driver's ``context_ms``, ``config_ms``,
+    #: ``lighthouse_ms``, ``reports_ms``, ``frames_ms``, ``har_ms``, then ``driver_other_ms``
+    #: (context closing, the pipe) and ``result_ms`` (Python reading the outputs). For
+    #: benchmarks (benchmarks/engine.py); Lighthouse's own phases are in the LHR's ``timing``.
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 class _Browser:
@@ -182,6 +194,8 @@ class _Browser:
         else:
             self._start(binary, plan, timeout)
         self.sandbox: BrowserSandbox = record_start(plan)
+        #: Runs made on this Chromium (the recycling rule's count).
+        self.runs = 0
 
     def _start(self, binary: Path, plan: BrowserSandbox, timeout: float) -> None:
         self.profile = new_profile(plan)
@@ -215,6 +229,14 @@ class _Browser:
             self.close()
             raise RuntimeError(f"Chromium did not start: {exc}. {tail}") from exc
         self.url = f"http://127.0.0.1:{port.splitlines()[0].strip()}"
+
+    def tree_mb(self) -> float:
+        """Resident memory of Chromium's process tree, MB (RSS summed over its processes)."""
+        total = 0
+        for process in (psutil.Process(self.process.pid), *self.process.descendants()):
+            with contextlib.suppress(psutil.Error):  # ended since it was listed
+                total += process.memory_info().rss
+        return total / (1024 * 1024)
 
     def close(self) -> None:
         self.process.kill()
@@ -316,6 +338,8 @@ class Engine(Closing):
         chromium_flags: tuple[str, ...] = (),
         target_policy: TargetPolicy | None = None,
         resolver: Resolver | None = None,
+        recycle_after_runs: int | None = None,
+        recycle_above_mb: float | None = None,
     ) -> None:
         """``chromium_flags`` are added to every Chromium this engine starts (tests use it to
         trust a fixture's self-signed certificate); never needed in normal use.
@@ -324,7 +348,14 @@ class Engine(Closing):
         may reach, unless a run passes its own; None (the local runners) allows all.
         ``resolver`` is how the egress proxy of such runs resolves host names (default:
         the system resolver; :func:`pagelab.engine.dns_server_resolver` asks a name server
-        of one's own)."""
+        of one's own).
+
+        ``recycle_after_runs`` and ``recycle_above_mb`` set when Chromium is restarted between
+        runs (:class:`RecyclingRule`: after that many runs, or when its process tree's memory
+        is over that many MB; 0 turns either off; None: ``$PAGELAB_RECYCLE_RUNS`` /
+        ``$PAGELAB_RECYCLE_MB``, else the defaults, docs/engine.md)."""
+        self.recycling = RecyclingRule.from_environment(recycle_after_runs, recycle_above_mb)
+        self._stats = dict.fromkeys(("runs", "browser_starts", "driver_starts", "recycles"), 0)
         self.target_policy = target_policy
         self.run_timeout = run_timeout
         self.chromium_flags = tuple(chromium_flags)
@@ -379,13 +410,16 @@ class Engine(Closing):
         driver = self._processes.driver
         return driver.lighthouse_version if driver else None
 
-    def process_ids(self) -> list[int]:
-        """Pids of the live Chromium and Node processes and their descendants."""
+    def process_ids(self, part: Literal["browser", "driver"] | None = None) -> list[int]:
+        """Pids of the live Chromium and Node processes and their descendants (``part``:
+        only Chromium's tree, or only the Node driver's; the first pid is its root)."""
         pids: list[int] = []
-        for part in (self._processes.browser, self._processes.driver):
-            if part is not None and part.process.alive:
-                pids.append(part.process.pid)
-                pids += [p.pid for p in part.process.descendants()]
+        parts = {"browser": (self._processes.browser,), "driver": (self._processes.driver,),
+                 None: (self._processes.browser, self._processes.driver)}[part]
+        for holder in parts:
+            if holder is not None and holder.process.alive:
+                pids.append(holder.process.pid)
+                pids += [p.pid for p in holder.process.descendants()]
         return pids
 
     def _ensure_started(
@@ -404,9 +438,41 @@ class Engine(Closing):
         if procs.browser is None:
             procs.browser = _Browser(self._binary(), browser_flags, self.startup_timeout,
                                      preferences)
+            self._stats["browser_starts"] += 1
         if procs.driver is None:
             procs.driver = _Driver(self._engine_install(), self.startup_timeout)
+            self._stats["driver_starts"] += 1
         return procs.browser, procs.driver
+
+    def stats(self) -> dict[str, int]:
+        """Counts since this engine was made: ``runs`` (page and flow runs), Chromium and
+        Node starts (``browser_starts``, ``driver_starts``), ``recycles`` (restarts of
+        Chromium by the recycling rule)."""
+        return dict(self._stats)
+
+    def _after_run(self) -> None:
+        """Count the run and, if the recycling rule says so, restart Chromium now, between
+        runs (the engine lock still held, so no other run measures during the restart)."""
+        self._stats["runs"] += 1
+        browser = self._processes.browser
+        if browser is None or not browser.process.alive:
+            return
+        browser.runs += 1
+        reason = self.recycling.due(browser.runs, browser.tree_mb())
+        if reason is None:
+            return
+        logger.info("recycling Chromium (pid %d) after %s", browser.process.pid, reason)
+        self._stats["recycles"] += 1
+        browser.close()
+        self._processes.browser = None
+        try:
+            fresh, driver = self._ensure_started(browser.extra_flags, browser.preferences)
+            # The driver connects to it now: the next run does not pay for that.
+            self._request(fresh, driver, {"warm": True}, self.startup_timeout, "warm-up")
+        except (RuntimeError, OSError, _EngineFailed) as exc:
+            # The next run starts it again and reports its failure, as after a crash.
+            logger.warning("Chromium did not restart after recycling: %s", exc)
+            self._processes.close()
 
     # -- runs --------------------------------------------------------------------------
 
@@ -437,7 +503,9 @@ class Engine(Closing):
         with self._mutex, hold_engine(self._lock):
             if on_start is not None:
                 on_start()
-            return self._run_locked(url, device, config, timeout or self.run_timeout, policy)
+            result = self._run_locked(url, device, config, timeout or self.run_timeout, policy)
+            self._after_run()
+            return result
 
     def run_flow(
         self,
@@ -458,7 +526,9 @@ class Engine(Closing):
         with self._mutex, hold_engine(self._lock):
             if on_start is not None:
                 on_start()
-            return self._run_flow_locked(flow, device, config, timeout or self.run_timeout)
+            report = self._run_flow_locked(flow, device, config, timeout or self.run_timeout)
+            self._after_run()
+            return report
 
     def _run_flow_locked(
         self, flow: Flow, device: Device, config: LighthouseConfig, timeout: float,
@@ -589,11 +659,12 @@ class Engine(Closing):
         self, url: str, device: Device, config: LighthouseConfig, timeout: float,
         policy: TargetPolicy | None,
     ) -> RunResult:
+        clock = time.perf_counter()
         started, load, chrome, spec = self._prepared(device, config)
         try:
             with self._started(spec, policy) as (browser, driver, refusals):
                 return self._drive(browser, driver, url, spec, timeout, started, chrome, load,
-                                   refusals)
+                                   refusals, clock)
         except _EngineFailed as exc:
             return self._engine_failure(exc.code, exc.message, started)
 
@@ -605,12 +676,14 @@ class Engine(Closing):
     def _drive(
         self, browser: _Browser, driver: _Driver, url: str, spec: LighthouseRunSpec,
         timeout: float, started: datetime, chrome: str | None, load: MachineLoad,
-        refusals: list[Refusal],
+        refusals: list[Refusal], clock: float,
     ) -> RunResult:
-        """The run itself, on a started browser and driver."""
+        """The run itself, on a started browser and driver (``clock``: ``perf_counter()``
+        as the run began, for its phases)."""
         secrets = SecretScrubber.of(spec.secrets)
         with tempfile.TemporaryDirectory(prefix="pagelab-run-") as tmp:
             out = Path(tmp)
+            sent = time.perf_counter()
             reply = self._request(browser, driver, {
                 "url": url,
                 "config": spec.config,
@@ -624,6 +697,7 @@ class Engine(Closing):
                 # progress, filmstrips at any interval); the video is encoded from them too.
                 "frames_dir": str(out),
             }, timeout, "run")
+            replied = time.perf_counter()
             if not reply.get("ok"):
                 error = reply.get("error") or {}
                 code, message = str(error.get("code")), secrets.scrub(str(error.get("message")))
@@ -639,9 +713,19 @@ class Engine(Closing):
                     started_at=started,
                     finished_at=datetime.now(UTC),
                 )
-            return self._result_from_files(
+            # Where the run's time went, ms: Python's part before the request, the driver's
+            # own parts (its `timings`), the rest of the round trip (closing the browser
+            # context, the pipe), then Python's reading of the results (docs/benchmarks.md).
+            timings = reply.get("timings") or {}
+            driver_ms = {str(k): float(v) for k, v in timings.items()
+                         if isinstance(v, int | float)}
+            phases = {"prepare_ms": (sent - clock) * 1000, **driver_ms,
+                      "driver_other_ms": (replied - sent) * 1000 - sum(driver_ms.values())}
+            result = self._result_from_files(
                 out, chrome, started, reply, video=spec.video, load=load, refusals=refusals
             )
+            phases["result_ms"] = (time.perf_counter() - replied) * 1000
+            return dataclasses.replace(result, phases=phases)
 
     def _await_reply(
         self, driver: _Driver, browser: _Browser, request_id: int, timeout: float

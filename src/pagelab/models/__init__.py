@@ -63,6 +63,7 @@ from ._enums import DeviceId as DeviceId
 from ._files import DATA_FILE_SUFFIXES as DATA_FILE_SUFFIXES
 from ._files import read_data_file as read_data_file
 from ._fitness import FitnessRule as FitnessRule
+from ._fitness import nonnegative_setting as nonnegative_setting
 from ._fitness import unfit_runs_note as unfit_runs_note
 from ._flow_reports import FLOW_ACTION_FAILED as FLOW_ACTION_FAILED
 from ._flow_reports import TIMESPAN_METRICS as TIMESPAN_METRICS

@@ -29,7 +29,23 @@ from pagelab._exceptions import InvalidInputError
 
 from ._reports import EngineEnvironment
 
-__all__ = ["FitnessRule", "unfit_runs_note"]
+__all__ = ["FitnessRule", "nonnegative_setting", "unfit_runs_note"]
+
+
+def nonnegative_setting(variable: str) -> float | None:
+    """The number ``$variable`` holds (None when unset or blank). Raises
+    :class:`~pagelab.InvalidInputError` naming the variable when it is not a finite number of
+    at least 0."""
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise InvalidInputError(f"{variable}: expected a number, got {text!r}") from exc
+    if not math.isfinite(value) or value < 0:
+        raise InvalidInputError(f"{variable}: expected a number of at least 0, got {text!r}")
+    return value
 
 
 #: Variable -> default of each threshold (``_settings_env.ENVIRONMENT`` documents them).
@@ -62,17 +78,9 @@ class FitnessRule:
         Raises :class:`~pagelab.InvalidInputError` naming a variable that is not a number."""
         values: dict[str, float] = {}
         for name, (variable, _) in _VARIABLES.items():
-            text = os.environ.get(variable, "").strip()
-            if not text:
-                continue
-            try:
-                values[name] = float(text)
-            except ValueError as exc:
-                raise InvalidInputError(
-                    f"{variable}: expected a number, got {text!r}") from exc
-            if not math.isfinite(values[name]) or values[name] < 0:
-                raise InvalidInputError(
-                    f"{variable}: expected a number of at least 0, got {text!r}")
+            value = nonnegative_setting(variable)
+            if value is not None:
+                values[name] = value
         return cls(**values)
 
     def reasons(self, environment: EngineEnvironment) -> list[str]:

@@ -3,13 +3,15 @@
 // Protocol (one JSON object per line):
 //   stdout <- {"type": "ready", "lighthouse_version", "node_version", "user_agents",
 //              "ad_entities", "ad_domains"}
+//   stdin  -> {"id", "browser_url", "warm": true}  (after a restart of Chromium: connect)
 //   stdin  -> {"id", "url", "browser_url", "config", "lhr_path", "html_path", "har_path",
 //              "scrub_pattern": "" | RegExp source (engine/_scrub.py),
 //              "network": null | {"origin_headers", "block", "allow", "adblock"},
 //              "user_agent": null | string,
 //              "frames_dir": null | path}
 //   stdout <- {"type": "result", "id", "ok": true, "blocked": [{"url", "reason"}],
-//              "frames": [{"file", "ms"}], "main_document_error": null | "net::ERR_..."}
+//              "frames": [{"file", "ms"}], "main_document_error": null | "net::ERR_...",
+//              "timings": {"<part>_ms": ms}}
 //          |  {"type": "result", "id", "ok": false, "error": {"code", "message", "lighthouse"}}
 // Python owns Chromium (it starts, restarts and kills it); this process only connects to it.
 // Each run gets a fresh browser context, so no cookie, cache or storage survives a run.
@@ -367,14 +369,22 @@ async function inFreshPage(request, origin, run) {
 
 async function runOne(request) {
   const started = performance.now();
+  // Milliseconds of each part of the run here (Python adds its own: RunResult.phases).
+  const timings = {};
+  let mark = started;
+  const lap = (name) => {
+    const now = performance.now();
+    timings[name] = now - mark;
+    mark = now;
+  };
   // The tested page's origin is the requested URL's (a redirect elsewhere gets nothing).
   return inFreshPage(request, new URL(request.url).origin, async (page, control) => {
-    const config = request.config;
-    const lighthouseStarted = performance.now();
-    const result = await lighthouse(request.url, {logLevel: 'error'}, await slimConfig(config),
-      page);
+    lap('context_ms');
+    const config = await slimConfig(request.config);
+    lap('config_ms');
+    const result = await lighthouse(request.url, {logLevel: 'error'}, config, page);
     if (!result) throw new Error('Lighthouse returned no result');
-    const lighthouseMs = performance.now() - lighthouseStarted;
+    lap('lighthouse_ms');
     await control?.session.detach().catch(() => {});
     if (control?.exhausted) {
       const err = new Error('URL_PATTERNS_TOO_SLOW');
@@ -392,12 +402,13 @@ async function runOne(request) {
     const scrubbed = scrub(lhr, secrets);
     await writeFile(request.lhr_path, ReportGenerator.generateReport(scrubbed, 'json'));
     await writeFile(request.html_path, ReportGenerator.generateReport(scrubbed, 'html'));
+    lap('reports_ms');
     const frames = request.frames_dir ? await writeFrames(result.artifacts, lhr, request.frames_dir)
       : [];
+    lap('frames_ms');
     const har = request.har_path ? harText(result.artifacts, lhr, secrets) : null;
     if (har) await writeFile(request.har_path, har);
-    const timings = {setup_ms: lighthouseStarted - started, lighthouse_ms: lighthouseMs,
-      output_ms: performance.now() - lighthouseStarted - lighthouseMs};
+    lap('har_ms');
     const networkError = lhr.runtimeError ? mainDocumentError(result.artifacts) : null;
     return {blocked: control ? control.blocked : [], frames, timings,
       main_document_error: networkError};
@@ -617,6 +628,20 @@ async function runFlow(request) {
   });
 }
 
+// After Python restarts Chromium between runs (recycling, engine/_recycling.py): connect to
+// it and open and close one context with a page, so the next run does not pay for the
+// connection or the new browser's first context.
+async function warmUp(request) {
+  const browser = await browserAt(request.browser_url);
+  const context = await browser.createBrowserContext();
+  try {
+    await context.newPage();
+  } finally {
+    await context.close().catch(() => {});
+  }
+  return {};
+}
+
 send({
   type: 'ready',
   lighthouse_version: lighthousePackage.version,
@@ -638,7 +663,8 @@ for await (const line of lines) {
     continue;
   }
   try {
-    const extra = request.flow ? await runFlow(request) : await runOne(request);
+    const extra = request.warm ? await warmUp(request)
+      : request.flow ? await runFlow(request) : await runOne(request);
     send({type: 'result', id: request.id, ok: true, ...extra});
   } catch (err) {
     const isLighthouseError = Boolean(err?.code && err?.friendlyMessage !== undefined);
