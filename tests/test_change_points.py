@@ -170,3 +170,36 @@ def test_results_without_builds_say_so() -> None:
 
     with pytest.raises(pagelab.InvalidInputError, match="no run has a commit"):
         pagelab.Results.from_frame(matrix_frame()).changes()
+
+
+def whole_ms_history(levels: Sequence[float]) -> pd.DataFrame:
+    """Runs as Lighthouse reports an observed time on loopback: whole milliseconds, each
+    build's 3 runs at its level plus 0-2 ms (the real engine test's 500 ms TTFB level)."""
+    frame = history(levels, cv=0.0, runs=3)
+    jitter = np.random.default_rng(7).integers(0, 3, len(frame))
+    frame["largest_contentful_paint"] = frame["largest_contentful_paint"].round() + jitter
+    return frame
+
+
+def test_a_consistent_shift_under_min_change_is_no_change() -> None:
+    """Ranks see order, not size: a 1 ms step on a 500 ms level whose runs vary by 2 ms is
+    as significant as a 250 ms one. Seen on the real engine (tests/test_history_engine.py)."""
+    frame = whole_ms_history([250.0] * 7 + [500.0] * 6 + [501.0] * 7)
+    frame.loc[frame["commit"] >= "c013", "largest_contentful_paint"] += 3
+    assert change_points(frame, metric="LCP", min_change=0)["commit"].tolist() == [
+        "c007", "c013"]
+    changes = change_points(frame, metric="LCP")
+    assert changes["commit"].tolist() == ["c007"]
+    assert changes["after"].iloc[0] == pytest.approx(502, abs=3)
+
+
+def test_a_change_from_zero_is_always_large_enough() -> None:
+    frame = history([0.0] * 10 + [40.0] * 10, cv=0.0)
+    assert change_points(frame, metric="LCP")["commit"].tolist() == ["c010"]
+
+
+@pytest.mark.parametrize("min_change", [-0.1, "2%", True, float("inf")])
+def test_min_change_must_be_a_fraction(min_change: object) -> None:
+    with pytest.raises(pagelab.InvalidInputError, match="min_change"):
+        change_points(history([1000.0] * 10), metric="LCP",
+                      min_change=min_change)  # type: ignore[arg-type]

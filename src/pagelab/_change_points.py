@@ -32,8 +32,9 @@ from pagelab._exceptions import InvalidInputError
 from pagelab.models import Metric, Rating, metric_columns, unknown_metric
 from pagelab.models import metric as lookup_metric
 
-__all__ = ["ALPHA", "CHANGE_COLUMNS", "DIRECTION_RATING", "NO_COMMIT", "build_order",
-           "build_sequence", "change_points", "has_commits", "segment", "short_commit"]
+__all__ = ["ALPHA", "CHANGE_COLUMNS", "DIRECTION_RATING", "MIN_CHANGE", "NO_COMMIT",
+           "build_order", "build_sequence", "change_points", "has_commits", "segment",
+           "short_commit"]
 
 #: The columns of :func:`change_points`' frame after the cell columns.
 CHANGE_COLUMNS: tuple[str, ...] = (
@@ -42,6 +43,11 @@ CHANGE_COLUMNS: tuple[str, ...] = (
 )
 #: The chance that a history without change reports one, unless told.
 ALPHA = 0.05
+#: The smallest change reported, as a fraction of the level before it, unless told: a
+#: shift below it is no change, however consistent (Perfherder alerts from 2 % too). The
+#: rank test sees order, not size: runs that vary less than a metric's resolution (a
+#: 500 ms TTFB reported in whole ms) make a 1 ms step as significant as a 250 ms one.
+MIN_CHANGE = 0.02
 REGRESSION, IMPROVEMENT = "regression", "improvement"
 #: How a change's ``direction`` is coloured (plots, tables): by the rating palette's
 #: colours, a regression as poor, an improvement as good.
@@ -61,7 +67,7 @@ _REFINE_ROUNDS = 20
 
 
 def segment(values: np.ndarray, builds: np.ndarray, alpha: float,
-            min_runs: int) -> list[tuple[int, float]]:
+            min_runs: int, min_change: float = MIN_CHANGE) -> list[tuple[int, float]]:
     """The change points of one series: ``(build, p_value)`` for each build that starts a
     new level, in build order. ``values`` are the runs' values, ``builds`` each run's build
     position (0, 1, ... in build order; every position holds a run)."""
@@ -80,14 +86,15 @@ def segment(values: np.ndarray, builds: np.ndarray, alpha: float,
         cuts.update(inner)
         bounds = [first, *inner, stop]
         stretches += list(pairwise(bounds))
-    return _settle(values, edges, sorted(cuts), alpha, min_runs)
+    return _settle(values, edges, sorted(cuts), alpha, min_runs, min_change)
 
 
 def _settle(values: np.ndarray, edges: np.ndarray, cuts: list[int], alpha: float,
-            min_runs: int) -> list[tuple[int, float]]:
+            min_runs: int, min_change: float) -> list[tuple[int, float]]:
     """Each change moved to the best single split between its neighbours (a first cut in
     a stretch holding two changes can land a build off), then tested there: the weakest
-    change above ``alpha`` is dropped, until every one holds."""
+    change above ``alpha`` is dropped, then the smallest below ``min_change`` of its level
+    before, one at a time, until every one holds."""
     last = len(edges) - 1
     while True:
         for _ in range(_REFINE_ROUNDS):
@@ -105,9 +112,26 @@ def _settle(values: np.ndarray, edges: np.ndarray, cuts: list[int], alpha: float
             best = _split(values, edges[low:high + 1], min_runs)
             tested.append((cut, best[1] if best is not None else 1.0))
         weakest = max(range(len(tested)), key=lambda k: tested[k][1], default=None)
-        if weakest is None or tested[weakest][1] < alpha:
+        if weakest is not None and tested[weakest][1] >= alpha:
+            del cuts[weakest]
+            continue
+        if not cuts:
             return tested
-        del cuts[weakest]
+        sizes = _sizes(values, edges, cuts)
+        smallest = min(range(len(sizes)), key=sizes.__getitem__)
+        if sizes[smallest] >= min_change:
+            return tested
+        del cuts[smallest]
+
+
+def _sizes(values: np.ndarray, edges: np.ndarray, cuts: list[int]) -> list[float]:
+    """Each change's size: its levels' medians' difference, as a fraction of the one
+    before (infinite from a level of 0 to another)."""
+    bounds = [0, *cuts, len(edges) - 1]
+    levels = [float(np.median(values[edges[low]:edges[high]]))
+              for low, high in pairwise(bounds)]
+    return [abs(after - before) / abs(before) if before else (math.inf if after else 0.0)
+            for before, after in pairwise(levels)]
 
 
 def _ranks(values: np.ndarray) -> tuple[np.ndarray, float]:
@@ -199,6 +223,7 @@ def change_points(
     alpha: float = ALPHA,
     *,
     min_runs: int = 4,
+    min_change: float = MIN_CHANGE,
     confidence: float = 0.95,
     resamples: int = 2_000,
     seed: int = 0,
@@ -210,9 +235,10 @@ def change_points(
     column, by their first row). Only successful runs with a commit enter. ``metric``: one
     name or label (``LCP``) or several; None: every metric column. ``alpha``: the chance
     that one series without change reports one. ``min_runs``: the fewest runs a segment
-    holds. The interval of ``diff`` (after - before) is the percentile bootstrap of the
-    difference of medians that :func:`pagelab.stats.compare` gives, at ``confidence``,
-    seeded.
+    holds. ``min_change``: the smallest change reported, a fraction of the level before it
+    (0.02: 2 %; 0 reports every significant one). The interval of ``diff`` (after - before)
+    is the percentile bootstrap of the difference of medians that
+    :func:`pagelab.stats.compare` gives, at ``confidence``, seeded.
 
     One row per change: the cell columns, ``metric``, ``commit`` (the first build of the
     new level), ``previous_commit`` (the build before it), ``before`` and ``after`` (the
@@ -222,6 +248,10 @@ def change_points(
     metric registry).
     """
     frame = _check(frame, alpha, min_runs)
+    if (isinstance(min_change, bool) or not isinstance(min_change, int | float)
+            or not 0 <= min_change < math.inf):
+        raise InvalidInputError("min_change: expected a fraction of the level before "
+                                f"(0.02 is 2 %), got {min_change!r}")
     names = _names(metric, frame)
     runs = frame[_successful(frame) & frame["commit"].notna().to_numpy(bool)].reset_index(
         drop=True)
@@ -239,7 +269,7 @@ def change_points(
             values, builds = values[has], cell_builds[has]
             # Positions among this series' builds (a build without a value is skipped).
             present, position = np.unique(builds, return_inverse=True)
-            cuts = segment(values, position, alpha, min_runs)
+            cuts = segment(values, position, alpha, min_runs, min_change)
             bounds = [0, *(b for b, _ in cuts), len(present)]
             for index, (build, p_value) in enumerate(cuts):
                 before = values[(position >= bounds[index]) & (position < build)]
