@@ -86,3 +86,17 @@ def test_since_and_url_narrow_the_history_and_bad_input_is_one_line() -> None:
     unknown = run_cli("changes", "--metric", "speed")
     assert unknown.returncode == 2
     assert "metric: unknown metric 'speed': did you mean 'speed_index'?" in unknown.stderr
+
+
+def test_min_change_sets_the_smallest_change_reported() -> None:
+    _store_builds([1000.0] * 6 + [1010.0] * 6)  # +1 %: consistent, but under the default 2 %
+    default = run_cli("changes", "--metric", "LCP", "--fail-on-regression")
+    assert default.returncode == 0, default.stdout + default.stderr
+    assert default.stdout.splitlines()[-1] == "no change found"
+    every = run_cli("changes", "--metric", "LCP", "--min-change", "0", "--fail-on-regression")
+    assert every.returncode == 1, every.stdout + every.stderr
+    assert every.stdout.splitlines()[-1] == (
+        "open regression: largest_contentful_paint since main-006")
+    bad = run_cli("changes", "--min-change", "-1")
+    assert bad.returncode == 2
+    assert "min_change: expected a fraction of the level before" in bad.stderr

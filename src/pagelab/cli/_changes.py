@@ -34,6 +34,9 @@ def register(subparsers: Any) -> None:
                          help="significance level of a change (default 0.05)")
     changes.add_argument("--min-runs", type=int, default=4,
                          help="fewest runs a level holds (default 4)")
+    changes.add_argument("--min-change", type=float, default=0.02, metavar="FRACTION",
+                         help="smallest change reported, a fraction of the level before it "
+                         "(default 0.02: 2 %%; 0: every significant one)")
     changes.add_argument("--limit", type=int, default=1000,
                          help="read at most the newest LIMIT runs (default 1000)")
     changes.add_argument("--fail-on-regression", action="store_true",
@@ -91,9 +94,9 @@ def _changes(args: argparse.Namespace) -> int:
     print(f"{len(frame)} runs of {builds} builds"
           + (f" on {args.branch}" if args.branch else "")
           + (f" of {args.url}" if args.url else ""))
-    # change_points itself, not Results.changes: --min-runs is passed on.
+    # change_points itself, not Results.changes: --min-runs and --min-change are passed on.
     changes = pagelab.stats.change_points(frame, metric=args.metric, alpha=args.alpha,
-                                          min_runs=args.min_runs)
+                                          min_runs=args.min_runs, min_change=args.min_change)
     if changes.empty:
         print("no change found")
     else:
