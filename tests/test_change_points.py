@@ -203,3 +203,26 @@ def test_min_change_must_be_a_fraction(min_change: object) -> None:
     with pytest.raises(pagelab.InvalidInputError, match="min_change"):
         change_points(history([1000.0] * 10), metric="LCP",
                       min_change=min_change)  # type: ignore[arg-type]
+
+
+def test_a_change_is_placed_by_the_runs_values() -> None:
+    """Seeded so that the split with the largest rank-sum z is a build early: the runs'
+    logs' distances to the levels either side (nearly the most likely split) place it at
+    its build."""
+    frame = history([1000.0] * 15 + [1100.0] * 15, runs=3, seed=184)
+    assert change_points(frame, metric="LCP")["commit"].tolist() == ["c015"]
+
+
+def test_a_change_cut_either_side_is_one_change() -> None:
+    """Seeded so that binary segmentation cuts two builds before the step up as well as at
+    it (a short level of mixed runs between): the step on a step is one change."""
+    frame = history([1000.0] * 8 + [1200.0] * 4 + [1000.0] * 10, runs=3, seed=166)
+    assert change_points(frame, metric="LCP")["commit"].tolist() == ["c008", "c012"]
+
+
+def test_a_slow_run_next_to_a_change_does_not_move_it() -> None:
+    """One run of the build before a step five times slower: seeded so that ranks (the
+    slow run ranked above every other) place the step a build early."""
+    frame = history([1000.0] * 20 + [1100.0] * 20, runs=3, seed=6)
+    frame.loc[frame.index[frame["commit"] == "c019"][0], "largest_contentful_paint"] = 5000.0
+    assert change_points(frame, metric="LCP")["commit"].tolist() == ["c020"]

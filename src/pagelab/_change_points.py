@@ -11,8 +11,11 @@ its two-sided p-value times the number of boundaries tried (Bonferroni) is its p
 ``alpha``, the stretch is cut there and both parts are searched again. Ranks rather than
 values (Otava's t-test) because runs have long right tails; Bonferroni over the boundaries
 rather than random permutations so that the answer is deterministic and the chance that a
-history without change reports one stays at most ``alpha`` per stretch searched.
-Measured (false alarms, detection, speed): ``benchmarks/change_points.py``, ``docs/history.md``.
+history without change reports one stays at most ``alpha`` per stretch searched. Found
+changes are then placed by values (Huber's loss on the runs' logs: nearly the most likely
+split, where ranks miss by a build more often) and tested again by ranks where they are.
+Measured (false alarms, detection, speed): ``benchmarks/change_points.py``,
+``docs/history.md``.
 """
 
 from __future__ import annotations
@@ -91,26 +94,19 @@ def segment(values: np.ndarray, builds: np.ndarray, alpha: float,
 
 def _settle(values: np.ndarray, edges: np.ndarray, cuts: list[int], alpha: float,
             min_runs: int, min_change: float) -> list[tuple[int, float]]:
-    """Each change moved to the best single split between its neighbours (a first cut in
-    a stretch holding two changes can land a build off), then tested there: the weakest
-    change above ``alpha`` is dropped, then the smallest below ``min_change`` of its level
-    before, one at a time, until every one holds."""
+    """The changes found, placed (:func:`_move`, :func:`_merge`), then tested where they
+    are by ranks: the weakest change above ``alpha`` is dropped, then the smallest below
+    ``min_change`` of its level before, one at a time, until every one holds."""
     last = len(edges) - 1
+    scaled = np.log(values) if values.size and values.min() > 0 else values
     while True:
-        for _ in range(_REFINE_ROUNDS):
-            moved = False
-            for k, cut in enumerate(cuts):
-                low, high = (cuts[k - 1] if k else 0), (cuts[k + 1] if k + 1 < len(cuts) else last)
-                best = _split(values, edges[low:high + 1], min_runs)
-                if best is not None and low + best[0] != cut:
-                    cuts[k], moved = low + best[0], True
-            if not moved:
-                break
+        _move(scaled, edges, cuts, min_runs)
+        if _merge(values, scaled, edges, cuts, alpha, min_runs):
+            continue
         tested = []
         for k, cut in enumerate(cuts):
             low, high = (cuts[k - 1] if k else 0), (cuts[k + 1] if k + 1 < len(cuts) else last)
-            best = _split(values, edges[low:high + 1], min_runs)
-            tested.append((cut, best[1] if best is not None else 1.0))
+            tested.append((cut, _p_at(values, edges[low:high + 1], cut - low, min_runs)))
         weakest = max(range(len(tested)), key=lambda k: tested[k][1], default=None)
         if weakest is not None and tested[weakest][1] >= alpha:
             del cuts[weakest]
@@ -122,6 +118,48 @@ def _settle(values: np.ndarray, edges: np.ndarray, cuts: list[int], alpha: float
         if sizes[smallest] >= min_change:
             return tested
         del cuts[smallest]
+
+
+def _move(scaled: np.ndarray, edges: np.ndarray, cuts: list[int], min_runs: int) -> None:
+    """Each change (in place) moved to the best single split between its neighbours
+    (:func:`_place`): a first cut in a stretch holding two changes can land a build off,
+    and ranks place a change less well than values."""
+    last = len(edges) - 1
+    for _ in range(_REFINE_ROUNDS):
+        moved = False
+        for k, cut in enumerate(cuts):
+            low, high = (cuts[k - 1] if k else 0), (cuts[k + 1] if k + 1 < len(cuts) else last)
+            best = _place(scaled, edges[low:high + 1], cut - low, min_runs)
+            if best is not None and low + best != cut:
+                cuts[k], moved = low + best, True
+        if not moved:
+            return
+
+
+def _merge(values: np.ndarray, scaled: np.ndarray, edges: np.ndarray, cuts: list[int],
+           alpha: float, min_runs: int) -> bool:
+    """Two neighbouring changes made one (in place), if any pair is a single change seen
+    twice: a step on a step (the level between them is between the levels either side) and
+    one change placed between their neighbours leaves neither side with a change of its own
+    (:func:`_scan`). Binary segmentation can cut a build or two either side of a change and
+    each cut then holds between its neighbours. A level above or below both its neighbours
+    (a regression fixed later) is never merged."""
+    last = len(edges) - 1
+    for k in range(len(cuts) - 1):
+        low, high = (cuts[k - 1] if k else 0), (cuts[k + 2] if k + 2 < len(cuts) else last)
+        before, between, after = (float(np.median(scaled[edges[a]:edges[b]])) for a, b in
+                                  pairwise((low, cuts[k], cuts[k + 1], high)))
+        if not min(before, after) < between < max(before, after):
+            continue
+        best = _place(scaled, edges[low:high + 1], cuts[k] - low, min_runs)
+        if best is None:
+            continue
+        middle = low + best
+        if not (_scan(values, edges[low:middle + 1], alpha, min_runs)
+                or _scan(values, edges[middle:high + 1], alpha, min_runs)):
+            cuts[k:k + 2] = [middle]
+            return True
+    return False
 
 
 def _sizes(values: np.ndarray, edges: np.ndarray, cuts: list[int]) -> list[float]:
@@ -160,21 +198,69 @@ def _p(z: float, tried: int) -> float:
     return min(1.0, 2 * float(ndtr(-z)) * tried)
 
 
-def _split(values: np.ndarray, edges: np.ndarray,
-           min_runs: int) -> tuple[int, float] | None:
-    """The best single split of the builds bounded by ``edges`` (the build index, from 1,
-    of the first build on the right) and its Bonferroni-corrected p-value."""
+def _offsets(edges: np.ndarray, min_runs: int) -> np.ndarray:
+    """The splits of the builds bounded by ``edges`` that leave ``min_runs`` runs either
+    side: each as the number of runs on the left."""
+    total = int(edges[-1] - edges[0])
+    offsets: np.ndarray = edges[1:-1] - edges[0]
+    kept: np.ndarray = offsets[(offsets >= min_runs) & (total - offsets >= min_runs)]
+    return kept
+
+
+def _p_at(values: np.ndarray, edges: np.ndarray, build: int, min_runs: int) -> float:
+    """The rank-sum p-value of splitting the builds bounded by ``edges`` before ``build``
+    (from 1), corrected over every split between them (Bonferroni)."""
     start, stop = int(edges[0]), int(edges[-1])
-    total = stop - start
+    tried = _offsets(edges, min_runs).size
+    inside = int(edges[build]) - start
+    if not tried or inside < min_runs or stop - start - inside < min_runs:
+        return 1.0
     cumulative, ties = _ranks(values[start:stop])
-    offsets = edges[1:-1] - start
-    offsets = offsets[(offsets >= min_runs) & (total - offsets >= min_runs)]
+    z = _z(np.array([float(inside)]), cumulative[[inside]], stop - start, ties)
+    return _p(float(z[0]), tried)
+
+
+#: Huber's tuning constant, in standard deviations: a run further than that from its level
+#: weighs as if it were that far (95 % of least squares' efficiency on normal runs; a slow
+#: run must not move a change).
+_HUBER = 1.345
+
+
+def _place(scaled: np.ndarray, edges: np.ndarray, cut: int, min_runs: int) -> int | None:
+    """The split of the builds bounded by ``edges`` (the build index, from 1, of the first
+    build on the right) where the runs lie closest to the levels either side of the
+    current ``cut`` (each side's Huber estimate), by Huber's loss: the most likely split of two
+    normal levels (the runs' logs: load times are about log-normal), with a slow run's
+    weight bounded. It places a change at its build more often than ranks do."""
+    start, stop = int(edges[0]), int(edges[-1])
+    offsets = _offsets(edges, min_runs)
     if not offsets.size:
         return None
-    z = _z(offsets.astype(float), cumulative[offsets], total, ties)
-    best = int(np.argmax(z))
-    build = int(np.searchsorted(edges, start + offsets[best]))
-    return build, _p(float(z[best]), offsets.size)
+    stretch = scaled[start:stop]
+    middle = int(edges[cut]) - start
+    left, right = float(np.median(stretch[:middle])), float(np.median(stretch[middle:]))
+    deviations = np.abs(stretch - np.where(np.arange(stretch.size) < middle, left, right))
+    # The normal's sd from the median absolute deviation, or (most runs on their level's
+    # median: whole ms) from the mean one.
+    bound = _HUBER * (1.4826 * float(np.median(deviations))
+                      or 1.2533 * float(deviations.mean()))
+    # Each level a one-step Huber estimate: nearly the mean's precision, a slow run bounded.
+    left = float(np.clip(stretch[:middle], left - bound, left + bound).mean())
+    right = float(np.clip(stretch[middle:], right - bound, right + bound).mean())
+    as_left = np.concatenate([[0.0], np.cumsum(_huber(stretch - left, bound))])
+    as_right = np.concatenate([[0.0], np.cumsum(_huber(stretch - right, bound))])
+    loss = as_left[offsets] + as_right[-1] - as_right[offsets]
+    return int(np.searchsorted(edges, start + offsets[int(np.argmin(loss))]))
+
+
+def _huber(residuals: np.ndarray, bound: float) -> np.ndarray:
+    """Huber's loss: squared within ``bound``, linear beyond (all squared if 0)."""
+    size = np.abs(residuals)
+    if not bound:
+        squared: np.ndarray = size ** 2 / 2
+        return squared
+    loss: np.ndarray = np.where(size <= bound, size ** 2 / 2, bound * size - bound ** 2 / 2)
+    return loss
 
 
 def _scan(values: np.ndarray, edges: np.ndarray, alpha: float, min_runs: int) -> list[int]:
