@@ -11,6 +11,9 @@ log-normal factor of coefficient of variation 1-10 % (right-skewed, as load time
   where every true change is found at its exact build (targets 80, 95, 99 %), the mean
   position error (in builds, of each true change to the nearest reported one) and the share
   with a change reported where none is.
+- ``bound``: the same shifted series placed by an oracle that knows the levels, the noise
+  and the number of changes (:func:`bound_cuts`): the most any method can find at the
+  exact build on these series.
 - ``speed``: :func:`pagelab.stats.change_points` on a wide frame of 10 000 builds x 5 runs
   (one cell, one metric; with and without 3 changes), best of 3. Target: under 2 s.
 
@@ -44,6 +47,10 @@ from pagelab.stats import change_points
 ALPHA = 0.05
 MIN_RUNS = 4
 BUILDS = (20, 50, 200)
+#: The runs' coefficient of variation where shifts are sought.
+CV = 0.03
+#: The oracle's name in the tables (:func:`bound_cuts`).
+BOUND = "bound"
 RUNS = (3, 5)
 
 
@@ -61,6 +68,55 @@ def series(rng: np.random.Generator, builds: int, runs: int, cv: float,
 
 def pagelab_cuts(values: np.ndarray, builds: np.ndarray) -> list[int]:
     return [build for build, _ in segment(values, builds, ALPHA, MIN_RUNS)]
+
+
+def one_step(builds: int) -> range:
+    """Where a single step is drawn: the middle half of the history."""
+    return range(builds // 4, 3 * builds // 4 + 1)
+
+
+def first_step(builds: int) -> range:
+    """Where the step up of an up-then-back is drawn."""
+    return range(builds // 4, builds // 2)
+
+
+def second_step(builds: int, first: int) -> range:
+    """Where the step back is drawn: at least 2 builds (a tenth of the history) after the
+    step up, at most three quarters in (the higher level is never a single build)."""
+    return range(first + max(2, builds // 10), 3 * builds // 4 + 1)
+
+
+def bound_cuts(case: dict[str, object]) -> list[int]:
+    """The most likely builds of the case's changes for an oracle that knows what no method
+    knows: the two levels, the noise (normal on the runs' logs), how many changes there
+    are and where they are drawn (:func:`one_step`, :func:`first_step`, :func:`second_step`).
+    Its choice is the most probable one given the runs, so no method finds the exact
+    builds in more of the series: the upper bound of ``exact``."""
+    builds, runs, shift = case["builds"], case["runs"], case["shift"]
+    values, truth = case["values"], case["truth"]
+    assert isinstance(builds, int)
+    assert isinstance(runs, int)
+    assert isinstance(shift, float)
+    assert isinstance(values, np.ndarray)
+    assert isinstance(truth, list)
+    sigma = np.sqrt(np.log1p(CV ** 2))
+    logs = np.log(values).reshape(builds, runs)
+    low, high = np.log(1000.0), np.log(1000.0 * (1 + shift))
+    # Each build's log-likelihood gain from being on the higher level, summed from build 0.
+    gain = (((logs - low) ** 2 - (logs - high) ** 2).sum(axis=1)) / (2 * sigma ** 2)
+    total = np.concatenate([[0.0], np.cumsum(gain)])
+    if len(truth) == 1:
+        places = np.array(one_step(builds))
+        return [int(places[np.argmax(total[builds] - total[places])])]
+    best, cuts = -np.inf, truth
+    for first in first_step(builds):
+        seconds = np.array(second_step(builds, first))
+        # The prior: the second step uniform over its range given the first.
+        score = total[seconds] - total[first] - np.log(seconds.size)
+        k = int(np.argmax(score))
+        if score[k] > best:
+            best, cuts = float(score[k]), [first, int(seconds[k])]
+    return cuts
 
 
 def scenarios(histories: int) -> list[dict[str, object]]:
@@ -81,16 +137,18 @@ def scenarios(histories: int) -> list[dict[str, object]]:
                 for builds in BUILDS:
                     for _ in range(histories):
                         if count == 1:
-                            truth = [int(rng.integers(builds // 4, 3 * builds // 4 + 1))]
+                            single = one_step(builds)
+                            truth = [int(rng.integers(single.start, single.stop))]
                             steps = {truth[0]: shift}
                         else:
-                            first = int(rng.integers(builds // 4, builds // 2))
-                            second = int(rng.integers(first + max(2, builds // 10),
-                                                      3 * builds // 4 + 1))
+                            up = first_step(builds)
+                            first = int(rng.integers(up.start, up.stop))
+                            back = second_step(builds, first)
+                            second = int(rng.integers(back.start, back.stop))
                             truth, steps = [first, second], {first: shift, second: 0.0}
-                        values, positions = series(rng, builds, runs, 0.03, steps)
+                        values, positions = series(rng, builds, runs, CV, steps)
                         out.append({"kind": f"{count} step{'s' if count > 1 else ''}",
-                                    "cv": 0.03, "runs": runs, "builds": builds,
+                                    "cv": CV, "runs": runs, "builds": builds,
                                     "shift": shift, "truth": truth, "values": values,
                                     "positions": positions})
     return out
@@ -130,8 +188,8 @@ def table(cases: list[dict[str, object]], found: list[list[int]]) -> pd.DataFram
 
 
 def report(results: dict[str, pd.DataFrame]) -> None:
-    names = list(results)
-    aa = {name: frame[frame["kind"] == "A/A"] for name, frame in results.items()}
+    names = [name for name in results if name != BOUND]
+    aa = {name: results[name][results[name]["kind"] == "A/A"] for name in names}
     print("False alarms: share of A/A histories reporting any change (target <= 5 %)")
     grid = pd.concat({name: frame.groupby(["cv", "runs", "builds"])["any"].mean() * 100
                       for name, frame in aa.items()}, axis=1)
@@ -144,11 +202,10 @@ def report(results: dict[str, pd.DataFrame]) -> None:
     parts = {}
     for name, frame in shifted.items():
         grouped = frame.groupby(["kind", "shift", "runs", "builds"])
-        parts[name] = pd.DataFrame({
-            "exact %": grouped["exact"].mean() * 100,
-            "error": grouped["error"].mean(),
-            "false %": grouped["false"].mean() * 100,
-        })
+        parts[name] = pd.DataFrame({"exact %": grouped["exact"].mean() * 100} if name == BOUND
+                                   else {"exact %": grouped["exact"].mean() * 100,
+                                         "error": grouped["error"].mean(),
+                                         "false %": grouped["false"].mean() * 100})
     print(pd.concat(parts, axis=1).round(2).to_string())
     print()
     by_shift = pd.concat({name: frame.groupby("shift")["exact"].mean() * 100
@@ -160,7 +217,7 @@ def report(results: dict[str, pd.DataFrame]) -> None:
 def speed(repeats: int) -> None:
     rng = np.random.default_rng(1)
     for label, steps in (("no change", {}), ("3 changes", {2500: 0.1, 5000: 0.0, 7500: 0.2})):
-        values, positions = series(rng, 10_000, 5, 0.03, steps)
+        values, positions = series(rng, 10_000, 5, CV, steps)
         start = pd.Timestamp("2026-01-01", tz="UTC")
         frame = pd.DataFrame({
             "url": "https://example.test/", "status": "success",
@@ -192,6 +249,7 @@ def main() -> None:
     results = {"pagelab": table(cases, [pagelab_cuts(c["values"], c["positions"])  # type: ignore[arg-type]
                                         for c in cases])}
     print(f"{len(cases)} series, pagelab in {time.perf_counter() - began:.1f} s\n")
+    results[BOUND] = table(cases, [bound_cuts(c) if c["truth"] else [] for c in cases])
     if args.otava is not None:
         began = time.perf_counter()
         results["otava"] = table(cases, otava_cuts(cases, args.otava))

@@ -223,6 +223,6 @@ def test_a_change_cut_either_side_is_one_change() -> None:
 def test_a_slow_run_next_to_a_change_does_not_move_it() -> None:
     """One run of the build before a step five times slower: seeded so that ranks (the
     slow run ranked above every other) place the step a build early."""
-    frame = history([1000.0] * 20 + [1100.0] * 20, runs=3, seed=6)
+    frame = history([1000.0] * 20 + [1100.0] * 20, runs=3, seed=10)
     frame.loc[frame.index[frame["commit"] == "c019"][0], "largest_contentful_paint"] = 5000.0
     assert change_points(frame, metric="LCP")["commit"].tolist() == ["c020"]
