@@ -388,6 +388,12 @@ def _cell(fcp: list[float], tti: list[float], status: list[str] | None = None) -
     ([300, 100, 500], [float("nan")] * 3, None, "r0"),
     # nothing successful: no representative
     ([300, 100], [300, 100], ["failed", "failed"], None),
+    # a value of 0 counts as missing, as Lighthouse's `numericValue || NaN` reads it (with the
+    # 0 as a value the medians are 300 / 300 and r1 is chosen)
+    ([100, 100, 500, 520], [0, 100, 500, 520], None, "r2"),
+    # FCP 0 too (as a value: medians 305 / 305, r1); and with FCP 0 everywhere, none
+    ([0, 300, 310, 900], [300, 300, 310, 900], None, "r2"),
+    ([0, 0], [100, 200], None, None),
 ])
 def test_representative_run_follows_compute_median_run(
     fcp: list[float], tti: list[float], status: list[str] | None, expected: str | None
