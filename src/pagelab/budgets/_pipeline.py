@@ -407,12 +407,7 @@ def replayed_cells(frame: pd.DataFrame, urls: Sequence[str], devices: Sequence[s
                 if (url, device, location) not in present:
                     raise InvalidInputError(
                         f"no recorded runs for {device}/{location} {url} in {source}")
-    engine = _engine_failed(chosen)
-    if not engine.empty:
-        row = engine.iloc[0]
-        raise EngineFailureError(f"the engine failed on {row['device']}/{row['location']} "
-                                 f"{row['url']}: {row['error_code']} (recorded in {source})")
-    return chosen.reset_index(drop=True)
+    return _no_recorded_failure(chosen, source)
 
 
 def replayed_template(frame: pd.DataFrame, template: str, devices: Sequence[str],
@@ -425,11 +420,19 @@ def replayed_template(frame: pd.DataFrame, template: str, devices: Sequence[str]
         chosen = frame[(frame["template"].astype(object) == template)
                        & frame["device"].astype(str).isin(list(devices))
                        & frame["location"].astype(str).isin(list(locations))]
-    engine = _engine_failed(chosen) if "engine_failure" in chosen.columns else chosen.iloc[:0]
-    if not engine.empty:
-        row = engine.iloc[0]
-        raise EngineFailureError(f"the engine failed on {row['device']}/{row['location']} "
-                                 f"{row['url']}: {row['error_code']} (recorded in {source})")
+    return _no_recorded_failure(chosen, source)
+
+
+def _no_recorded_failure(chosen: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The replayed runs, renumbered; :class:`EngineFailureError` for a recorded engine
+    failure (it says nothing about the page; nothing to retry)."""
+    if "engine_failure" in chosen.columns:
+        engine = _engine_failed(chosen)
+        if not engine.empty:
+            row = engine.iloc[0]
+            raise EngineFailureError(
+                f"the engine failed on {row['device']}/{row['location']} {row['url']}: "
+                f"{row['error_code']} (recorded in {source})")
     return chosen.reset_index(drop=True)
 
 

@@ -35,18 +35,16 @@ from pagelab.models import (
     LocationInfo,
     ProgressCallback,
     TestReport,
-    TimeInput,
     TTFBRegion,
     TTFBResult,
-    build_filters,
-    check_paging,
     coerce_config,
-    epoch_ms_or_none,
     invalid_input,
 )
+from pagelab.store import TestQuery
 
 from ._base import FlowCell, MatrixCell, ReportSink
 from ._batch import plan_batch
+from ._listing import TestLister
 from ._resources import ResourceReader
 
 __all__ = ["MAX_IN_FLIGHT", "ApiRunner"]
@@ -99,7 +97,7 @@ def _units(cells: Sequence[MatrixCell], run: int) -> list[_Unit]:
     return units
 
 
-class ApiRunner(ResourceReader, Closing):
+class ApiRunner(ResourceReader, TestLister, Closing):
     """:class:`~pagelab.runners.Runner` over HTTP: the tests run on the server.
 
     ``base_url`` defaults to ``$PAGELAB_API_URL`` and ``api_key`` to ``$PAGELAB_API_KEY``,
@@ -282,29 +280,12 @@ class ApiRunner(ResourceReader, Closing):
         # As the LocalRunner: an id of neither kind names nothing that exists.
         raise NotFoundError(f"no test or batch with id {id[:100]!r} (ids start lt_ or lbt_)")
 
-    def list(
-        self,
-        page: int = 1,
-        per_page: int = 10,
-        created_at_gt: TimeInput = None,
-        created_at_gte: TimeInput = None,
-        created_at_lt: TimeInput = None,
-        created_at_lte: TimeInput = None,
-        *,
-        branch: str | None = None,
-        commit: str | None = None,
-    ) -> builtins.list[TestReport]:
-        """A page of tests, newest first (``per_page`` 1-100); ``branch`` / ``commit``:
-        only that branch's or build's (the server filters)."""
-        check_paging(page, per_page)
-        branch, commit = build_filters(branch, commit)
+    def _list_page(self, query: TestQuery) -> builtins.list[TestReport]:
         return self.client.list_tests(
-            page, per_page,
-            created_at_gt=epoch_ms_or_none(created_at_gt, "created_at_gt"),
-            created_at_gte=epoch_ms_or_none(created_at_gte, "created_at_gte"),
-            created_at_lt=epoch_ms_or_none(created_at_lt, "created_at_lt"),
-            created_at_lte=epoch_ms_or_none(created_at_lte, "created_at_lte"),
-            branch=branch, commit=commit,
+            query.page, query.per_page,
+            created_at_gt=query.created_at_gt, created_at_gte=query.created_at_gte,
+            created_at_lt=query.created_at_lt, created_at_lte=query.created_at_lte,
+            branch=query.branch, commit=query.commit,
         )
 
     def _read_resource(self, test_id: str, name: str) -> str | None:

@@ -31,13 +31,13 @@ from pagelab.models import (
     Navigate,
     ProgressCallback,
     TestReport,
-    TimeInput,
     TTFBRegion,
     TTFBResult,
     coerce_config,
     invalid_input,
 )
 
+from ._listing import TestLister
 from ._resources import ReportRef
 
 __all__ = ["FlowCell", "MatrixCell", "ReportSink", "Runner"]
@@ -94,7 +94,7 @@ ReportSink = Callable[[TestReport | FlowReport, int, int], None]
 
 
 @runtime_checkable
-class Runner(Protocol):
+class Runner(TestLister, Protocol):
     """Runs tests and reads history; :class:`LocalRunner` and :class:`ApiRunner` implement it.
 
     ``lighthouse`` and ``batch`` block until every test is ``success`` or ``failed``. Bad
@@ -169,19 +169,6 @@ class Runner(Protocol):
     def ttfb_regions(self) -> builtins.list[TTFBRegion]: ...
 
     def get(self, id: str) -> TestReport | BatchReport: ...
-
-    def list(
-        self,
-        page: int = 1,
-        per_page: int = 10,
-        created_at_gt: TimeInput = None,
-        created_at_gte: TimeInput = None,
-        created_at_lt: TimeInput = None,
-        created_at_lte: TimeInput = None,
-        *,
-        branch: str | None = None,
-        commit: str | None = None,
-    ) -> builtins.list[TestReport]: ...
 
     def resource(self, report: ReportRef, name: str) -> str: ...
 

@@ -30,13 +30,9 @@ from pagelab.models import (
     ProgressCallback,
     TestReport,
     TestStatus,
-    TimeInput,
     TTFBRegion,
     TTFBResult,
-    build_filters,
-    check_paging,
     coerce_config,
-    epoch_ms_or_none,
     invalid_input,
 )
 from pagelab.store import (
@@ -57,6 +53,7 @@ from ._base import FlowCell, MatrixCell, ReportSink
 from ._batch import plan_batch
 from ._execute import execute_test
 from ._flows import store_flow_run
+from ._listing import TestLister
 from ._resources import ResourceReader
 
 __all__ = ["INTERRUPTED", "LocalRunner"]
@@ -65,7 +62,7 @@ __all__ = ["INTERRUPTED", "LocalRunner"]
 INTERRUPTED = "INTERRUPTED"
 
 
-class LocalRunner(ResourceReader, Closing):
+class LocalRunner(ResourceReader, TestLister, Closing):
     """Runs tests with the local engine (real Lighthouse in Chromium) and keeps them in the
     store under ``data_dir`` (default ``$PAGELAB_DATA_DIR`` or the per-user data dir).
 
@@ -220,32 +217,7 @@ class LocalRunner(ResourceReader, Closing):
             return self._batch(id)
         return self._test(id)
 
-    def list(
-        self,
-        page: int = 1,
-        per_page: int = 10,
-        created_at_gt: TimeInput = None,
-        created_at_gte: TimeInput = None,
-        created_at_lt: TimeInput = None,
-        created_at_lte: TimeInput = None,
-        *,
-        branch: str | None = None,
-        commit: str | None = None,
-    ) -> builtins.list[TestReport]:
-        """A page of tests, newest first (``per_page`` 1-100); ``branch`` / ``commit``:
-        only that branch's or build's."""
-        check_paging(page, per_page)
-        branch, commit = build_filters(branch, commit)
-        query = TestQuery(
-            page=page,
-            per_page=per_page,
-            created_at_gt=epoch_ms_or_none(created_at_gt, "created_at_gt"),
-            created_at_gte=epoch_ms_or_none(created_at_gte, "created_at_gte"),
-            created_at_lt=epoch_ms_or_none(created_at_lt, "created_at_lt"),
-            created_at_lte=epoch_ms_or_none(created_at_lte, "created_at_lte"),
-            branch=branch,
-            commit=commit,
-        )
+    def _list_page(self, query: TestQuery) -> builtins.list[TestReport]:
         with self.store.connection() as conn:
             return list_tests(conn, query, report_url=self.store.report_file_url)
 
