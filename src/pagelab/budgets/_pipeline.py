@@ -239,6 +239,14 @@ def _engine_failed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["engine_failure"].fillna(False).astype(bool)]
 
 
+def _first_engine_failure(frame: pd.DataFrame) -> pd.Series | None:
+    """The row of the first run the engine failed, if any."""
+    if "engine_failure" not in frame.columns:
+        return None
+    engine = _engine_failed(frame)
+    return None if engine.empty else engine.iloc[0]
+
+
 def matrix_measure(measure: Callable[..., Any], runner: Any,
                    progress: Any = False, build: BuildInput = None) -> MeasureMatrix:
     """``measure`` (``pagelab.measure``, given by the face) on ``runner`` as a
@@ -382,9 +390,8 @@ def measure_flow(measure: MeasureMatrix, flow: Flow, devices: Sequence[str],
     """``runs`` runs of ``flow`` per device x location, a row per step; an engine failure
     raises :class:`EngineFailureError` (a flow is not measured again)."""
     frame = measure(flow, list(devices), list(locations), config, runs)
-    engine = _engine_failed(frame)
-    if not engine.empty:
-        row = engine.iloc[0]
+    row = _first_engine_failure(frame)
+    if row is not None:
         raise EngineFailureError(
             f"the engine failed on {row['device']}/{row['location']} flow {flow.name!r} "
             f"step {row['step']!r}: {row['error_code']} (not a budget miss)")
@@ -426,13 +433,10 @@ def replayed_template(frame: pd.DataFrame, template: str, devices: Sequence[str]
 def _no_recorded_failure(chosen: pd.DataFrame, source: str) -> pd.DataFrame:
     """The replayed runs, renumbered; :class:`EngineFailureError` for a recorded engine
     failure (it says nothing about the page; nothing to retry)."""
-    if "engine_failure" in chosen.columns:
-        engine = _engine_failed(chosen)
-        if not engine.empty:
-            row = engine.iloc[0]
-            raise EngineFailureError(
-                f"the engine failed on {row['device']}/{row['location']} {row['url']}: "
-                f"{row['error_code']} (recorded in {source})")
+    row = _first_engine_failure(chosen)
+    if row is not None:
+        raise EngineFailureError(f"the engine failed on {row['device']}/{row['location']} "
+                                 f"{row['url']}: {row['error_code']} (recorded in {source})")
     return chosen.reset_index(drop=True)
 
 
