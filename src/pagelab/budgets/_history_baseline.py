@@ -12,7 +12,7 @@ budgets never import the runners).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,7 @@ from pagelab.models import Build, BuildInput
 
 from ._baseline import Baseline, make_baseline
 from ._gate import DEFAULT_ALPHA
+from ._models import BudgetResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,6 +53,13 @@ class HistoryBaseline:
     baseline: Baseline
     branch: str
     notes: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
+
+    def notes_for(self, results: Iterable[tuple[str, BudgetResult]]) -> list[str]:
+        """Which builds of the history each page of the baseline checks in ``results`` (a
+        :class:`FrameCheck`'s) met, once a page."""
+        pages = dict.fromkeys((r.url, r.device, r.location) for kind, r in results
+                              if kind == "baseline")
+        return [note for page in pages for note in self.notes.get(page, [])]
 
 
 def history_build(build: BuildInput = None) -> Build:

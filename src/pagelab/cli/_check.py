@@ -96,7 +96,7 @@ def _check(args: argparse.Namespace) -> int:
             runner = stack.enter_context(pagelab.connect())
             # A scan's site is discovered once, before any run, for all its templates (on
             # the server when the runs go to one).
-            sample = functools.cache(functools.partial(scan_sample, runner=runner))
+            sample = budgets.discovered_once(functools.partial(scan_sample, runner=runner))
             # One bar on stderr for the whole file (it also says when it waits for the engine).
             # With --runs auto the total is the maximum: the bar may end early.
             bar = stack.enter_context(ProgressBar(sum(
@@ -104,7 +104,8 @@ def _check(args: argparse.Namespace) -> int:
                 * (len(budgets.target_urls(t, sample)) if t.template is not None else 1)
                 for t, n in planned))) if args.progress else None
             # Each run's build: PAGELAB_COMMIT..., the CI's variables, else git here.
-            measure = budgets.matrix_measure(pagelab.measure, runner, bar.add if bar else False)
+            measure = budgets.matrix_measure(pagelab.measure, runner, bar.add if bar else False,
+                                             budgets.session_build())
             for target, count in planned:
                 measured, notes = budgets.measure_target(measure, target, count, sample=sample)
                 frames.append(measured)
