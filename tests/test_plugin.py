@@ -227,7 +227,11 @@ def test_lighthouse_ci_and_budget_json_files(pytester: pytest.Pytester) -> None:
 
 def test_baseline_save_then_regression(pytester: pytest.Pytester,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GITHUB_SHA", "a" * 40)
+    # The commit as a GitHub Actions job names it (the one build rule reads GITHUB_SHA only
+    # with GITHUB_ACTIONS, as every CI's variables only under that CI's marker).
+    for name, value in {"GITHUB_ACTIONS": "true", "GITHUB_SHA": "a" * 40,
+                        "GITHUB_REF": "refs/heads/main", "GITHUB_REF_NAME": "main"}.items():
+        monkeypatch.setenv(name, value)
     pytester.makepyfile(test_pages="""
         def test_fast(perf):
             perf.measure("http://demo.test/fast")
