@@ -259,8 +259,7 @@ class PagelabState:
     # -- measuring and checking: the pipeline of pagelab.budgets --------------------------
 
     def scan_sample(self, scan: TemplateScan) -> Mapping[str, Sequence[str]]:
-        """The pages a budget file's scan samples per template, discovered once per session
-        (on the server when the session's runner is an ApiRunner)."""
+        """A scan's sampled pages per template, discovered once a session by the runner."""
         if self._sample is None:
             from pagelab import budgets, scan_sample
 

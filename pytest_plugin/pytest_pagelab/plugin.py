@@ -307,11 +307,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _publish_ci_reports(state)
     results_path = state.setting("results")
     if results_path:
-        from pagelab.budgets import write_results
+        from pagelab import __version__, budgets
 
-        write_results(results_path, aggregation=state.aggregation(), checks=state.checks,
-                      errors=state.errors, baseline_warnings=state.warnings,
-                      notes=state.notes, runs=state.run_records)
+        budgets.write_results(results_path, version=__version__, checks=state.checks,
+                              aggregation=state.aggregation(), errors=state.errors,
+                              baseline_warnings=state.warnings, notes=state.notes,
+                              runs=state.run_records)
 
 
 def _save_baseline(state: PagelabState, path: str) -> None:

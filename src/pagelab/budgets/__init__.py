@@ -59,6 +59,7 @@ from ._gate import format_difference as format_difference
 from ._history_baseline import HISTORY_BUILDS as HISTORY_BUILDS
 from ._history_baseline import HistoryBaseline as HistoryBaseline
 from ._history_baseline import baseline_from_history as baseline_from_history
+from ._history_baseline import compare_history as compare_history
 from ._history_baseline import history_baseline as history_baseline
 from ._history_baseline import history_build as history_build
 from ._lhci_runs import format_lhci as format_lhci

@@ -12,7 +12,7 @@ budgets never import the runners).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,15 +22,17 @@ from pagelab._exceptions import InvalidInputError
 from pagelab._history import PagedTests, read_history
 from pagelab.models import Build, BuildInput
 
-from ._baseline import Baseline, make_baseline
-from ._gate import DEFAULT_ALPHA
+from ._baseline import Baseline, compare_baseline, make_baseline
+from ._gate import DEFAULT_ALPHA, GateRule, RegressionResult
+from ._limits import RegressionLimit
 from ._models import BudgetResult
+from ._tables import regression_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["HISTORY_BUILDS", "HISTORY_RUNS", "HistoryBaseline", "baseline_from_history",
-           "history_baseline", "history_build"]
+           "compare_history", "history_baseline", "history_build"]
 
 #: The newest builds of a stable segment a history baseline keeps: with 3 runs a build, 30
 #: runs, past which the gate's power hardly grows (docs/pytest-plugin.md, "Figures"), while
@@ -85,6 +87,23 @@ def history_baseline(runner: PagedTests, metrics: Sequence[str], *, build: Build
     frame = to_frame(read_history(runner, branch=branch, limit=limit))
     return baseline_from_history(frame, metrics, branch=branch, exclude_commit=measured.commit,
                                  alpha=alpha, builds=builds)
+
+
+def compare_history(history: HistoryBaseline, frame: pd.DataFrame,
+                    limits: Mapping[str, RegressionLimit], urls: Iterable[str] | None = None,
+                    *, rule: GateRule | None = None,
+                    ) -> tuple[list[RegressionResult], list[str]]:
+    """The regression checks of ``frame``'s runs (only those of ``urls`` when given: a
+    replayed file may hold other pages) against ``history``, and the lines the plugin's
+    summary shows for them: the heading, the table, the baseline's warnings and which
+    builds each page met."""
+    if urls is not None:
+        frame = frame[frame["url"].astype(str).isin(set(urls))]
+    compared = compare_baseline(history.baseline, frame, limits, rule=rule)
+    return compared.results, [
+        f"baseline comparison (history of {history.branch})",
+        *regression_table([{**r.to_dict(), "kind": "baseline"} for r in compared.results]),
+        *compared.warnings, *history.notes_for(("baseline", r) for r in compared.results)]
 
 
 def baseline_from_history(frame: pd.DataFrame, metrics: Sequence[str], *, branch: str,

@@ -52,18 +52,16 @@ def publish_ci_reports(
     return workflow_commands(checks, workspace=workspace) if github else []
 
 
-def write_results(path: str | os.PathLike[str], *, aggregation: str,
+def write_results(path: str | os.PathLike[str], *, version: str, aggregation: str,
                   checks: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, str]],
                   baseline_warnings: Sequence[str], notes: Sequence[str],
                   runs: Sequence[Mapping[str, Any]]) -> None:
     """Write every check and run as the results JSON (``--pagelab-results``), which
-    :func:`pagelab.frames.read_runs` reads back (``--replay``)."""
+    :func:`pagelab.frames.read_runs` reads back (``--replay``); ``version``: pagelab's."""
     from datetime import UTC, datetime
 
-    from pagelab import __version__
-
     document = {
-        "pagelab": __version__,
+        "pagelab": version,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "aggregation": aggregation, "checks": checks, "errors": errors,
         "baseline_warnings": baseline_warnings, "notes": notes, "runs": runs,
