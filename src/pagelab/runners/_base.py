@@ -10,7 +10,7 @@ import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -133,22 +133,26 @@ class Runner(Protocol):
 
     # -- what every runner does alike: check the arguments, then one primitive --------
 
-    def _run_test(self, cell: MatrixCell, progress: ProgressCallback | None) -> TestReport:
-        """Run one test of checked input and return its final report."""
-        ...
+    if TYPE_CHECKING:  # each runner's own; declared for the type checker only, so that
+        # isinstance(x, Runner) asks for the public methods alone, as before them.
 
-    def _run_batch(self, plan: BatchPlan, config: LighthouseConfig, build: Build | None,
-                   progress: ProgressCallback | None) -> BatchReport:
-        """Run a checked batch and return its final report."""
-        ...
+        def _run_test(self, cell: MatrixCell, progress: ProgressCallback | None
+                      ) -> TestReport:
+            """Run one test of checked input and return its final report."""
+            ...
 
-    def _run_flow(self, cell: FlowCell) -> FlowReport:
-        """Run one checked user flow once and return its report."""
-        ...
+        def _run_batch(self, plan: BatchPlan, config: LighthouseConfig, build: Build | None,
+                       progress: ProgressCallback | None) -> BatchReport:
+            """Run a checked batch and return its final report."""
+            ...
 
-    def _list_page(self, query: TestQuery) -> builtins.list[TestReport]:
-        """One page of tests as the checked ``query`` asks, newest first."""
-        ...
+        def _run_flow(self, cell: FlowCell) -> FlowReport:
+            """Run one checked user flow once and return its report."""
+            ...
+
+        def _list_page(self, query: TestQuery) -> builtins.list[TestReport]:
+            """One page of tests as the checked ``query`` asks, newest first."""
+            ...
 
     def lighthouse(
         self,
