@@ -286,6 +286,10 @@ def test_pagelab_check_against_history_is_the_plugin_s_gate(
     assert (f"history baseline for mobile/us http://demo.test/fast: 8 builds of main (24 "
             f"runs), {_commit(0)[:7]} to {_commit(7)[:7]}: no change among them") in out
     assert main(check) == 0  # without --against: the budgets only
+    # The build checked is the one the runs measure (resolved once, not again to measure).
+    with pagelab.connect() as runner:
+        checked = budgets.history_baseline(runner, ["largest_contentful_paint"]).build
+    assert checked == Build(commit=THIS, branch="main")
 
     # Bad input: one line each, exit 2, as the plugin's usage errors say it.
     assert main([*check, *limits]) == 2

@@ -13,7 +13,7 @@ budgets never import the runners).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pagelab._build import resolve_build
@@ -49,12 +49,13 @@ NO_BRANCH = ("no branch: set PAGELAB_BRANCH (with PAGELAB_COMMIT) or run in a gi
 @dataclass(frozen=True, slots=True)
 class HistoryBaseline:
     """A branch history's :class:`Baseline` (a cell the history lacks is absent from it, as
-    from a baseline file without it), and per page (URL, device, location) the line saying
-    which builds it holds."""
+    from a baseline file without it), per page (URL, device, location) the line saying
+    which builds it holds, and the build checked against it (:func:`history_baseline`'s)."""
 
     baseline: Baseline
     branch: str
     notes: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
+    build: Build | None = None
 
     def notes_for(self, results: Iterable[tuple[str, BudgetResult]]) -> list[str]:
         """Which builds of the history each page of the baseline checks in ``results`` (a
@@ -85,8 +86,9 @@ def history_baseline(runner: PagedTests, metrics: Sequence[str], *, build: Build
     measured = history_build(build)
     branch = str(measured.branch)
     frame = to_frame(read_history(runner, branch=branch, limit=limit))
-    return baseline_from_history(frame, metrics, branch=branch, exclude_commit=measured.commit,
-                                 alpha=alpha, builds=builds)
+    return replace(baseline_from_history(frame, metrics, branch=branch,
+                                         exclude_commit=measured.commit, alpha=alpha,
+                                         builds=builds), build=measured)
 
 
 def compare_history(history: HistoryBaseline, frame: pd.DataFrame,

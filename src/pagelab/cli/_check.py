@@ -117,9 +117,9 @@ def _check(args: argparse.Namespace) -> int:
                 len(t.devices) * len(t.locations) * (n if isinstance(n, int) else n.max_runs)
                 * (len(budgets.target_urls(t, sample)) if t.template is not None else 1)
                 for t, n in planned))) if args.progress else None
-            # Each run's build: PAGELAB_COMMIT..., the CI's variables, else git here.
+            # Each run's build, resolved once (against history: the one it is checked as).
             measure = budgets.matrix_measure(pagelab.measure, runner, bar.add if bar else False,
-                                             budgets.session_build())
+                                             history.build if history else budgets.session_build())
             for target, count in planned:
                 measured, notes = budgets.measure_target(
                     measure, target, count, sample=sample, limits=limits,
