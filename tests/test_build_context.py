@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pagelab import InvalidInputError
-from pagelab._build import CI_SYSTEMS, git_build, resolve_build
+from pagelab._build import BUILD_VARIABLES, CI_SYSTEMS, git_build, resolve_build
 from pagelab.models import Build, build_filters, coerce_build
 
 SHA = "3f2c9a1b4d5e6f708192a3b4c5d6e7f8091a2b3c"
@@ -144,3 +144,19 @@ def test_list_filters_are_capped() -> None:
         build_filters(None, "c" * 101)
     with pytest.raises(InvalidInputError, match="branch: expected a non-empty string"):
         build_filters(3, None)
+
+
+def test_a_baseline_s_commit_is_the_one_rule_s(repo: tuple[Path, str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # budgets.current_commit (a saved baseline's commit) delegates to resolve_build: a bare
+    # GITHUB_SHA outside GitHub Actions is no build's, PAGELAB_COMMIT outranks git.
+    from pagelab.budgets import current_commit
+
+    for name in [*BUILD_VARIABLES, *(ci.marker for ci in CI_SYSTEMS)]:
+        monkeypatch.delenv(name, raising=False)
+    path, head = repo
+    monkeypatch.setenv("GITHUB_SHA", "b" * 40)
+    assert current_commit(path) == head
+    assert current_commit(path.parent) is None  # no repository there
+    monkeypatch.setenv("PAGELAB_COMMIT", "c" * 40)
+    assert current_commit(path) == "c" * 40

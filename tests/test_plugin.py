@@ -227,7 +227,11 @@ def test_lighthouse_ci_and_budget_json_files(pytester: pytest.Pytester) -> None:
 
 def test_baseline_save_then_regression(pytester: pytest.Pytester,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GITHUB_SHA", "a" * 40)
+    # The commit as a GitHub Actions job names it (the one build rule reads GITHUB_SHA only
+    # with GITHUB_ACTIONS, as every CI's variables only under that CI's marker).
+    for name, value in {"GITHUB_ACTIONS": "true", "GITHUB_SHA": "a" * 40,
+                        "GITHUB_REF": "refs/heads/main", "GITHUB_REF_NAME": "main"}.items():
+        monkeypatch.setenv(name, value)
     pytester.makepyfile(test_pages="""
         def test_fast(perf):
             perf.measure("http://demo.test/fast")
@@ -581,3 +585,36 @@ def test_plugin_imports_public_pagelab_names_only() -> None:
                         if name.split(".")[0] == "pagelab"
                         and any(part.startswith("_") for part in name.split("."))]
     assert private == []
+
+
+def test_the_build_is_resolved_once_a_session(pytester: pytest.Pytester,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # Real git in the session's directory; HEAD moves between the two tests. Every test's
+    # runs measure the build the session resolved once (the runs of perf.measure and of
+    # budget files: the state's build, passed to budgets.matrix_measure), not one git
+    # look-up per test.
+    import subprocess
+
+    from pagelab._build import BUILD_VARIABLES, CI_SYSTEMS
+
+    for name in [*BUILD_VARIABLES, *(ci.marker for ci in CI_SYSTEMS)]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(pytester.path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "first"], check=True)
+    first = subprocess.run(["git", "rev-parse", "HEAD"], check=True, capture_output=True,
+                           text=True).stdout.strip()
+    pytester.makepyfile(test_builds=f"""
+        import subprocess
+        from pytest_pagelab._state import STATE_KEY
+
+        def test_a(request):
+            assert request.config.stash[STATE_KEY].build().commit == {first!r}
+            subprocess.run({git!r} + ["commit", "-q", "--allow-empty", "-m", "next"],
+                           check=True)
+
+        def test_b(request):
+            assert request.config.stash[STATE_KEY].build().commit == {first!r}
+    """)
+    pytester.runpytest().assert_outcomes(passed=2)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -258,3 +259,41 @@ def test_each_cell_has_its_own_stable_segment() -> None:
     nothing = budgets.baseline_from_history(frame.iloc[:0], ["largest_contentful_paint"],
                                             branch="main")
     assert nothing.baseline.cells == []
+
+
+def test_pagelab_check_against_history_is_the_plugin_s_gate(
+        tmp_path: Path, history: History, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same pipeline under `pagelab check --against history`: the same baseline, table,
+    # notes and verdict as the plugin's, exit 1 on the regression.
+    from pagelab.cli import main
+
+    for n in range(8):  # main was 20 % faster than these runs
+        history.build(_commit(n), 1 / 1.2)
+    history.build(THIS, 1.0, runs=6)
+    budget_file = tmp_path / "budgets.yaml"
+    budget_file.write_text("base_url: http://demo.test\n"
+                           "budgets: {largest_contentful_paint: 5000}\npages: [{url: /fast}]\n")
+    check = ["check", str(budget_file), "--replay", str(RUNS)]
+    limits = ["--compare-fail", "largest_contentful_paint:10%"]
+    assert main([*check, "--against", "history", *limits]) == 1
+    out = capsys.readouterr().out
+    assert "1 check: 1 passed, 0 failed, 0 warned" in out  # the budget itself is met
+    assert "\nbaseline comparison (history of main)\n" in out
+    assert "/heavy" not in out  # a page of the replayed file the budget file does not name
+    assert re.search(r"mobile/us http://demo.test/fast\s+largest_contentful_paint\s+5\d\d ms\s+"
+                     r"670 ms\s+.*10 vs 24\s+regression\s+FAIL", out)
+    assert (f"history baseline for mobile/us http://demo.test/fast: 8 builds of main (24 "
+            f"runs), {_commit(0)[:7]} to {_commit(7)[:7]}: no change among them") in out
+    assert main(check) == 0  # without --against: the budgets only
+    # The build checked is the one the runs measure (resolved once, not again to measure).
+    with pagelab.connect() as runner:
+        checked = budgets.history_baseline(runner, ["largest_contentful_paint"]).build
+    assert checked == Build(commit=THIS, branch="main")
+
+    # Bad input: one line each, exit 2, as the plugin's usage errors say it.
+    assert main([*check, *limits]) == 2
+    assert capsys.readouterr().err.strip().endswith("--compare-fail needs --against history")
+    monkeypatch.delenv("PAGELAB_BRANCH")
+    assert main([*check, "--against", "history", *limits]) == 2
+    assert "--against history: no branch: set PAGELAB_BRANCH" in capsys.readouterr().err

@@ -283,3 +283,14 @@ def test_homes_of_the_runners_and_the_codec() -> None:
         pagelab.frames.__all__)
     for old in ("load_runs", "runs_to_records", "frame_from_records"):
         assert not hasattr(pagelab.budgets, old)
+
+
+def test_a_runner_of_one_s_own_needs_only_the_public_methods() -> None:
+    # The runners share lighthouse/batch/flow/list through the Runner protocol, each with
+    # its own private primitives: those are no part of what isinstance(x, Runner) asks.
+    public = ["__enter__", "__exit__", "batch", "close", "filmstrip", "flow", "get", "har",
+              "lhr", "lighthouse", "list", "locations", "resource", "run_matrix",
+              "screenshot", "screenshots", "ttfb", "ttfb_regions", "video"]
+    own = type("OwnRunner", (), {name: lambda self, *args, **kwargs: None for name in public})
+    assert isinstance(own(), pagelab.Runner)
+    assert not isinstance(type("Partial", (), {"list": lambda self: []})(), pagelab.Runner)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from pagelab.models import (
     TestReport,
     TestStatus,
 )
+from pagelab.runners import read_history
 from pagelab.stats import (
     AGGREGATIONS,
     compare,
@@ -33,7 +35,7 @@ from pagelab.stats import (
     representative_runs,
     summarize,
 )
-from pagelab.store import create_test, finish_test, transaction
+from pagelab.store import create_test, finish_test, now_ms, transaction
 from recorded_runs import load_runs, matrix_2x2
 
 FAST = "http://demo.test/fast"
@@ -388,6 +390,12 @@ def _cell(fcp: list[float], tti: list[float], status: list[str] | None = None) -
     ([300, 100, 500], [float("nan")] * 3, None, "r0"),
     # nothing successful: no representative
     ([300, 100], [300, 100], ["failed", "failed"], None),
+    # a value of 0 counts as missing, as Lighthouse's `numericValue || NaN` reads it (with the
+    # 0 as a value the medians are 300 / 300 and r1 is chosen)
+    ([100, 100, 500, 520], [0, 100, 500, 520], None, "r2"),
+    # FCP 0 too (as a value: medians 305 / 305, r1); and with FCP 0 everywhere, none
+    ([0, 300, 310, 900], [300, 300, 310, 900], None, "r2"),
+    ([0, 0], [100, 200], None, None),
 ])
 def test_representative_run_follows_compute_median_run(
     fcp: list[float], tti: list[float], status: list[str] | None, expected: str | None
@@ -549,6 +557,67 @@ def test_history_reading_lives_with_the_runners(seeded_runner: pagelab.LocalRunn
     assert [r.id for r in reports] == history(seeded_runner, url=HEAVY, limit=7)["id"].tolist()
     with pytest.raises(pagelab.InvalidInputError, match="device: unknown 'fridge'"):
         read_history(seeded_runner, device="fridge")
+
+
+class _Listing:
+    """A runner's ``list``, recording what each call asked for; with ``whole_seconds``, the
+    times cut to whole seconds, as a server that reports seconds answers (the spec allows
+    either unit)."""
+
+    def __init__(self, runner: pagelab.LocalRunner, *, whole_seconds: bool = False) -> None:
+        self.runner, self.whole_seconds = runner, whole_seconds
+        self.asked: list[tuple[int, int | None]] = []
+
+    def list(self, page: int = 1, per_page: int = 10, **bounds: Any) -> list[TestReport]:
+        lte = bounds.get("created_at_lte")
+        self.asked.append((page, lte))
+        reports = self.runner.list(page, per_page, **bounds)
+        if self.whole_seconds:
+            reports = [r.model_copy(update={"created_at": r.created_at.replace(microsecond=0)})
+                       for r in reports]
+        return reports
+
+
+def _store_tests(runner: pagelab.LocalRunner, created: list[int]) -> list[str]:
+    """Tests of /fast created at these epoch ms, in this order; their ids."""
+    with runner.store.connection() as conn, transaction(conn):
+        return [create_test(conn, url=FAST, device=Device.MOBILE, location=Location.US,
+                            config=LighthouseConfig(), retention=runner.store.retention,
+                            created_at=at) for at in created]
+
+
+def test_a_long_history_is_read_from_its_newest_end_each_time(tmp_path: Path) -> None:
+    # Each request is a first page bounded by the oldest test read so far: numbered pages
+    # made the store step over every test already read, for each page (quadratic: a
+    # 50 000-test history took half a minute). 150 tests sharing one millisecond are more
+    # than a page: there the bound cannot move, and the next page number is asked for.
+    start = now_ms() - 3_600_000
+    created = [start + i * 1000 for i in range(300)] + [start + 300_000] * 150 + [
+        start + 301_000 + i * 1000 for i in range(120)]
+    with pagelab.LocalRunner(tmp_path) as runner:
+        ids = _store_tests(runner, created)
+        listing = _Listing(runner)
+        reports = read_history(listing, limit=10_000)  # type: ignore[arg-type]
+    assert [r.id for r in reports] == ids  # each once, in creation order
+    pages = [page for page, _ in listing.asked]
+    assert pages.count(1) == len(pages) - 1, listing.asked  # one page 2: inside the tie
+    bounds = [bound for _, bound in listing.asked[1:]]
+    assert bounds == sorted(bounds, reverse=True)
+
+
+def test_a_history_in_whole_seconds_loses_no_test(tmp_path: Path) -> None:
+    # Three tests a second: a server reporting whole seconds hides where a page ended
+    # inside its second; the next request reaches a second further and skips what it saw.
+    start = now_ms() - 3_600_000
+    created = [start + i * 333 for i in range(420)]
+    with pagelab.LocalRunner(tmp_path) as runner:
+        ids = _store_tests(runner, created)
+        listing = _Listing(runner, whole_seconds=True)
+        reports = read_history(listing, limit=10_000)  # type: ignore[arg-type]
+        newest = read_history(_Listing(runner, whole_seconds=True), limit=250)  # type: ignore[arg-type]
+    assert sorted(r.id for r in reports) == sorted(ids)
+    assert len(reports) == len(ids)
+    assert [r.id for r in newest] == ids[-250:]
 
 
 def test_history_bad_input(seeded_runner: pagelab.LocalRunner) -> None:

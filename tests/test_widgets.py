@@ -421,3 +421,16 @@ def test_a_report_link_that_is_not_a_web_address_is_not_a_link() -> None:
 
     Links().feed(_summary_html(summary, ["url"]))
     assert hrefs == ["https://api.test/reports/lt_2"]
+
+
+def test_texts_shown_as_html_are_escaped() -> None:
+    # The status line, the title and the saved path are text placed into HTML: markup in them
+    # shows as characters (built with Markup.format, which escapes its arguments).
+    widget = BatchComparison(urls=["http://127.0.0.1:9/page"])
+    widget._set_status("<img src=x onerror=alert(1)> & done")
+    assert "&lt;img src=x onerror=alert(1)&gt; &amp; done" in widget.status.value
+    assert "<img" not in widget.status.value
+    widget._title = "<b>A & B</b>"
+    widget._build()
+    title = widget._box.children[0].value
+    assert title == "<b>&lt;b&gt;A &amp; B&lt;/b&gt;</b>"

@@ -7,11 +7,10 @@ every session, and a suite that never measures pays nothing for it.
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -21,7 +20,7 @@ from ._outcome import RecordedOutcome
 if TYPE_CHECKING:
     import pandas as pd
 
-    from pagelab import DiscoveryError, Runner
+    from pagelab import Runner
     from pagelab.budgets import (
         Baseline,
         BudgetResult,
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
         GateRule,
         HistoryBaseline,
         RegressionLimit,
+        SampleTemplates,
         Target,
         TemplateScan,
     )
@@ -83,8 +83,7 @@ class PagelabState:
         self._runner: Runner | None = None
         #: The replayed runs, the baseline and the regression limits, read once.
         self._read: dict[str, Any] = {}
-        #: Each budget file's scan: the pages sampled per template (or why not).
-        self._samples: dict[TemplateScan, Mapping[str, Sequence[str]] | DiscoveryError] = {}
+        self._sample: SampleTemplates | None = None
         #: Collected from every test's report (on the controller under xdist).
         self.checks: list[dict[str, Any]] = []
         self.run_records: list[dict[str, Any]] = []
@@ -124,29 +123,15 @@ class PagelabState:
         except InvalidInputError as exc:
             raise pytest.UsageError(f"--pagelab-runs: {exc}") from exc
 
-    def alpha(self) -> float:
-        raw = self.setting("alpha")
-        try:
-            alpha = float(raw)
-        except (TypeError, ValueError):
-            alpha = float("nan")
-        if not 0 < alpha < 0.5:
-            raise pytest.UsageError(f"--pagelab-alpha: expected a number between 0 and 0.5, "
-                                    f"got {raw!r}")
-        return alpha
-
-    def inconclusive_fails(self) -> bool:
-        value = str(self.setting("inconclusive")).strip().lower()
-        if value not in ("pass", "fail"):
-            raise pytest.UsageError(f"--pagelab-inconclusive: expected pass or fail, got "
-                                    f"{value!r}")
-        return value == "fail"
-
     def rule(self) -> GateRule:
         """The regression gate's rule: ``--pagelab-alpha`` and ``--pagelab-inconclusive``."""
-        from pagelab.budgets import GateRule
+        from pagelab import InvalidInputError
+        from pagelab.budgets import parse_gate_rule
 
-        return GateRule(alpha=self.alpha(), inconclusive_fails=self.inconclusive_fails())
+        try:
+            return parse_gate_rule(self.setting("alpha"), self.setting("inconclusive"))
+        except InvalidInputError as exc:
+            raise pytest.UsageError(f"--pagelab-{exc}") from exc
 
     def aggregation(self, file_value: str | None = None) -> str:
         from pagelab.budgets import AGGREGATION_NAMES
@@ -160,9 +145,7 @@ class PagelabState:
         return value
 
     def budget_paths(self) -> list[Path]:
-        given = self.cli("budgets") or []
-        if not given:
-            given = list(self.config.getini("pagelab_budgets") or [])
+        given = self.cli("budgets") or self.config.getini("pagelab_budgets") or []
         return [Path(p).resolve() for p in given]
 
     def validate(self) -> None:
@@ -170,11 +153,9 @@ class PagelabState:
         runner = self.setting("runner")
         if runner not in ("local", "api"):
             raise pytest.UsageError(f"--pagelab-runner: expected local or api, got {runner!r}")
-        self.alpha()
-        self.inconclusive_fails()
-        if self.setting("runs") != DEFAULTS["runs"]:
-            self.runs()
-        if self.setting("aggregation") != DEFAULTS["aggregation"]:
+        if any(self.setting(name) != DEFAULTS[name]
+               for name in ("alpha", "inconclusive", "runs", "aggregation")):
+            self.runs()  # parses the gate rule too
             self.aggregation()
         against = self.setting("against")
         if against is not None and str(against).strip().lower() != "history":
@@ -190,7 +171,7 @@ class PagelabState:
         if self.setting("compare"):
             self.baseline()
         if against:
-            self.history_build()
+            self.build()
 
     # -- shared resources -------------------------------------------------------------
 
@@ -199,10 +180,9 @@ class PagelabState:
             import pagelab
 
             if self.setting("runner") == "api":
-                self._runner = pagelab.ApiRunner(
-                    self.setting("api_url") or os.environ.get("PAGELAB_API_URL"),
-                    self.setting("api_key") or os.environ.get("PAGELAB_API_KEY"),
-                )
+                # None: the ApiRunner reads PAGELAB_API_URL / PAGELAB_API_KEY.
+                self._runner = pagelab.ApiRunner(self.setting("api_url"),
+                                                 self.setting("api_key"))
             else:
                 self._runner = pagelab.LocalRunner()
         return self._runner
@@ -228,8 +208,7 @@ class PagelabState:
     def replay(self) -> pd.DataFrame | None:
         from pagelab.frames import read_runs
 
-        replay: pd.DataFrame | None = self._loaded("replay", read_runs)
-        return replay
+        return cast("pd.DataFrame | None", self._loaded("replay", read_runs))
 
     def baseline(self) -> Baseline | None:
         """The baseline file's (``--pagelab-compare``), else the branch history's
@@ -238,143 +217,112 @@ class PagelabState:
 
         if self.setting("against"):
             return self.history().baseline
-        baseline: Baseline | None = self._loaded("compare", load_baseline)
-        return baseline
+        return cast("Baseline | None", self._loaded("compare", load_baseline))
 
     def baseline_name(self) -> str:
         """What the runs are compared with, as the summary names it."""
         if self.setting("against"):
-            return f"history of {self.history_build().branch}"
+            return f"history of {self.history().branch}"
         return str(self.setting("compare"))
 
-    def history_build(self) -> Build:
-        """The build checked against its branch's history; a build without a branch is a
-        usage error."""
+    def build(self) -> Build | None:
+        """The build this session measures, resolved once by the one rule (with git); with
+        ``--pagelab-against=history`` it must name its branch (else a usage error)."""
         from pagelab import InvalidInputError, budgets
 
         if "build" not in self._read:
             try:
-                self._read["build"] = budgets.history_build()
+                self._read["build"] = (budgets.history_build() if self.setting("against")
+                                       else budgets.session_build())
             except InvalidInputError as exc:
                 raise pytest.UsageError(f"--pagelab-against=history: {exc}") from exc
-        build: Build = self._read["build"]
+        build: Build | None = self._read["build"]
         return build
 
     def history(self) -> HistoryBaseline:
-        """The baseline of this build's branch in the runner's store, read once: per cell
-        the newest stable builds (``budgets.history_baseline``)."""
+        """The baseline of this build's branch in the runner's store, read once."""
         from pagelab import budgets
 
         if "against" not in self._read:
             self._read["against"] = budgets.history_baseline(
-                self.runner(), list(self.regression_limits()), build=self.history_build(),
-                alpha=self.alpha())
+                self.runner(), list(self.regression_limits()), build=self.build(),
+                alpha=self.rule().alpha)
         history: HistoryBaseline = self._read["against"]
         return history
 
     def regression_limits(self) -> dict[str, RegressionLimit]:
         from pagelab.budgets import parse_regression_limits
 
-        limits: dict[str, RegressionLimit] = self._loaded("compare_fail",
-                                                          parse_regression_limits) or {}
-        return limits
+        return cast("dict[str, RegressionLimit]",
+                    self._loaded("compare_fail", parse_regression_limits) or {})
 
     # -- measuring and checking: the pipeline of pagelab.budgets --------------------------
 
-    def measure(self, target: Target, runs: int | GateRule, outcome: RecordedOutcome,
-                devices: Sequence[str] | None = None,
-                locations: Sequence[str] | None = None, build: Any = None) -> pd.DataFrame:
-        """The wide frame of ``target``'s runs (from the replay file when set): a number of
-        them, or with a :class:`GateRule` (``auto``) until its checks and the baseline
-        comparison are decided (where each cell stopped noted in ``outcome``). An engine
-        failure (crash, timeout) is measured once more; a second one raises
-        :class:`EngineFailure`. ``build``: the build the runs measure (else
-        ``PAGELAB_COMMIT``..., the CI's variables, git: ``budgets.matrix_measure``)."""
-        from pagelab import DiscoveryError, Flow, InvalidInputError, budgets, measure
+    def scan_sample(self, scan: TemplateScan) -> Mapping[str, Sequence[str]]:
+        """A scan's sampled pages per template, discovered once a session by the runner."""
+        if self._sample is None:
+            from pagelab import budgets, scan_sample
+
+            self._sample = budgets.discovered_once(lambda found: scan_sample(found,
+                                                                             self.runner()))
+        return self._sample(scan)
+
+    def check(self, target: Target, runs: int | GateRule, outcome: RecordedOutcome,
+              checks: Sequence[Check], resources: Sequence[Any], *,
+              cell: tuple[str, str, str] | None = None, devices: Sequence[str] | None = None,
+              locations: Sequence[str] | None = None, aggregation: str | None = None,
+              build: Any = None) -> tuple[pd.DataFrame, list[str]]:
+        """``target``'s runs (measuring ``build``, None: the session's; else replayed) and
+        their failure lines, every check recorded in ``outcome`` (only ``cell``'s when
+        given). A second engine failure on a run raises :class:`EngineFailure`."""
+        from pagelab import DiscoveryError, InvalidInputError, budgets, measure
+        from pagelab.frames import to_records
 
         chosen = (list(devices or target.devices), list(locations or target.locations))
-        replay, source = self.replay(), str(self.setting("replay"))
+        replay = self.replay()
         try:
-            if replay is not None and isinstance(target.page, Flow):
-                return budgets.replayed_flow(replay, target.page, *chosen, source)
-            if replay is not None and target.template is not None:
-                return budgets.replayed_template(replay, target.template, *chosen, source)
             if replay is not None:
-                return budgets.replayed_cells(replay, budgets.target_urls(target), *chosen,
-                                              source)
-            frame, notes = budgets.measure_target(
-                budgets.matrix_measure(measure, self.runner(), build=build), target, runs,
-                devices=chosen[0],
-                locations=chosen[1], baseline=self.baseline(),
-                limits=self.regression_limits() if self.baseline() else None,
-                keeps_baseline=bool(self.setting("save_baseline")), sample=self.scan_sample)
+                frame = budgets.replayed_target(replay, target, *chosen,
+                                                str(self.setting("replay")))
+            else:
+                measured = self.build() if build is None else budgets.session_build(build)
+                frame, notes = budgets.measure_target(
+                    budgets.matrix_measure(measure, self.runner(), build=measured), target,
+                    runs, devices=chosen[0], locations=chosen[1], baseline=self.baseline(),
+                    limits=self.regression_limits() if self.baseline() else None,
+                    keeps_baseline=bool(self.setting("save_baseline")),
+                    sample=self.scan_sample)
+                outcome.notes.extend(notes)
         except budgets.EngineFailureError as exc:
             raise EngineFailure(str(exc)) from exc
         except (InvalidInputError, DiscoveryError) as exc:
             pytest.fail(str(exc), pytrace=False)
-        outcome.notes.extend(notes)
-        return frame
-
-    def scan_sample(self, scan: TemplateScan) -> Mapping[str, Sequence[str]]:
-        """The pages a budget file's scan samples per template: its site discovered once
-        per session (every template item of the file shares it; a discovery error is
-        every one of them's), on the server when the session's runner is an ApiRunner."""
-        from pagelab import DiscoveryError, scan_sample
-
-        if scan not in self._samples:
-            try:
-                self._samples[scan] = scan_sample(scan, self.runner())
-            except DiscoveryError as exc:
-                self._samples[scan] = exc
-        found = self._samples[scan]
-        if isinstance(found, DiscoveryError):
-            raise found
-        return found
-
-    def check(self, frame: pd.DataFrame, checks: Sequence[Check], outcome: RecordedOutcome, *,
-              aggregation: str, only_cell: tuple[str, str, str] | None = None,
-              adaptive: bool = False) -> list[str]:
-        """Evaluate ``checks`` (and the baseline) on ``frame``; record everything in
-        ``outcome``; warn for warn-level misses; return the failure lines."""
-        from pagelab.budgets import check_frame
-        from pagelab.frames import to_records
-
         outcome.runs.extend(to_records(frame))
-        found = check_frame(frame, checks, aggregation=aggregation, baseline=self.baseline(),
+        found = budgets.check_frame(frame, checks, aggregation=self.aggregation(aggregation),
+                            baseline=self.baseline(),
                             limits=self.regression_limits() if self.baseline() else None,
-                            rule=self.rule(), adaptive=adaptive, only_cell=only_cell)
+                            rule=self.rule(), adaptive=not isinstance(runs, int),
+                            only_cell=cell)
         outcome.warnings.extend(found.warnings)
-        if self.setting("against"):  # which builds of the history each page met
-            pages = dict.fromkeys((r.url, r.device, r.location) for kind, r in found.results
-                                  if kind == "baseline")
-            outcome.notes.extend(n for page in pages for n in self.history().notes.get(page, []))
-        failures = found.failures
-        # "budget" for the test's own limits, "baseline" for a regression check against
-        # --pagelab-compare; the summary shows them apart.
-        for kind, result in found.results:
-            failures += self.record([result], outcome, kind)
-        return failures
+        if self.setting("against"):
+            outcome.notes.extend(self.history().notes_for(found.results))
+        # "budget" for the test's own limits, "baseline" for the regression gate: the
+        # summary shows them apart.
+        failures = found.failures + self.record(found.results, outcome)
+        if resources:
+            source = None if replay is None else str(self.setting("replay"))
+            results, errors = budgets.check_resources(
+                frame, resources, None if source else self.runner().lhr,
+                aggregation=self.aggregation(aggregation), replay=source)
+            failures += errors + self.record([("budget", r) for r in results], outcome)
+        return frame, failures
 
-    def check_resources(self, frame: pd.DataFrame, limits: Sequence[Any],
-                        outcome: RecordedOutcome, *, aggregation: str | None = None
-                        ) -> list[str]:
-        """Resource budgets on the runs' LHRs, recorded and warned like every budget."""
-        from pagelab.budgets import check_resources
-
-        if not limits:
-            return []
-        replay = None if self.replay() is None else str(self.setting("replay"))
-        results, errors = check_resources(
-            frame, limits, None if replay else self.runner().lhr,
-            aggregation=self.aggregation(aggregation), replay=replay)
-        return errors + self.record(results, outcome)
-
-    def record(self, results: Sequence[BudgetResult], outcome: RecordedOutcome,
-               kind: str = "budget") -> list[str]:
-        """Record ``results`` in ``outcome``, warn for warn-level misses, return the
-        error-level misses' messages."""
+    def record(self, results: Sequence[tuple[str, BudgetResult]], outcome: RecordedOutcome
+               ) -> list[str]:
+        """Record ``(kind, result)`` pairs in ``outcome``, warn for warn-level misses,
+        return the error-level misses' messages."""
         failures: list[str] = []
-        for result in results:
+        for kind, result in results:
             outcome.checks.append({**result.to_dict(), "kind": kind})
             if not result.passed:
                 if result.level == "error":

@@ -43,18 +43,11 @@ class BudgetMiss(Exception):
     """An error-level budget was missed or the page failed to load: one line per miss."""
 
 
-def _patterns(config: pytest.Config) -> list[str]:
-    try:
-        patterns = list(config.getini("pagelab_budget_files"))
-    except ValueError:
-        patterns = []
-    return patterns or list(DEFAULT_PATTERNS)
-
-
 def is_budget_file(state: PagelabState, path: Path) -> bool:
     if path.resolve() in state.budget_paths():
         return True
-    return any(fnmatch.fnmatchcase(path.name, p) for p in _patterns(state.config))
+    patterns = state.config.getini("pagelab_budget_files") or DEFAULT_PATTERNS
+    return any(fnmatch.fnmatchcase(path.name, p) for p in patterns)
 
 
 def collect_explicit_files(session: pytest.Session, items: list[pytest.Item]) -> list[pytest.Item]:
@@ -127,7 +120,7 @@ class BudgetItem(pytest.Item):
 
     def runtest(self) -> None:
         from pagelab import Flow
-        from pagelab.budgets import source_line, source_text
+        from pagelab.budgets import source_line, source_text, target_checks
 
         state: PagelabState = self.config.stash[STATE_KEY]
         target, outcome = self.target, RecordedOutcome()
@@ -135,23 +128,10 @@ class BudgetItem(pytest.Item):
         if isinstance(target.page, Flow) and not isinstance(runs, int):
             raise BudgetMiss("runs=auto measures pages only: give the flow a number of runs")
         device, location = self.device_location
-        frame = state.measure(target, runs, outcome, [device], [location])
-        if target.template is not None:
-            # The frame is the template's runs on this device and location (its sampled
-            # pages), checked pooled: no one page cell to keep.
-            cell = None
-            checks = [c for c in target.checks
-                      if c.matches(str(target.page), device, location, template=target.template)]
-        else:
-            # A flow's checks name their flow.
-            cell = None if isinstance(target.page, Flow) else (str(target.page), device, location)
-            checks = [c for c in target.checks if cell is None or c.matches(*cell)]
-        failures = state.check(
-            frame, checks, outcome, aggregation=state.aggregation(self.file_aggregation),
-            only_cell=cell, adaptive=not isinstance(runs, int))
-        failures += state.check_resources(
-            frame, [r for r in target.resources if cell is not None and r.matches(*cell)],
-            outcome, aggregation=self.file_aggregation)
+        cell, checks, resources = target_checks(target, device, location)
+        frame, failures = state.check(target, runs, outcome, checks, resources, cell=cell,
+                                      devices=[device], locations=[location],
+                                      aggregation=self.file_aggregation)
         if self.lhci is not None:
             failures += self._assert_lhci(state, frame, outcome)
         # Annotations point at the line of the page's (else the file's) limit on the
@@ -167,15 +147,14 @@ class BudgetItem(pytest.Item):
         """Lighthouse CI's verdicts on this cell's LHRs: error-level misses as ``lhci
         assert`` prints them, warn-level ones as warnings."""
         from pagelab import InvalidInputError
-        from pagelab.budgets import check_lhci, lhci_record
+        from pagelab.budgets import check_lhci
 
         assert self.lhci is not None
-        read_lhr = state.runner().lhr if state.replay() is None else None
         try:
-            results, errors = check_lhci(self.lhci, frame, read_lhr)
+            records, errors = check_lhci(self.lhci, frame, None if state.replay() is not None
+                                         else state.runner().lhr)
         except InvalidInputError as exc:
             raise BudgetMiss(str(exc)) from exc
-        records = [lhci_record(r) for r in results]
         outcome.checks.extend(records)
         for record in records:
             if record["status"] == "warn":

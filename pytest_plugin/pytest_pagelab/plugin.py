@@ -13,7 +13,6 @@ import json
 import os
 import warnings
 from collections.abc import Generator, Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -159,17 +158,12 @@ class Perf:
         location: str | Sequence[str] | None = None,
         build: Any = None,
     ) -> Results:
-        """Measure ``urls`` ``runs`` times (default ``--pagelab-runs``, 3; ``"auto"``: until
-        the checks are decided, 5 to 15 runs) on every device x location, check the test's
-        ``@pytest.mark.budget`` on each cell's aggregate (and the baseline, with
-        ``--pagelab-compare``), and return the :class:`pagelab.Results`.
-
-        The names are :func:`pagelab.measure`'s: ``devices`` (default mobile) and
-        ``locations`` (default us) take one id or a list. ``url=``, ``device=`` and
-        ``location=`` are their deprecated spellings. ``build``: the build the runs measure
-        (a ``pagelab.models.Build`` or a dict of ``commit``, ``branch``...); by default
-        ``PAGELAB_COMMIT``, the CI's variables, else git in the working directory
-        (docs/history.md, "Build context").
+        """Measure ``urls`` ``runs`` times (default ``--pagelab-runs``; ``"auto"``: until the
+        checks are decided) on every device x location as :func:`pagelab.measure` does (its
+        names; ``url=``, ``device=``, ``location=`` are deprecated spellings), check the
+        test's ``@pytest.mark.budget`` (and the baseline) on each cell's aggregate, and
+        return the :class:`pagelab.Results`. ``build``: the build the runs measure (default:
+        the session's, docs/history.md, "Build context").
 
         A missed error-level budget or a page that fails to load fails the test with one
         line per miss; a missed warn-level budget is a :class:`BudgetWarning`.
@@ -192,14 +186,10 @@ class Perf:
         *,
         build: Any = None,
     ) -> Results:
-        """Run a user flow (a :class:`pagelab.Flow`, or a YAML / JSON flow file's path)
-        ``runs`` times (default ``--pagelab-runs``, 3; a number) on every device x location,
-        check the test's ``@pytest.mark.budget`` per step (``step="name"`` limits one step;
-        without it a limit applies to every step that measures its metric), and return the
-        :class:`pagelab.Results`, one row per step. A missed budget names the flow and the
-        step; a run that fails (an action's selector never appears) fails the test naming
-        the step. With ``--pagelab-replay`` the flow's recorded steps are checked instead.
-        ``build`` as :meth:`measure`'s.
+        """Run a user flow (a :class:`pagelab.Flow` or a flow file's path) ``runs`` times on
+        every device x location, check the test's ``@pytest.mark.budget`` per step
+        (``step="name"`` limits one step; else every step measuring the metric), and return
+        the :class:`pagelab.Results`, one row per step; otherwise as :meth:`measure`.
         """
         import pagelab
 
@@ -229,16 +219,12 @@ class Perf:
                         tuple(_as_list(locations, "locations")),
                         dict(config) if config is not None else None, None, checks)
         outcome = item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
-        frame = state.measure(target, count, outcome, build=build)
-        failures = state.check(frame, checks, outcome, aggregation=state.aggregation(),
-                               adaptive=not isinstance(count, int))
+        frame, failures = state.check(target, count, outcome, checks,
+                                      [] if is_flow else resources, build=build)
         if is_flow and resources:
             failures.append("resource budgets apply to pages: perf.flow checks metric budgets")
-        elif resources:
-            failures += state.check_resources(frame, resources, outcome)
         # Annotations point at the test function (its first line: the budget marker).
-        first_line = (item.location[1] or 0) + 1
-        locate_checks(item, outcome, lambda _: first_line)
+        locate_checks(item, outcome, lambda _: (item.location[1] or 0) + 1)
         record_outcome(item, outcome)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
@@ -320,23 +306,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _save_baseline(state, baseline_path)  # first: the reports carry its warnings
     _publish_ci_reports(state)
     results_path = state.setting("results")
-    if not results_path:
-        return
-    from pagelab import __version__
+    if results_path:
+        from pagelab import __version__, budgets
 
-    document = {
-        "pagelab": __version__,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "aggregation": state.aggregation(),
-        "checks": state.checks,
-        "errors": state.errors,
-        "baseline_warnings": state.warnings,
-        "notes": state.notes,
-        "runs": state.run_records,
-    }
-    target = Path(results_path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        budgets.write_results(results_path, version=__version__, checks=state.checks,
+                              aggregation=state.aggregation(), errors=state.errors,
+                              baseline_warnings=state.warnings, notes=state.notes,
+                              runs=state.run_records)
 
 
 def _save_baseline(state: PagelabState, path: str) -> None:
@@ -345,14 +321,13 @@ def _save_baseline(state: PagelabState, path: str) -> None:
     from pagelab.budgets import save_baseline, too_few_baseline_runs
     from pagelab.frames import from_records
 
-    runs = state.run_records
-    if not runs:
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # said once, in the summary
-        baseline = save_baseline(from_records(runs), path, aggregation=state.aggregation(),
-                                 alpha=state.alpha())
-    state.warnings.extend(too_few_baseline_runs(baseline, state.alpha()))
+    if state.run_records:
+        alpha = state.rule().alpha
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # said once, in the summary
+            baseline = save_baseline(from_records(state.run_records), path,
+                                     aggregation=state.aggregation(), alpha=alpha)
+        state.warnings.extend(too_few_baseline_runs(baseline, alpha))
 
 
 def _publish_ci_reports(state: PagelabState) -> None:

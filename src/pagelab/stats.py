@@ -256,10 +256,11 @@ def _representative_position(fcp: np.ndarray, tti: np.ndarray) -> int | None:
 
     Among the runs with both values, the smallest squared distance to the median FCP and the
     median TTI (ms), ties broken by the lower TTI, then the earlier run. Without any TTI, FCP
-    alone; without any FCP, no representative run.
+    alone; without any FCP, no representative run. A value of 0 is missing, as Lighthouse
+    reads it (``numericValue || NaN``): no page paints at 0 ms, so a 0 is a broken run.
     """
-    has_fcp = np.isfinite(fcp)
-    both = has_fcp & np.isfinite(tti)
+    has_fcp = np.isfinite(fcp) & (fcp != 0)
+    both = has_fcp & np.isfinite(tti) & (tti != 0)
     if both.any():
         candidates = np.flatnonzero(both)
         f, t = fcp[candidates], tti[candidates]

@@ -59,6 +59,7 @@ from ._gate import format_difference as format_difference
 from ._history_baseline import HISTORY_BUILDS as HISTORY_BUILDS
 from ._history_baseline import HistoryBaseline as HistoryBaseline
 from ._history_baseline import baseline_from_history as baseline_from_history
+from ._history_baseline import compare_history as compare_history
 from ._history_baseline import history_baseline as history_baseline
 from ._history_baseline import history_build as history_build
 from ._lhci_runs import format_lhci as format_lhci
@@ -77,6 +78,7 @@ from ._pipeline import TemplateScan as TemplateScan
 from ._pipeline import check_frame as check_frame
 from ._pipeline import check_lhci as check_lhci
 from ._pipeline import check_resources as check_resources
+from ._pipeline import discovered_once as discovered_once
 from ._pipeline import failure_lines as failure_lines
 from ._pipeline import keyword_limits as keyword_limits
 from ._pipeline import lhci_record as lhci_record
@@ -85,15 +87,17 @@ from ._pipeline import measure_auto as measure_auto
 from ._pipeline import measure_cells as measure_cells
 from ._pipeline import measure_flow as measure_flow
 from ._pipeline import measure_target as measure_target
+from ._pipeline import parse_gate_rule as parse_gate_rule
 from ._pipeline import parse_runs as parse_runs
 from ._pipeline import plan_targets as plan_targets
-from ._pipeline import replayed_cells as replayed_cells
-from ._pipeline import replayed_flow as replayed_flow
-from ._pipeline import replayed_template as replayed_template
+from ._pipeline import replayed_target as replayed_target
+from ._pipeline import session_build as session_build
 from ._pipeline import source_line as source_line
 from ._pipeline import source_text as source_text
+from ._pipeline import target_checks as target_checks
 from ._pipeline import target_urls as target_urls
 from ._publish import publish_ci_reports as publish_ci_reports
+from ._publish import write_results as write_results
 from ._resources import evaluate_resources as evaluate_resources
 from ._resources import replayed_lhrs as replayed_lhrs
 from ._resources import resource_limits as resource_limits

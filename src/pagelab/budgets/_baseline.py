@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import re
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +23,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pagelab._build import resolve_build
 from pagelab._cells import CellKey, cell_keys, cell_label
 from pagelab._exceptions import InvalidInputError
 from pagelab.models import METRIC_NAMES, unfit_runs_note
@@ -136,19 +134,11 @@ class Baseline:
 
 
 def current_commit(cwd: str | PathLike[str] | None = None) -> str | None:
-    """The commit being measured: ``GITHUB_SHA`` (GitHub Actions), ``CI_COMMIT_SHA``
-    (GitLab CI), else ``git rev-parse HEAD`` in ``cwd``; None when none is known."""
-    for name in ("GITHUB_SHA", "CI_COMMIT_SHA"):
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    try:
-        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
-                              text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", commit) else None
+    """The commit being measured, by the one build rule (``PAGELAB_COMMIT``, the CI's
+    variables, else git in ``cwd``: docs/history.md, "Build context"); None when none is
+    known."""
+    build = resolve_build(git=True, cwd=cwd)
+    return None if build is None else build.commit
 
 
 def _environment() -> dict[str, str]:

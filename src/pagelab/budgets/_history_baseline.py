@@ -12,8 +12,8 @@ budgets never import the runners).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pagelab._build import resolve_build
@@ -22,14 +22,17 @@ from pagelab._exceptions import InvalidInputError
 from pagelab._history import PagedTests, read_history
 from pagelab.models import Build, BuildInput
 
-from ._baseline import Baseline, make_baseline
-from ._gate import DEFAULT_ALPHA
+from ._baseline import Baseline, compare_baseline, make_baseline
+from ._gate import DEFAULT_ALPHA, GateRule, RegressionResult
+from ._limits import RegressionLimit
+from ._models import BudgetResult
+from ._tables import regression_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["HISTORY_BUILDS", "HISTORY_RUNS", "HistoryBaseline", "baseline_from_history",
-           "history_baseline", "history_build"]
+           "compare_history", "history_baseline", "history_build"]
 
 #: The newest builds of a stable segment a history baseline keeps: with 3 runs a build, 30
 #: runs, past which the gate's power hardly grows (docs/pytest-plugin.md, "Figures"), while
@@ -46,12 +49,20 @@ NO_BRANCH = ("no branch: set PAGELAB_BRANCH (with PAGELAB_COMMIT) or run in a gi
 @dataclass(frozen=True, slots=True)
 class HistoryBaseline:
     """A branch history's :class:`Baseline` (a cell the history lacks is absent from it, as
-    from a baseline file without it), and per page (URL, device, location) the line saying
-    which builds it holds."""
+    from a baseline file without it), per page (URL, device, location) the line saying
+    which builds it holds, and the build checked against it (:func:`history_baseline`'s)."""
 
     baseline: Baseline
     branch: str
     notes: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
+    build: Build | None = None
+
+    def notes_for(self, results: Iterable[tuple[str, BudgetResult]]) -> list[str]:
+        """Which builds of the history each page of the baseline checks in ``results`` (a
+        :class:`FrameCheck`'s) met, once a page."""
+        pages = dict.fromkeys((r.url, r.device, r.location) for kind, r in results
+                              if kind == "baseline")
+        return [note for page in pages for note in self.notes.get(page, [])]
 
 
 def history_build(build: BuildInput = None) -> Build:
@@ -75,8 +86,26 @@ def history_baseline(runner: PagedTests, metrics: Sequence[str], *, build: Build
     measured = history_build(build)
     branch = str(measured.branch)
     frame = to_frame(read_history(runner, branch=branch, limit=limit))
-    return baseline_from_history(frame, metrics, branch=branch, exclude_commit=measured.commit,
-                                 alpha=alpha, builds=builds)
+    return replace(baseline_from_history(frame, metrics, branch=branch,
+                                         exclude_commit=measured.commit, alpha=alpha,
+                                         builds=builds), build=measured)
+
+
+def compare_history(history: HistoryBaseline, frame: pd.DataFrame,
+                    limits: Mapping[str, RegressionLimit], urls: Iterable[str] | None = None,
+                    *, rule: GateRule | None = None,
+                    ) -> tuple[list[RegressionResult], list[str]]:
+    """The regression checks of ``frame``'s runs (only those of ``urls`` when given: a
+    replayed file may hold other pages) against ``history``, and the lines the plugin's
+    summary shows for them: the heading, the table, the baseline's warnings and which
+    builds each page met."""
+    if urls is not None:
+        frame = frame[frame["url"].astype(str).isin(set(urls))]
+    compared = compare_baseline(history.baseline, frame, limits, rule=rule)
+    return compared.results, [
+        f"baseline comparison (history of {history.branch})",
+        *regression_table([{**r.to_dict(), "kind": "baseline"} for r in compared.results]),
+        *compared.warnings, *history.notes_for(("baseline", r) for r in compared.results)]
 
 
 def baseline_from_history(frame: pd.DataFrame, metrics: Sequence[str], *, branch: str,

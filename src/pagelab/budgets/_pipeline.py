@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from pagelab._build import resolve_build
 from pagelab._cells import CELL, CellKey, cell_key, cell_label
-from pagelab._exceptions import EngineError, InvalidInputError
-from pagelab.models import BuildInput, Flow
+from pagelab._exceptions import DiscoveryError, EngineError, InvalidInputError
+from pagelab.models import Build, BuildInput, Flow
 
 from ._adaptive import AutoRuns, Measure, parse_auto_runs
 from ._baseline import Baseline, compare_baseline
@@ -54,6 +54,7 @@ __all__ = [
     "check_frame",
     "check_lhci",
     "check_resources",
+    "discovered_once",
     "failure_lines",
     "keyword_limits",
     "lhci_record",
@@ -62,13 +63,17 @@ __all__ = [
     "measure_cells",
     "measure_flow",
     "measure_target",
+    "parse_gate_rule",
     "parse_runs",
     "plan_targets",
     "replayed_cells",
     "replayed_flow",
+    "replayed_target",
     "replayed_template",
+    "session_build",
     "source_line",
     "source_text",
+    "target_checks",
     "target_urls",
 ]
 
@@ -120,6 +125,41 @@ def parse_runs(value: int | str | None, rule: GateRule | None = None) -> int | G
     return check_runs(runs)
 
 
+def parse_gate_rule(alpha: object, inconclusive: object) -> GateRule:
+    """The regression gate's rule from its options: ``alpha`` a number between 0 and 0.5,
+    ``inconclusive`` pass or fail; InvalidInputError starts with the option's name (the
+    face adds its prefix)."""
+    try:
+        number = float(alpha)  # type: ignore[arg-type]  # any option value: checked here
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not 0 < number < 0.5:
+        raise InvalidInputError(f"alpha: expected a number between 0 and 0.5, got {alpha!r}")
+    verdict = str(inconclusive).strip().lower()
+    if verdict not in ("pass", "fail"):
+        raise InvalidInputError(f"inconclusive: expected pass or fail, got {verdict!r}")
+    return GateRule(alpha=number, inconclusive_fails=verdict == "fail")
+
+
+def discovered_once(sample: SampleTemplates) -> SampleTemplates:
+    """``sample`` run once per scan: every template of a scan shares its pages, or its
+    :class:`~pagelab.DiscoveryError`."""
+    found: dict[TemplateScan, Mapping[str, Sequence[str]] | DiscoveryError] = {}
+
+    def once(scan: TemplateScan) -> Mapping[str, Sequence[str]]:
+        if scan not in found:
+            try:
+                found[scan] = sample(scan)
+            except DiscoveryError as exc:
+                found[scan] = exc
+        pages = found[scan]
+        if isinstance(pages, DiscoveryError):
+            raise pages
+        return pages
+
+    return once
+
+
 # -- budget file -> targets -----------------------------------------------------------------
 
 
@@ -143,6 +183,21 @@ class Target:
     #: ``page`` is the scan's start URL).
     template: str | None = None
     scan: TemplateScan | None = None
+
+
+def target_checks(target: Target, device: str, location: str
+                  ) -> tuple[tuple[str, str, str] | None, list[Check], list[ResourceLimit]]:
+    """What ``target`` checks on one device and location: its page cell (None for a flow,
+    whose checks name it, and for a template, checked pooled over its sampled pages), the
+    checks and the resource limits."""
+    if target.template is not None:
+        return None, [c for c in target.checks if c.matches(
+            str(target.page), device, location, template=target.template)], []
+    if isinstance(target.page, Flow):
+        return None, list(target.checks), []
+    cell = (str(target.page), device, location)
+    return (cell, [c for c in target.checks if c.matches(*cell)],
+            [r for r in target.resources if r.matches(*cell)])
 
 
 def plan_targets(budget_file: BudgetFile, base_url: str | None, *, source: str | Path,
@@ -239,13 +294,26 @@ def _engine_failed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["engine_failure"].fillna(False).astype(bool)]
 
 
+def _first_engine_failure(frame: pd.DataFrame) -> pd.Series | None:
+    """The row of the first run the engine failed, if any."""
+    if "engine_failure" not in frame.columns:
+        return None
+    engine = _engine_failed(frame)
+    return None if engine.empty else engine.iloc[0]
+
+
+def session_build(build: BuildInput = None) -> Build | None:
+    """The build a check measures, resolved once per check (``pagelab check`` run, pytest
+    session) by the one rule, git in the working directory last (docs/history.md, "Build
+    context")."""
+    return resolve_build(build, git=True)
+
+
 def matrix_measure(measure: Callable[..., Any], runner: Any,
-                   progress: Any = False, build: BuildInput = None) -> MeasureMatrix:
+                   progress: Any = False, build: Build | None = None) -> MeasureMatrix:
     """``measure`` (``pagelab.measure``, given by the face) on ``runner`` as a
-    :data:`MeasureMatrix`, every run measuring ``build``: given, else as ``measure`` reads
-    it, else (the check pipeline's faces, ``pagelab check`` and the plugin) git in the
-    working directory (docs/history.md, "Build context")."""
-    measured = resolve_build(build, git=True)
+    :data:`MeasureMatrix`, every run measuring ``build`` (the face's
+    :func:`session_build`)."""
 
     def run(page: Sequence[str] | Flow, devices: Sequence[str], locations: Sequence[str],
             config: Mapping[str, Any] | None, runs: int) -> pd.DataFrame:
@@ -253,7 +321,7 @@ def matrix_measure(measure: Callable[..., Any], runner: Any,
             page if isinstance(page, Flow) else list(page), devices=list(devices),
             locations=list(locations), runs=runs,
             config=dict(config) if config is not None else None, runner=runner,
-            progress=progress, build=measured).frame
+            progress=progress, build=build).frame
         return frame
 
     return run
@@ -382,13 +450,24 @@ def measure_flow(measure: MeasureMatrix, flow: Flow, devices: Sequence[str],
     """``runs`` runs of ``flow`` per device x location, a row per step; an engine failure
     raises :class:`EngineFailureError` (a flow is not measured again)."""
     frame = measure(flow, list(devices), list(locations), config, runs)
-    engine = _engine_failed(frame)
-    if not engine.empty:
-        row = engine.iloc[0]
+    row = _first_engine_failure(frame)
+    if row is not None:
         raise EngineFailureError(
             f"the engine failed on {row['device']}/{row['location']} flow {flow.name!r} "
             f"step {row['step']!r}: {row['error_code']} (not a budget miss)")
     return frame
+
+
+def replayed_target(frame: pd.DataFrame, target: Target, devices: Sequence[str],
+                    locations: Sequence[str], source: str) -> pd.DataFrame:
+    """``target``'s recorded runs on the devices and locations: a flow's
+    (:func:`replayed_flow`), a template's (:func:`replayed_template`), else its pages'
+    (:func:`replayed_cells`)."""
+    if isinstance(target.page, Flow):
+        return replayed_flow(frame, target.page, devices, locations, source)
+    if target.template is not None:
+        return replayed_template(frame, target.template, devices, locations, source)
+    return replayed_cells(frame, target_urls(target), devices, locations, source)
 
 
 def replayed_cells(frame: pd.DataFrame, urls: Sequence[str], devices: Sequence[str],
@@ -407,12 +486,7 @@ def replayed_cells(frame: pd.DataFrame, urls: Sequence[str], devices: Sequence[s
                 if (url, device, location) not in present:
                     raise InvalidInputError(
                         f"no recorded runs for {device}/{location} {url} in {source}")
-    engine = _engine_failed(chosen)
-    if not engine.empty:
-        row = engine.iloc[0]
-        raise EngineFailureError(f"the engine failed on {row['device']}/{row['location']} "
-                                 f"{row['url']}: {row['error_code']} (recorded in {source})")
-    return chosen.reset_index(drop=True)
+    return _no_recorded_failure(chosen, source)
 
 
 def replayed_template(frame: pd.DataFrame, template: str, devices: Sequence[str],
@@ -425,9 +499,14 @@ def replayed_template(frame: pd.DataFrame, template: str, devices: Sequence[str]
         chosen = frame[(frame["template"].astype(object) == template)
                        & frame["device"].astype(str).isin(list(devices))
                        & frame["location"].astype(str).isin(list(locations))]
-    engine = _engine_failed(chosen) if "engine_failure" in chosen.columns else chosen.iloc[:0]
-    if not engine.empty:
-        row = engine.iloc[0]
+    return _no_recorded_failure(chosen, source)
+
+
+def _no_recorded_failure(chosen: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The replayed runs, renumbered; :class:`EngineFailureError` for a recorded engine
+    failure (it says nothing about the page; nothing to retry)."""
+    row = _first_engine_failure(chosen)
+    if row is not None:
         raise EngineFailureError(f"the engine failed on {row['device']}/{row['location']} "
                                  f"{row['url']}: {row['error_code']} (recorded in {source})")
     return chosen.reset_index(drop=True)
@@ -516,9 +595,9 @@ def lhci_record(result: AssertionResult) -> dict[str, Any]:
 
 
 def check_lhci(options: Mapping[str, Any], frame: pd.DataFrame, read_lhr: LhrReader | None,
-               ) -> tuple[list[AssertionResult], list[str]]:
-    """A lighthouserc's assertions on the runs' LHRs, and the error-level misses as
-    ``lhci assert`` prints them."""
+               ) -> tuple[list[dict[str, Any]], list[str]]:
+    """A lighthouserc's assertions on the runs' LHRs as check records
+    (:func:`lhci_record`), and the error-level misses as ``lhci assert`` prints them."""
     results = assert_runs(dict(options), frame, read_lhr=read_lhr)
     errors = [r for r in results if not r.passed and r.level == "error"]
-    return results, format_lhci(errors) if errors else []
+    return [lhci_record(r) for r in results], format_lhci(errors) if errors else []

@@ -12,7 +12,7 @@ from typing import Any
 
 from ._ci import code_quality_issues, markdown_summary, workflow_commands
 
-__all__ = ["publish_ci_reports"]
+__all__ = ["publish_ci_reports", "write_results"]
 
 
 def publish_ci_reports(
@@ -50,6 +50,23 @@ def publish_ci_reports(
     if codequality is not None:
         _write(Path(codequality), json.dumps(code_quality_issues(checks), indent=2) + "\n")
     return workflow_commands(checks, workspace=workspace) if github else []
+
+
+def write_results(path: str | os.PathLike[str], *, version: str, aggregation: str,
+                  checks: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, str]],
+                  baseline_warnings: Sequence[str], notes: Sequence[str],
+                  runs: Sequence[Mapping[str, Any]]) -> None:
+    """Write every check and run as the results JSON (``--pagelab-results``), which
+    :func:`pagelab.frames.read_runs` reads back (``--replay``); ``version``: pagelab's."""
+    from datetime import UTC, datetime
+
+    document = {
+        "pagelab": version,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "aggregation": aggregation, "checks": checks, "errors": errors,
+        "baseline_warnings": baseline_warnings, "notes": notes, "runs": runs,
+    }
+    _write(Path(path), json.dumps(document, indent=2) + "\n")
 
 
 def _write(path: Path, text: str) -> None:

@@ -38,6 +38,11 @@ def register(subparsers: Any) -> None:
                        help="check runs saved earlier (results JSON or wide-frame CSV) "
                        "instead of measuring")
     add_renamed(check, "--runs-file", "--replay", "replay")
+    check.add_argument("--against", choices=("history",), help="history: compare every "
+                       "measured cell with the newest stable builds of this build's branch in "
+                       "the store (docs/history.md)")
+    check.add_argument("--compare-fail", metavar="LIMITS", default="", help="regression "
+                       "limits against the history, e.g. largest_contentful_paint:10%%")
     check.add_argument("--markdown", metavar="PATH",
                        help="write a Markdown summary of the checks (a job summary or pull "
                        "request comment; appended to $GITHUB_STEP_SUMMARY under GitHub "
@@ -70,6 +75,15 @@ def _check(args: argparse.Namespace) -> int:
     base_url = args.base_url or budget_file.base_url
     for note in budget_file.notes:
         print(f"note: {note}")
+    limits, history = budgets.parse_regression_limits(args.compare_fail), None
+    if limits and not args.against:
+        raise InvalidInputError("--compare-fail needs --against history")
+    if args.against:
+        try:
+            with pagelab.connect() as reader:  # the store the runs of every build go to
+                history = budgets.history_baseline(reader, list(limits))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"--against history: {exc}") from None
     lhci_results: list[Any] = []
     results: list[Any] = []
     if args.replay:
@@ -96,17 +110,20 @@ def _check(args: argparse.Namespace) -> int:
             runner = stack.enter_context(pagelab.connect())
             # A scan's site is discovered once, before any run, for all its templates (on
             # the server when the runs go to one).
-            sample = functools.cache(functools.partial(scan_sample, runner=runner))
+            sample = budgets.discovered_once(functools.partial(scan_sample, runner=runner))
             # One bar on stderr for the whole file (it also says when it waits for the engine).
             # With --runs auto the total is the maximum: the bar may end early.
             bar = stack.enter_context(ProgressBar(sum(
                 len(t.devices) * len(t.locations) * (n if isinstance(n, int) else n.max_runs)
                 * (len(budgets.target_urls(t, sample)) if t.template is not None else 1)
                 for t, n in planned))) if args.progress else None
-            # Each run's build: PAGELAB_COMMIT..., the CI's variables, else git here.
-            measure = budgets.matrix_measure(pagelab.measure, runner, bar.add if bar else False)
+            # Each run's build, resolved once (against history: the one it is checked as).
+            measure = budgets.matrix_measure(pagelab.measure, runner, bar.add if bar else False,
+                                             history.build if history else budgets.session_build())
             for target, count in planned:
-                measured, notes = budgets.measure_target(measure, target, count, sample=sample)
+                measured, notes = budgets.measure_target(
+                    measure, target, count, sample=sample, limits=limits,
+                    baseline=history.baseline if history else None)
                 frames.append(measured)
                 for note in notes:
                     print(note)
@@ -129,22 +146,25 @@ def _check(args: argparse.Namespace) -> int:
         shown = source.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         shown = source.as_posix()
-    records = [{**r.to_dict(), "kind": "budget", "file": shown,
-                "line": budgets.budget_source_line(text, r.url, r.metric)} for r in results]
+    regressions, compared = (budgets.compare_history(history, frame, limits, [
+        r.url for r in [*results, *lhci_results]]) if history else ([], []))
+    records = [{**r.to_dict(), "kind": kind, "file": shown,
+                "line": budgets.budget_source_line(text, r.url, r.metric)}
+               for kind, rs in (("budget", results), ("baseline", regressions)) for r in rs]
     page_errors = budgets.failure_lines(frame)
     lhci_records = [budgets.lhci_record(a) for a in lhci_results]
-    for line in [*budgets.check_table([*records, *lhci_records]), *page_errors]:
+    for line in [*budgets.check_table([*records[:len(results)], *lhci_records]), *page_errors]:
         print(line)
     for r in results:
         if not r.passed:
             print(f"{'error' if r.level == 'error' else 'warning'}: {r.message}")
-    print(budgets.format_tally([r.status for r in [*results, *lhci_results]]))
+    print(budgets.format_tally([r.status for r in [*results, *lhci_results]]), *compared, sep="\n")
     # GitHub turns these lines into annotations on the budget file's lines.
     for command in budgets.publish_ci_reports(records, markdown=args.markdown,
                                               codequality=args.codequality,
                                               errors=page_errors):
         print(command)
-    misses = [r for r in [*results, *lhci_results] if not r.passed and r.level == "error"]
+    misses = [r for r in [*results, *regressions, *lhci_results] if r.status == "fail"]
     return 1 if misses or page_errors else 0
 
 

@@ -179,7 +179,7 @@ def _render(page: str, template: str | None = None, **values: str) -> bytes:
     shared = {
         "css": Markup(_asset("site.css").strip()),
         "nav": Markup(_asset("nav.html").strip()),
-        "beacon": Markup(_asset("beacon.js").replace("{{page}}", page).strip()),
+        "beacon": Markup(_templates().get_template("beacon.js").render(page=page).strip()),
     }
     document = _templates().get_template(f"{template or page}.html")
     return document.render(**shared, **values).encode("utf-8")

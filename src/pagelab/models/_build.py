@@ -4,6 +4,7 @@ where it comes from is :mod:`pagelab._build` (docs/history.md, "Build context").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -41,9 +42,14 @@ _URL_SCHEMA = {"pattern": r"^https?://[!-~]*$"}
 MAX_PULL_REQUEST_LENGTH = 100
 
 
+#: C0 control characters and DEL.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _printable(value: str) -> str:
-    # Shown in tables, reports and CLI rows: one line, no control characters.
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+    # Shown in tables, reports and CLI rows: one line, no control characters. (A regex: a
+    # loop over the characters was a third of the time of reading a long history.)
+    if _CONTROL.search(value):
         raise ValueError("must not contain control characters")
     return value
 

@@ -10,9 +10,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 import httpx
-from pydantic import ValidationError
 
-from pagelab._build import resolve_build
 from pagelab._closing import Closing
 from pagelab._exceptions import (
     APIError,
@@ -26,27 +24,17 @@ from pagelab.models import (
     BatchReport,
     BatchType,
     Build,
-    BuildInput,
-    ConfigInput,
-    Device,
-    Flow,
-    LighthouseTestRequest,
-    Location,
+    LighthouseConfig,
     LocationInfo,
     ProgressCallback,
     TestReport,
-    TimeInput,
     TTFBRegion,
     TTFBResult,
-    build_filters,
-    check_paging,
-    coerce_config,
-    epoch_ms_or_none,
-    invalid_input,
 )
+from pagelab.store import TestQuery
 
-from ._base import FlowCell, MatrixCell, ReportSink
-from ._batch import plan_batch
+from ._base import FlowCell, MatrixCell, ReportSink, Runner
+from ._batch import BatchPlan
 from ._resources import ResourceReader
 
 __all__ = ["MAX_IN_FLIGHT", "ApiRunner"]
@@ -99,7 +87,7 @@ def _units(cells: Sequence[MatrixCell], run: int) -> list[_Unit]:
     return units
 
 
-class ApiRunner(ResourceReader, Closing):
+class ApiRunner(ResourceReader, Closing, Runner):
     """:class:`~pagelab.runners.Runner` over HTTP: the tests run on the server.
 
     ``base_url`` defaults to ``$PAGELAB_API_URL`` and ``api_key`` to ``$PAGELAB_API_KEY``,
@@ -126,46 +114,19 @@ class ApiRunner(ResourceReader, Closing):
     def __repr__(self) -> str:
         return f"ApiRunner({self.client.base_url!r})"
 
-    def lighthouse(
-        self,
-        url: str,
-        device: str = "mobile",
-        location: str = "us",
-        config: ConfigInput = None,
-        *,
-        progress: ProgressCallback | None = None,
-        build: BuildInput = None,
-    ) -> TestReport:
-        try:
-            # The LocalRunner's own check, so bad input fails alike before any request.
-            request = LighthouseTestRequest.model_validate(
-                {"url": url, "device": device, "location": location,
-                 "config": coerce_config(config)}
-            )
-        except ValidationError as exc:
-            raise invalid_input(exc) from exc
-        created = self.client.create_test(url, device, location, request.config,
-                                          build=resolve_build(build))
+    def _run_test(self, cell: MatrixCell, progress: ProgressCallback | None) -> TestReport:
+        created = self.client.create_test(cell.url, cell.device.value, cell.location.value,
+                                          cell.config, build=cell.build)
         return self.client.wait_test(
             created, timeout=self.wait_timeout, poll_interval=self.poll_interval,
             progress=progress,
         )
 
-    def batch(
-        self,
-        urls: Sequence[str],
-        devices: Sequence[str],
-        locations: Sequence[str],
-        batch_type: BatchType | str = BatchType.MULTIPLE_URLS,
-        config: ConfigInput = None,
-        *,
-        progress: ProgressCallback | None = None,
-        build: BuildInput = None,
-    ) -> BatchReport:
-        plan_batch(urls, devices, locations, batch_type)  # the spec's rules, checked alike
+    def _run_batch(self, plan: BatchPlan, config: LighthouseConfig, build: Build | None,
+                   progress: ProgressCallback | None) -> BatchReport:
         created = self.client.create_batch(
-            urls, devices, locations, batch_type, coerce_config(config),
-            build=resolve_build(build),
+            plan.urls, [d.value for d in plan.devices], [loc.value for loc in plan.locations],
+            plan.batch_type, config, build=build,
         )
         return self.client.wait_batch(
             created, timeout=self.wait_timeout, poll_interval=self.poll_interval,
@@ -180,7 +141,7 @@ class ApiRunner(ResourceReader, Closing):
         refused before anything is submitted (:meth:`flow`)."""
         for cell in cells:
             if isinstance(cell, FlowCell):
-                self.flow(cell.flow)
+                self._run_flow(cell)
         pages = [cell for cell in cells if isinstance(cell, MatrixCell)]
         self._run_pages(pages, runs, on_report)
 
@@ -249,18 +210,10 @@ class ApiRunner(ResourceReader, Closing):
                            f"batch {batch.id}: the server dropped {len(by_target)} of the tests")
         return submitted
 
-    def flow(
-        self,
-        flow: Flow,
-        device: Device | str = Device.MOBILE,
-        location: Location | str = Location.US,
-        config: ConfigInput = None,
-        *,
-        build: BuildInput = None,
-    ) -> NoReturn:
+    def _run_flow(self, cell: FlowCell) -> NoReturn:
         """User flows need the local engine: the API has no flow endpoint yet."""
         raise InvalidInputError(
-            f"flow {flow.name!r}: user flows run on the local engine only (LocalRunner); "
+            f"flow {cell.flow.name!r}: user flows run on the local engine only (LocalRunner); "
             "the Web Performance Testing API has no flow endpoint (docs/flows.md)"
         )
 
@@ -282,29 +235,12 @@ class ApiRunner(ResourceReader, Closing):
         # As the LocalRunner: an id of neither kind names nothing that exists.
         raise NotFoundError(f"no test or batch with id {id[:100]!r} (ids start lt_ or lbt_)")
 
-    def list(
-        self,
-        page: int = 1,
-        per_page: int = 10,
-        created_at_gt: TimeInput = None,
-        created_at_gte: TimeInput = None,
-        created_at_lt: TimeInput = None,
-        created_at_lte: TimeInput = None,
-        *,
-        branch: str | None = None,
-        commit: str | None = None,
-    ) -> builtins.list[TestReport]:
-        """A page of tests, newest first (``per_page`` 1-100); ``branch`` / ``commit``:
-        only that branch's or build's (the server filters)."""
-        check_paging(page, per_page)
-        branch, commit = build_filters(branch, commit)
+    def _list_page(self, query: TestQuery) -> builtins.list[TestReport]:
         return self.client.list_tests(
-            page, per_page,
-            created_at_gt=epoch_ms_or_none(created_at_gt, "created_at_gt"),
-            created_at_gte=epoch_ms_or_none(created_at_gte, "created_at_gte"),
-            created_at_lt=epoch_ms_or_none(created_at_lt, "created_at_lt"),
-            created_at_lte=epoch_ms_or_none(created_at_lte, "created_at_lte"),
-            branch=branch, commit=commit,
+            query.page, query.per_page,
+            created_at_gt=query.created_at_gt, created_at_gte=query.created_at_gte,
+            created_at_lt=query.created_at_lt, created_at_lte=query.created_at_lte,
+            branch=query.branch, commit=query.commit,
         )
 
     def _read_resource(self, test_id: str, name: str) -> str | None:

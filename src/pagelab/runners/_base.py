@@ -10,10 +10,11 @@ import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
 from pydantic import ValidationError
 
+from pagelab._build import resolve_build
 from pagelab._exceptions import InvalidFlowError
 from pagelab.models import (
     BatchReport,
@@ -34,10 +35,15 @@ from pagelab.models import (
     TimeInput,
     TTFBRegion,
     TTFBResult,
+    build_filters,
+    check_paging,
     coerce_config,
+    epoch_ms_or_none,
     invalid_input,
 )
+from pagelab.store import TestQuery
 
+from ._batch import BatchPlan, plan_batch
 from ._resources import ReportRef
 
 __all__ = ["FlowCell", "MatrixCell", "ReportSink", "Runner"]
@@ -98,7 +104,10 @@ class Runner(Protocol):
     """Runs tests and reads history; :class:`LocalRunner` and :class:`ApiRunner` implement it.
 
     ``lighthouse`` and ``batch`` block until every test is ``success`` or ``failed``. Bad
-    arguments raise :class:`~pagelab.InvalidInputError` on every runner. A runner is a
+    arguments raise :class:`~pagelab.InvalidInputError` on every runner: both inherit
+    ``lighthouse``, ``batch``, ``flow`` and ``list`` from here, which check the arguments
+    once and hand the checked input to the runner's own ``_run_test``, ``_run_batch``,
+    ``_run_flow`` and ``_list_page``. A runner is a
     context manager: leaving it (or ``close()``) releases its browser or connections.
 
     A test's stored resources come through ``resource`` (the API's string) and its typed
@@ -122,6 +131,29 @@ class Runner(Protocol):
     given a :class:`FlowCell`, before anything runs.
     """
 
+    # -- what every runner does alike: check the arguments, then one primitive --------
+
+    if TYPE_CHECKING:  # each runner's own; declared for the type checker only, so that
+        # isinstance(x, Runner) asks for the public methods alone, as before them.
+
+        def _run_test(self, cell: MatrixCell, progress: ProgressCallback | None
+                      ) -> TestReport:
+            """Run one test of checked input and return its final report."""
+            ...
+
+        def _run_batch(self, plan: BatchPlan, config: LighthouseConfig, build: Build | None,
+                       progress: ProgressCallback | None) -> BatchReport:
+            """Run a checked batch and return its final report."""
+            ...
+
+        def _run_flow(self, cell: FlowCell) -> FlowReport:
+            """Run one checked user flow once and return its report."""
+            ...
+
+        def _list_page(self, query: TestQuery) -> builtins.list[TestReport]:
+            """One page of tests as the checked ``query`` asks, newest first."""
+            ...
+
     def lighthouse(
         self,
         url: str,
@@ -131,7 +163,17 @@ class Runner(Protocol):
         *,
         progress: ProgressCallback | None = None,
         build: BuildInput = None,
-    ) -> TestReport: ...
+    ) -> TestReport:
+        """Run one Lighthouse test and return its final report."""
+        try:
+            request = LighthouseTestRequest.model_validate(
+                {"url": url, "device": device, "location": location,
+                 "config": coerce_config(config)}
+            )
+        except ValidationError as exc:
+            raise invalid_input(exc) from exc
+        return self._run_test(MatrixCell(request.url, request.device, request.location,
+                                         request.config, resolve_build(build)), progress)
 
     def batch(
         self,
@@ -143,7 +185,10 @@ class Runner(Protocol):
         *,
         progress: ProgressCallback | None = None,
         build: BuildInput = None,
-    ) -> BatchReport: ...
+    ) -> BatchReport:
+        """Run a batch under the spec's batch rules and return its final report."""
+        plan = plan_batch(urls, devices, locations, batch_type)
+        return self._run_batch(plan, coerce_config(config), resolve_build(build), progress)
 
     def flow(
         self,
@@ -153,7 +198,40 @@ class Runner(Protocol):
         config: ConfigInput = None,
         *,
         build: BuildInput = None,
-    ) -> FlowReport: ...
+    ) -> FlowReport:
+        """Run a user flow once and return its report; a failed action gives a ``failed``
+        report keeping the steps before it (docs/flows.md)."""
+        return self._run_flow(FlowCell.of(flow, device, location, config,
+                                          resolve_build(build)))
+
+    def list(
+        self,
+        page: int = 1,
+        per_page: int = 10,
+        created_at_gt: TimeInput = None,
+        created_at_gte: TimeInput = None,
+        created_at_lt: TimeInput = None,
+        created_at_lte: TimeInput = None,
+        *,
+        branch: str | None = None,
+        commit: str | None = None,
+    ) -> builtins.list[TestReport]:
+        """A page of tests, newest first (``per_page`` 1-100); ``branch`` / ``commit``:
+        only that branch's or build's tests."""
+        check_paging(page, per_page)
+        branch, commit = build_filters(branch, commit)
+        return self._list_page(TestQuery(
+            page=page,
+            per_page=per_page,
+            created_at_gt=epoch_ms_or_none(created_at_gt, "created_at_gt"),
+            created_at_gte=epoch_ms_or_none(created_at_gte, "created_at_gte"),
+            created_at_lt=epoch_ms_or_none(created_at_lt, "created_at_lt"),
+            created_at_lte=epoch_ms_or_none(created_at_lte, "created_at_lte"),
+            branch=branch,
+            commit=commit,
+        ))
+
+    # -- what each runner does its own way ---------------------------------------------
 
     def run_matrix(
         self, cells: Sequence[MatrixCell | FlowCell], runs: int, on_report: ReportSink
@@ -169,19 +247,6 @@ class Runner(Protocol):
     def ttfb_regions(self) -> builtins.list[TTFBRegion]: ...
 
     def get(self, id: str) -> TestReport | BatchReport: ...
-
-    def list(
-        self,
-        page: int = 1,
-        per_page: int = 10,
-        created_at_gt: TimeInput = None,
-        created_at_gte: TimeInput = None,
-        created_at_lt: TimeInput = None,
-        created_at_lte: TimeInput = None,
-        *,
-        branch: str | None = None,
-        commit: str | None = None,
-    ) -> builtins.list[TestReport]: ...
 
     def resource(self, report: ReportRef, name: str) -> str: ...
 

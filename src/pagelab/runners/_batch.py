@@ -31,8 +31,10 @@ _LOCATION = TypeAdapter(Location)
 
 @dataclass(frozen=True, slots=True)
 class BatchPlan:
-    """The effective lists (invalid entries dropped, first-only applied) and the tests."""
+    """The batch type, the effective lists (invalid entries dropped, first-only applied) and
+    the tests."""
 
+    batch_type: BatchType
     urls: list[str]
     devices: list[Device]
     locations: list[Location]
@@ -124,4 +126,4 @@ def plan_batch(
         raise InvalidInputError(
             f"a batch has at most {MAX_BATCH_ITEMS} tests; this one would have {len(items)}"
         )
-    return BatchPlan(plan_urls, plan_devices, plan_locations, items)
+    return BatchPlan(kind, plan_urls, plan_devices, plan_locations, items)

@@ -7,9 +7,6 @@ import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from pagelab._build import resolve_build
 from pagelab._closing import Closing
 from pagelab._exceptions import NotFoundError
 from pagelab.catalog import LOCATIONS, TTFB_REGIONS
@@ -17,27 +14,16 @@ from pagelab.engine import Engine, run_ttfb
 from pagelab.models import (
     MAX_STRING_LENGTH,
     BatchReport,
-    BatchType,
-    BuildInput,
-    ConfigInput,
-    Device,
-    Flow,
+    Build,
     FlowReport,
+    LighthouseConfig,
     LighthouseError,
-    LighthouseTestRequest,
-    Location,
     LocationInfo,
     ProgressCallback,
     TestReport,
     TestStatus,
-    TimeInput,
     TTFBRegion,
     TTFBResult,
-    build_filters,
-    check_paging,
-    coerce_config,
-    epoch_ms_or_none,
-    invalid_input,
 )
 from pagelab.store import (
     Store,
@@ -53,8 +39,8 @@ from pagelab.store import (
     transaction,
 )
 
-from ._base import FlowCell, MatrixCell, ReportSink
-from ._batch import plan_batch
+from ._base import FlowCell, MatrixCell, ReportSink, Runner
+from ._batch import BatchPlan
 from ._execute import execute_test
 from ._flows import store_flow_run
 from ._resources import ResourceReader
@@ -65,11 +51,13 @@ __all__ = ["INTERRUPTED", "LocalRunner"]
 INTERRUPTED = "INTERRUPTED"
 
 
-class LocalRunner(ResourceReader, Closing):
+class LocalRunner(ResourceReader, Closing, Runner):
     """Runs tests with the local engine (real Lighthouse in Chromium) and keeps them in the
     store under ``data_dir`` (default ``$PAGELAB_DATA_DIR`` or the per-user data dir).
 
-    Every location is measured from this machine: reports say ``vantage="local"``.
+    Every location is measured from this machine: reports say ``vantage="local"``. A user
+    flow runs in a fresh browser context; each measured step is stored as a test with its
+    LHR and report: ``step.id``, ``step.report_url``, ``runner.list()`` (docs/flows.md).
     """
 
     vantage = "local"
@@ -89,28 +77,6 @@ class LocalRunner(ResourceReader, Closing):
                 self.store.artifacts.remove(test_id)
 
     # -- running -----------------------------------------------------------------------
-
-    def lighthouse(
-        self,
-        url: str,
-        device: str = "mobile",
-        location: str = "us",
-        config: ConfigInput = None,
-        *,
-        progress: ProgressCallback | None = None,
-        build: BuildInput = None,
-    ) -> TestReport:
-        """Run one Lighthouse test and return its final report (``build``: the build it
-        measures, see :class:`~pagelab.runners.Runner`)."""
-        try:
-            request = LighthouseTestRequest.model_validate(
-                {"url": url, "device": device, "location": location,
-                 "config": coerce_config(config)}
-            )
-        except ValidationError as exc:
-            raise invalid_input(exc) from exc
-        return self._run_test(MatrixCell(request.url, request.device, request.location,
-                                         request.config, resolve_build(build)), progress)
 
     def _run_test(self, cell: MatrixCell, progress: ProgressCallback | None) -> TestReport:
         """Store and run one test of checked input; its final report is read once, and its
@@ -132,49 +98,21 @@ class LocalRunner(ResourceReader, Closing):
             progress(report)
         return report
 
-    def flow(
-        self,
-        flow: Flow,
-        device: Device | str = Device.MOBILE,
-        location: Location | str = Location.US,
-        config: ConfigInput = None,
-        *,
-        build: BuildInput = None,
-    ) -> FlowReport:
-        """Run a user flow once on the local engine (a fresh browser context) and return its
-        report; a failed action gives a ``failed`` report keeping the steps before it. Each
-        measured step is stored as a test (``TestReport.flow_step``) with its LHR and
-        report: ``step.id``, ``step.report_url``, ``runner.list()`` (docs/flows.md)."""
-        return self._run_flow(FlowCell.of(flow, device, location, config,
-                                          resolve_build(build)))
-
     def _run_flow(self, cell: FlowCell) -> FlowReport:
         report = self.engine.run_flow(cell.flow, cell.device, cell.config)
         report.location = cell.location  # every location is measured from this machine
         report.build = cell.build
         return store_flow_run(self.store, report, cell, vantage=self.vantage)
 
-    def batch(
-        self,
-        urls: Sequence[str],
-        devices: Sequence[str],
-        locations: Sequence[str],
-        batch_type: BatchType | str = BatchType.MULTIPLE_URLS,
-        config: ConfigInput = None,
-        *,
-        progress: ProgressCallback | None = None,
-        build: BuildInput = None,
-    ) -> BatchReport:
-        """Run a batch, one test after another, with the spec's batch rules."""
-        plan = plan_batch(urls, devices, locations, batch_type)
-        lighthouse_config = coerce_config(config)
-        measured = resolve_build(build)
+    def _run_batch(self, plan: BatchPlan, config: LighthouseConfig, build: Build | None,
+                   progress: ProgressCallback | None) -> BatchReport:
+        """One test after another."""
         with self.store.connection() as conn:
             with transaction(conn):
                 batch_id, test_ids = create_batch(
                     conn, urls=plan.urls, devices=plan.devices, locations=plan.locations,
-                    batch_type=BatchType(batch_type), config=lighthouse_config,
-                    items=plan.items, retention=self.store.retention, build=measured,
+                    batch_type=plan.batch_type, config=config,
+                    items=plan.items, retention=self.store.retention, build=build,
                 )
             self._notify_batch(progress, batch_id)
             for position, test_id in enumerate(test_ids):
@@ -220,32 +158,7 @@ class LocalRunner(ResourceReader, Closing):
             return self._batch(id)
         return self._test(id)
 
-    def list(
-        self,
-        page: int = 1,
-        per_page: int = 10,
-        created_at_gt: TimeInput = None,
-        created_at_gte: TimeInput = None,
-        created_at_lt: TimeInput = None,
-        created_at_lte: TimeInput = None,
-        *,
-        branch: str | None = None,
-        commit: str | None = None,
-    ) -> builtins.list[TestReport]:
-        """A page of tests, newest first (``per_page`` 1-100); ``branch`` / ``commit``:
-        only that branch's or build's."""
-        check_paging(page, per_page)
-        branch, commit = build_filters(branch, commit)
-        query = TestQuery(
-            page=page,
-            per_page=per_page,
-            created_at_gt=epoch_ms_or_none(created_at_gt, "created_at_gt"),
-            created_at_gte=epoch_ms_or_none(created_at_gte, "created_at_gte"),
-            created_at_lt=epoch_ms_or_none(created_at_lt, "created_at_lt"),
-            created_at_lte=epoch_ms_or_none(created_at_lte, "created_at_lte"),
-            branch=branch,
-            commit=commit,
-        )
+    def _list_page(self, query: TestQuery) -> builtins.list[TestReport]:
         with self.store.connection() as conn:
             return list_tests(conn, query, report_url=self.store.report_file_url)
 

@@ -8,7 +8,9 @@ import os
 import shutil
 import tempfile
 import zlib
+from functools import cached_property
 from pathlib import Path
+from urllib.parse import quote
 
 from pagelab.models import HAR_FILE, REPORT_FILE
 
@@ -48,6 +50,22 @@ class ArtifactFiles:
 
     def path(self, test_id: str, name: str) -> Path:
         return self.root / test_id / ARTIFACT_NAMES[name][0]
+
+    def file_url(self, test_id: str, name: str) -> str | None:
+        """The ``file://`` URL of the artifact, None when it has none. Read for every row of
+        a listed page: strings on a root resolved once, not a path resolved per row (a third
+        of the time of reading a long history)."""
+        root, root_url = self._resolved_root
+        filename = ARTIFACT_NAMES[name][0]
+        if not os.path.exists(os.path.join(root, test_id, filename)):
+            return None
+        return f"{root_url}/{quote(test_id)}/{quote(filename)}"
+
+    @cached_property
+    def _resolved_root(self) -> tuple[str, str]:
+        """The root resolved (symlinks, a relative path) as a path and as a file URL."""
+        resolved = self.root.resolve()
+        return str(resolved), resolved.as_uri()
 
     def write(self, conn: Connection, test_id: str, name: str, data: bytes) -> Path:
         """Write the file, then index it (call inside the transaction that finishes the test)."""

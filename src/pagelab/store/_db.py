@@ -26,6 +26,23 @@ __all__ = [
     "truncate_wal",
 ]
 
+#: Migration 3's trigger bodies: count a test (NEW) into its minute and day, or take one
+#: (OLD) out of them; a move does both.
+_COUNT_NEW = """\
+        INSERT INTO test_counts_minute (account_id, minute, n) VALUES (NEW.account_id,
+            NEW.created_at / 60000 - (NEW.created_at % 60000 < 0), 1)
+        ON CONFLICT (account_id, minute) DO UPDATE SET n = n + 1;
+        INSERT INTO test_counts_day (account_id, day, n) VALUES (NEW.account_id,
+            NEW.created_at / 86400000 - (NEW.created_at % 86400000 < 0), 1)
+        ON CONFLICT (account_id, day) DO UPDATE SET n = n + 1;
+"""
+_UNCOUNT_OLD = """\
+        UPDATE test_counts_minute SET n = n - 1 WHERE account_id = OLD.account_id
+            AND minute = OLD.created_at / 60000 - (OLD.created_at % 60000 < 0);
+        UPDATE test_counts_day SET n = n - 1 WHERE account_id = OLD.account_id
+            AND day = OLD.created_at / 86400000 - (OLD.created_at % 86400000 < 0);
+"""
+
 # Forward-only migrations: entry i takes the schema from version i to i + 1. Never edit a
 # released entry; append a new one, so an upgrade never loses stored data.
 MIGRATIONS: tuple[str, ...] = (
@@ -129,31 +146,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (account_id, day)
     ) WITHOUT ROWID;
     CREATE TRIGGER tests_count_insert AFTER INSERT ON tests BEGIN
-        INSERT INTO test_counts_minute (account_id, minute, n) VALUES (NEW.account_id,
-            NEW.created_at / 60000 - (NEW.created_at % 60000 < 0), 1)
-        ON CONFLICT (account_id, minute) DO UPDATE SET n = n + 1;
-        INSERT INTO test_counts_day (account_id, day, n) VALUES (NEW.account_id,
-            NEW.created_at / 86400000 - (NEW.created_at % 86400000 < 0), 1)
-        ON CONFLICT (account_id, day) DO UPDATE SET n = n + 1;
-    END;
+""" + _COUNT_NEW + """    END;
     CREATE TRIGGER tests_count_delete AFTER DELETE ON tests BEGIN
-        UPDATE test_counts_minute SET n = n - 1 WHERE account_id = OLD.account_id
-            AND minute = OLD.created_at / 60000 - (OLD.created_at % 60000 < 0);
-        UPDATE test_counts_day SET n = n - 1 WHERE account_id = OLD.account_id
-            AND day = OLD.created_at / 86400000 - (OLD.created_at % 86400000 < 0);
-    END;
+""" + _UNCOUNT_OLD + """    END;
     CREATE TRIGGER tests_count_move AFTER UPDATE OF account_id, created_at ON tests BEGIN
-        UPDATE test_counts_minute SET n = n - 1 WHERE account_id = OLD.account_id
-            AND minute = OLD.created_at / 60000 - (OLD.created_at % 60000 < 0);
-        UPDATE test_counts_day SET n = n - 1 WHERE account_id = OLD.account_id
-            AND day = OLD.created_at / 86400000 - (OLD.created_at % 86400000 < 0);
-        INSERT INTO test_counts_minute (account_id, minute, n) VALUES (NEW.account_id,
-            NEW.created_at / 60000 - (NEW.created_at % 60000 < 0), 1)
-        ON CONFLICT (account_id, minute) DO UPDATE SET n = n + 1;
-        INSERT INTO test_counts_day (account_id, day, n) VALUES (NEW.account_id,
-            NEW.created_at / 86400000 - (NEW.created_at % 86400000 < 0), 1)
-        ON CONFLICT (account_id, day) DO UPDATE SET n = n + 1;
-    END;
+""" + _UNCOUNT_OLD + _COUNT_NEW + """    END;
     INSERT INTO test_counts_minute (account_id, minute, n)
     SELECT account_id, created_at / 60000 - (created_at % 60000 < 0), COUNT(*)
     FROM tests GROUP BY 1, 2;

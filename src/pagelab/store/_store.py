@@ -117,8 +117,7 @@ class Store:
         it is kept in the database)."""
         if not isinstance(self.artifacts, ArtifactFiles):
             return None
-        path = self.artifacts.path(test_id, "html-report")
-        return path.resolve().as_uri() if path.exists() else None
+        return self.artifacts.file_url(test_id, "html-report")
 
     def __repr__(self) -> str:
         if self.database_url is not None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pagelab._exceptions import InvalidInputError
-from pagelab._html import escape, for_notebook
+from pagelab._html import Markup, for_notebook
 from pagelab._readable import comparison_table, summary_table
 from pagelab.catalog import CONNECTIONS, DEVICES, LOCATIONS
 from pagelab.models import METRICS, TestReport, TestStatus, ThrottlingMethod
@@ -300,9 +300,9 @@ class BatchComparison(Panel):
                                      self._cells[label], within=[])
             parts.append(compared.assign(**{_CELL_COLUMN: label}))
         self.comparison = pd.concat(parts, ignore_index=True)
-        self.comparison_table.value = (
-            f"<b>Against the baseline {escape(base)}</b>"
-            + _comparison_html(self.comparison, base)
+        self.comparison_table.value = str(
+            Markup("<b>Against the baseline {}</b>").format(base)
+            + Markup(_comparison_html(self.comparison, base))
         )
         # The cell explained stays the one chosen while it is not the baseline.
         _offer(self.explain_cell, [label for label in self._cells if label != base],
@@ -393,9 +393,8 @@ class BatchComparison(Panel):
         except Exception as exc:
             self.export_status.value = error_html(error_message(exc))
             return None
-        self.export_status.value = (
-            f'Saved <code class="pagelab-export-path">{escape(str(path))}</code>'
-        )
+        self.export_status.value = str(
+            Markup('Saved <code class="pagelab-export-path">{}</code>').format(str(path)))
         return path
 
     def _report_options(self, suffix: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pagelab import _exceptions as errors
 from pagelab._extras import require
-from pagelab._html import Markup, escape
+from pagelab._html import Markup
 from pagelab.models import RATING_COLOURS
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ class Panel:
         self.plot = w.Image(format="png", value=b"")
         self.plot.add_class("pagelab-plot")
         self._plot_placeholder = w.HTML(
-            value=f'<i class="pagelab-plot-placeholder">{escape(PLOT_PLACEHOLDER)}</i>'
+            value=str(Markup('<i class="pagelab-plot-placeholder">{}</i>').format(PLOT_PLACEHOLDER))
         )
         self.plot_area = w.Box([self._plot_placeholder])
         self.plot_area.add_class("pagelab-plot-area")
@@ -244,11 +244,12 @@ class Panel:
         show_png(self.plot_area, self.plot, png, [self._plot_placeholder])
 
     def _set_status(self, text: str) -> None:
-        self.status.value = f'<span class="pagelab-status-text">{escape(text)}</span>'
+        self.status.value = str(Markup('<span class="pagelab-status-text">{}</span>').format(text))
 
     def _build(self, *children: Any) -> None:
-        title = self._w.HTML(value=f"<b>{escape(self._title)}</b>") if self._title else None
-        items = [title, *children] if title is not None else list(children)
+        items = list(children)
+        if self._title:
+            items.insert(0, self._w.HTML(value=str(Markup("<b>{}</b>").format(self._title))))
         self._box = self._w.VBox(items)
         self._box.add_class(f"pagelab-{type(self).__name__.lower()}")
 

@@ -11,7 +11,7 @@
     if (sent) return;
     sent = true;
     var body = JSON.stringify({
-      page: "{{page}}",
+      page: {{ page|tojson }},
       path: location.pathname + location.search,
       innerWidth: innerWidth,
       innerHeight: innerHeight,
