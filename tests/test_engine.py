@@ -145,9 +145,10 @@ def test_run_matrix_trusts_its_checked_cells_and_reads_each_report_once(
     them again, and each test's report is read once when no progress callback listens (it
     was read three times: queued, active, final). A closed port fails fast in the browser."""
     import pagelab.runners._local as local
+    from pagelab.models import LighthouseTestRequest
 
     validations: list[object] = []
-    original_validate = local.LighthouseTestRequest.model_validate
+    original_validate = LighthouseTestRequest.model_validate
 
     def counting_validate(obj: object, *args: object, **kwargs: object) -> object:
         validations.append(obj)
@@ -160,7 +161,7 @@ def test_run_matrix_trusts_its_checked_cells_and_reads_each_report_once(
         reads.append(test_id)
         return original_get_test(conn, test_id, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(local.LighthouseTestRequest, "model_validate", counting_validate)
+    monkeypatch.setattr(LighthouseTestRequest, "model_validate", counting_validate)
     monkeypatch.setattr(local, "get_test", counting_get_test)
     runner = LocalRunner(engine=engine)
     url = f"http://127.0.0.1:{_closed_port()}/"
