@@ -18,9 +18,8 @@ A figure the machine did not give (no PSI, no benchmark) never makes a run noisy
 with none of them is not judged (``noisy`` None). The thresholds come from
 ``$PAGELAB_FIT_MIN_BENCHMARK_INDEX``, ``$PAGELAB_FIT_MAX_LOAD_PER_CPU``,
 ``$PAGELAB_FIT_MAX_CPU_PRESSURE`` and ``$PAGELAB_FIT_MIN_CPU_SHARE`` (docs/engine.md, "A
-machine unfit to measure"); the
-engine applies them where the run is measured, so a report keeps the verdict of the
-machine that made it.
+machine unfit to measure"); the engine applies them where the run is measured, so a report
+keeps the verdict of the machine that made it.
 """
 
 from __future__ import annotations
