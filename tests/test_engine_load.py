@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
+from cpu_hogs import cpu_hogs
 from pagelab.engine import _load
-from pagelab.engine._load import machine_load
+from pagelab.engine._load import cpu_share, machine_load
 
 
 def test_machine_load_reads_the_kernel_figures() -> None:
@@ -41,3 +43,30 @@ def test_cpu_pressure_is_none_when_unreadable(
     assert machine_load().cpu_pressure is None
     monkeypatch.setattr(_load, "_PRESSURE", tmp_path / "missing")
     assert machine_load().cpu_pressure is None
+
+
+def test_machine_load_reads_the_cpu_share() -> None:
+    share = machine_load().cpu_share
+    assert share is not None
+    assert 0 < share <= 1
+
+
+def _best_share(probes: int) -> float:
+    """The best of several probes: another task's burst does not fill them all."""
+    return max(cpu_share() for _ in range(probes))
+
+
+def test_a_busy_process_per_core_lowers_the_cpu_share() -> None:
+    # The probe at work: the share a busy task gets falls once another process keeps every
+    # core busy (the case the load per CPU and the pressure miss: docs/decisions.md).
+    cores = os.cpu_count() or 1
+    free = _best_share(5)
+    with cpu_hogs(cores):
+        time.sleep(0.5)  # the hogs' interpreters started and spinning
+        shared = _best_share(5)
+        with cpu_hogs(cores):
+            time.sleep(0.5)
+            crowded = _best_share(5)
+    print(f"CPU share: {free} free, {shared} with 1 hog per core, {crowded} with 2")
+    assert shared < free
+    assert crowded < free

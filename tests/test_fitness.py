@@ -30,8 +30,8 @@ from pagelab.models import EngineEnvironment, FitnessRule, TestReport, TestStatu
 
 DATA = Path(__file__).parent / "data"
 LCP = "largest_contentful_paint"
-#: The recorded machine: quiet (load 0.3 on 2 CPUs, 4 % CPU pressure).
-QUIET = MachineLoad(load_average=0.3, cpu_pressure=4.0, cpu_count=2)
+#: The recorded machine: quiet (load 0.3 on 2 CPUs, 4 % CPU pressure, a core free).
+QUIET = MachineLoad(load_average=0.3, cpu_pressure=4.0, cpu_count=2, cpu_share=1.0)
 
 
 def _lhr(benchmark_index: float | None = None) -> dict[str, Any]:
@@ -60,6 +60,9 @@ def test_the_recorded_quiet_machine_is_fit() -> None:
     (_lhr(), MachineLoad(5.8, 4.0, 2), "load 2.9 per CPU above 1"),
     # A contended one: some task waited for a CPU 97 % of the last 10 s.
     (_lhr(), MachineLoad(0.3, 97.0, 2), "CPU pressure 97 % above 60 %"),
+    # One busy process per core: the load per CPU tends to 1 and no more, pressure stays
+    # low between the run's bursts, but a busy task gets half a core.
+    (_lhr(), MachineLoad(1.9, 13.0, 2, cpu_share=0.48), "CPU share 0.48 below 0.75"),
 ])
 def test_an_unfit_machine_marks_the_run_noisy(
     lhr: dict[str, Any], load: MachineLoad, reason: str
@@ -79,6 +82,11 @@ def test_the_thresholds_come_from_the_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("PAGELAB_FIT_MIN_BENCHMARK_INDEX", "1000")
     monkeypatch.setenv("PAGELAB_FIT_MAX_LOAD_PER_CPU", "0.1")
     assert _environment(_lhr()).unfit_reasons == ["load 0.15 per CPU above 0.1"]
+    monkeypatch.setenv("PAGELAB_FIT_MAX_LOAD_PER_CPU", "1")
+    monkeypatch.setenv("PAGELAB_FIT_MIN_CPU_SHARE", "0.4")
+    assert _environment(_lhr(), MachineLoad(1.9, 13.0, 2, cpu_share=0.48)).noisy is False
+    monkeypatch.setenv("PAGELAB_FIT_MIN_CPU_SHARE", "1.5")
+    assert _environment(_lhr()).unfit_reasons == ["CPU share 1 below 1.5"]
     monkeypatch.setenv("PAGELAB_FIT_MAX_CPU_PRESSURE", "high")
     with pytest.raises(InvalidInputError, match="PAGELAB_FIT_MAX_CPU_PRESSURE: expected a "
                                                 "number, got 'high'"):
@@ -92,6 +100,12 @@ def test_missing_figures_never_make_a_run_noisy() -> None:
     # No PSI (an older kernel) on a quiet machine: judged by the rest, fit.
     assert rule.noisy(EngineEnvironment(benchmark_index=1629, load_average=0.3,
                                         cpu_count=2)) is False
+    # A report older than the CPU share probe: judged by the rest, fit.
+    old = json.loads(FIT.model_dump_json(exclude={"cpu_share", "noisy", "unfit_reasons"}))
+    assert "cpu_share" not in old
+    assert rule.noisy(EngineEnvironment.model_validate(old)) is False
+    # The probe alone judges a run.
+    assert rule.reasons(EngineEnvironment(cpu_share=0.3)) == ["CPU share 0.3 below 0.75"]
     # A report without any figure (another server of the API): not judged.
     assert rule.noisy(EngineEnvironment(chrome_version="156")) is None
 

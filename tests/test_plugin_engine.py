@@ -76,6 +76,7 @@ def test_real_engine_regression_gate_with_auto_runs(
     monkeypatch.setenv("PAGELAB_FIT_MIN_BENCHMARK_INDEX", "0")
     monkeypatch.setenv("PAGELAB_FIT_MAX_LOAD_PER_CPU", "1000")
     monkeypatch.setenv("PAGELAB_FIT_MAX_CPU_PRESSURE", "100")
+    monkeypatch.setenv("PAGELAB_FIT_MIN_CPU_SHARE", "0")
     with DemoServer() as server:
         url = server.page_url("fast")
         pytester.makepyfile(f"""

@@ -50,7 +50,7 @@ _SUMMARY_COUNTS = ("runs", "failed", "engine_failures", "noisy")
 _SUMMARY_LINKS = ("representative_id", "representative_report_url")
 #: What a noisy run is, in the tables' words (the summary's header tip, the report's line).
 NOISY_TITLE = ("runs measured on a machine unfit to measure (the fitness rule: benchmark "
-               "index, load, CPU pressure); their figures are to doubt")
+               "index, load, CPU pressure, CPU share); their figures are to doubt")
 
 
 def _missing(value: object) -> bool:

@@ -157,6 +157,12 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "engine",
     ),
     EnvironmentVariable(
+        "PAGELAB_FIT_MIN_CPU_SHARE", "`0.75`",
+        "The fitness rule: a run that starts when a busy task gets less than this share of a "
+        "core (0 to 1; 0.5 when another process keeps every core busy) is marked `noisy`.",
+        "engine",
+    ),
+    EnvironmentVariable(
         "PAGELAB_FLEET_SECRET", "(unset)",
         "The fleet secret (at least 16 characters), on the server only; "
         "`--fleet-secret-file` takes precedence. Workers get their own keys instead.",

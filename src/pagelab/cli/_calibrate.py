@@ -103,8 +103,7 @@ def calibrate(runs: int, alpha: float = 0.05) -> int:
     print(f"fewest runs that can show any change at alpha {alpha:g}: {stats.min_runs(alpha)} "
           "a side")
     noisy = int(frame["noisy"].astype("boolean").fillna(False).sum())
-    rule_text = (f"benchmark index >= {rule.min_benchmark_index:g}, load per CPU <= "
-                 f"{rule.max_load_per_cpu:g}, CPU pressure <= {rule.max_cpu_pressure:g} %")
+    rule_text = rule.describe()
     if noisy:
         print(f"{unfit_runs_note(noisy, len(frame))} ({rule_text}): this is a busy "
               "machine's floor, not its quiet one")

@@ -123,6 +123,7 @@ def _with_load(environment: EngineEnvironment, load: MachineLoad) -> EngineEnvir
         "load_average": load.load_average,
         "cpu_pressure": load.cpu_pressure,
         "cpu_count": load.cpu_count,
+        "cpu_share": load.cpu_share,
     })
     return FitnessRule.from_environment().mark(loaded)
 

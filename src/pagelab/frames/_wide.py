@@ -28,8 +28,8 @@ benchmark_index     float64               Lighthouse's CPU benchmark of the mach
 load_average        float64               1-minute load average when the run started
 cpu_pressure        float64               % of the last 10 s some task waited for a CPU
 noisy               boolean               the machine was unfit to measure (its fitness
-                                          rule: benchmark index, load, pressure); NA
-                                          when not judged
+                                          rule: benchmark index, load, pressure, CPU
+                                          share); NA when not judged
 report_url          string                the hosted HTML report (success only)
 <nine metrics>      float64               spec names; ms, CLS unitless, score 0-100
 user_timing:<name>  float64               the page's User Timing marks (start) and

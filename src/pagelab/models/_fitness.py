@@ -9,14 +9,17 @@ A run is *noisy* when the machine that measured it was, as it started, any of:
   ``max_load_per_cpu`` (1.0: more runnable tasks than CPUs, on average, for a minute);
 * **contended**: CPU pressure (``cpu_pressure``, Linux PSI ``some avg10``) above
   ``max_cpu_pressure`` (60 %: the previous run's own Lighthouse work leaves up to about
-  50 % on an idle 2-core machine).
+  50 % on an idle 2-core machine);
+* **shared**: the share of a core a busy task got (``cpu_share``, the engine's own probe)
+  below ``min_cpu_share`` (0.75: about 1 with a core free, 0.5 when another process keeps
+  every core busy).
 
 A figure the machine did not give (no PSI, no benchmark) never makes a run noisy; a run
 with none of them is not judged (``noisy`` None). The thresholds come from
-``$PAGELAB_FIT_MIN_BENCHMARK_INDEX``, ``$PAGELAB_FIT_MAX_LOAD_PER_CPU`` and
-``$PAGELAB_FIT_MAX_CPU_PRESSURE`` (docs/engine.md, "A machine unfit to measure"); the
-engine applies them where the run is measured, so a report keeps the verdict of the
-machine that made it.
+``$PAGELAB_FIT_MIN_BENCHMARK_INDEX``, ``$PAGELAB_FIT_MAX_LOAD_PER_CPU``,
+``$PAGELAB_FIT_MAX_CPU_PRESSURE`` and ``$PAGELAB_FIT_MIN_CPU_SHARE`` (docs/engine.md, "A
+machine unfit to measure"); the engine applies them where the run is measured, so a report
+keeps the verdict of the machine that made it.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ _VARIABLES = {
     "min_benchmark_index": ("PAGELAB_FIT_MIN_BENCHMARK_INDEX", 1000.0),
     "max_load_per_cpu": ("PAGELAB_FIT_MAX_LOAD_PER_CPU", 1.0),
     "max_cpu_pressure": ("PAGELAB_FIT_MAX_CPU_PRESSURE", 60.0),
+    "min_cpu_share": ("PAGELAB_FIT_MIN_CPU_SHARE", 0.75),
 }
 
 
@@ -63,6 +67,7 @@ class FitnessRule:
     min_benchmark_index: float = _VARIABLES["min_benchmark_index"][1]
     max_load_per_cpu: float = _VARIABLES["max_load_per_cpu"][1]
     max_cpu_pressure: float = _VARIABLES["max_cpu_pressure"][1]
+    min_cpu_share: float = _VARIABLES["min_cpu_share"][1]
 
     def __post_init__(self) -> None:
         for name in _VARIABLES:
@@ -85,7 +90,8 @@ class FitnessRule:
 
     def reasons(self, environment: EngineEnvironment) -> list[str]:
         """Why a machine in ``environment`` is unfit (``benchmark index 640 below 1000``,
-        ``load 2.9 per CPU above 1``, ``CPU pressure 97 % above 60 %``); empty when fit."""
+        ``load 2.9 per CPU above 1``, ``CPU pressure 97 % above 60 %``, ``CPU share 0.48
+        below 0.75``); empty when fit."""
         found: list[str] = []
         index = environment.benchmark_index
         if index is not None and index < self.min_benchmark_index:
@@ -96,12 +102,22 @@ class FitnessRule:
         pressure = environment.cpu_pressure
         if pressure is not None and pressure > self.max_cpu_pressure:
             found.append(f"CPU pressure {pressure:g} % above {self.max_cpu_pressure:g} %")
+        share = environment.cpu_share
+        if share is not None and share < self.min_cpu_share:
+            found.append(f"CPU share {share:g} below {self.min_cpu_share:g}")
         return found
+
+    def describe(self) -> str:
+        """The thresholds of a fit machine, in the words of :meth:`reasons`."""
+        return (f"benchmark index >= {self.min_benchmark_index:g}, load per CPU <= "
+                f"{self.max_load_per_cpu:g}, CPU pressure <= {self.max_cpu_pressure:g} %, "
+                f"CPU share >= {self.min_cpu_share:g}")
 
     def noisy(self, environment: EngineEnvironment) -> bool | None:
         """Whether a run measured in ``environment`` is noisy; None when the environment
         holds none of the figures the rule reads."""
         if (environment.benchmark_index is None and environment.cpu_pressure is None
+                and environment.cpu_share is None
                 and (environment.load_average is None or not environment.cpu_count)):
             return None
         return bool(self.reasons(environment))

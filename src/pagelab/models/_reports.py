@@ -98,9 +98,13 @@ class EngineEnvironment(_Model):
     load_average: float | None = None
     cpu_pressure: float | None = None
     cpu_count: int | None = None
+    #: The share of a core (0 to 1) a busy task of the engine's priority got as the run
+    #: started: about 1 with a core free, 0.5 when another process keeps every core busy.
+    cpu_share: float | None = None
     #: The machine was unfit to measure by the fitness rule of the engine that ran it
     #: (:class:`~pagelab.models._fitness.FitnessRule`: benchmark index, load per CPU, CPU
-    #: pressure); None when not judged (an older report, another server, no figures).
+    #: pressure, CPU share); None when not judged (an older report, another server, no
+    #: figures).
     noisy: bool | None = None
     #: Why it was unfit (``benchmark index 640 below 1000``...); empty when fit.
     unfit_reasons: list[str] | None = None
