@@ -12,6 +12,7 @@ import pytest
 
 if TYPE_CHECKING:
     import pagelab
+    from pagelab.demo import DemoServer
     from pagelab.engine import Engine
 
 #: pytest-timeout's limit for a notebook cell (nbval), over the suite's 600 s: a cell runs a
@@ -165,6 +166,31 @@ def shop_carts(engine: Engine, demo_url: str,
     with LocalRunner(tmp_path_factory.mktemp("shop-carts"), engine=engine) as runner:
         yield pagelab.measure([add_to_cart(demo_url, 50), add_to_cart(demo_url, 300)],
                               runs=20, runner=runner, progress=False)
+
+
+@pytest.fixture(scope="session")
+def gate_site() -> Iterator[DemoServer]:
+    """A demo server of the regression gates' tests, not the session's ``demo_url``: a test
+    slows its pages (``delay_ms``) to make a regression, and puts the delay back to 0."""
+    from pagelab.demo import DemoServer
+
+    with DemoServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def gate_baseline(engine: Engine, gate_site: DemoServer,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[pagelab.Results]:
+    """8 runs of ``gate_site``'s /fast page on desktop (one ``measure``), the earlier side
+    of the gates' tests: ``measure(runs="auto", against=...)`` and, replayed into the
+    plugin's ``--pagelab-save-baseline``, its baseline file (each measured its own before,
+    5 and 8 runs). Made once, as Lighthouse runs are the suite's scarce resource."""
+    import pagelab
+    from pagelab import LocalRunner
+
+    with LocalRunner(tmp_path_factory.mktemp("gate-baseline"), engine=engine) as runner:
+        yield pagelab.measure(gate_site.page_url("fast"), devices="desktop", runs=8,
+                              runner=runner, progress=False)
 
 
 @pytest.fixture(scope="session")

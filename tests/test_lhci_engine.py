@@ -4,7 +4,8 @@ plugin's budget-file items, gives the verdicts Lighthouse CI's own ``assertions.
 on the very LHRs measured (accessibility and best practices included). Resource budgets
 fail on the heavy page naming its image.
 
-One run per page and path: seven engine runs in all.
+One run per page and path: eight engine runs in all. Where a face only checks runs another
+one just measured, it replays them (their LHRs read through their report links).
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ def test_resource_budget_names_the_largest_request(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A marker's resource budget passes on /fast; the same limit in pagelab's own budget
-    file fails on /heavy, naming its image, through the plugin and through pagelab check."""
+    file fails on /heavy, naming its image, through the plugin and through pagelab check
+    (on the plugin's very runs, replayed: it measured /heavy once more before)."""
     monkeypatch.setenv("PAGELAB_CACHE_DIR", engine_cache)
     pytester.makepyfile(f"""
         import pytest
@@ -119,12 +121,13 @@ def test_resource_budget_names_the_largest_request(
     ]))
     miss = (r".*resource_size:image [\d,.]+ KB > 300\.0 KB \(median of 1: \d+\) mobile/us "
             r".*/heavy; largest image: .*/static/hero\.jpg \([\d,.]+ KB\)")
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--pagelab-results=results.json")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.re_match_lines([miss])
     capsys.readouterr()
     monkeypatch.chdir(pytester.path)
-    assert main(["check", str(budgets), "--no-progress"]) == 1
+    # The runs the plugin measured, with their report links (the LHR names the image).
+    assert main(["check", str(budgets), "--replay", "results.json", "--no-progress"]) == 1
     out = capsys.readouterr().out
     assert re.search(r"resource_size:image\s+<= 300\.0 KB\s+[\d,.]+ KB\s+FAIL", out), out
     assert re.search("error: " + miss.removeprefix(".*"), out), out
