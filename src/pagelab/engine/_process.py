@@ -92,6 +92,26 @@ def _end_unwanted(future: Future[subprocess.Popen[str]]) -> None:
 _LAUNCHER = _Launcher()
 
 
+def _wait_ended(processes: Sequence[psutil.Process], timeout: float) -> None:
+    """Wait until each process has ended: gone, or a zombie. A zombie is dead; reaping it
+    is its parent's job, or for an orphan init's, which may come late (1-2 s on some
+    virtual machines: ``psutil.wait_procs`` waited for it at every engine close) or, in a
+    container without an init, never."""
+    deadline = time.monotonic() + timeout
+    pending = list(processes)
+    while pending and time.monotonic() < deadline:
+        pending = [process for process in pending if _running(process)]
+        if pending:
+            time.sleep(0.01)
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 class ChildProcess:
     """A process in a new session; ``kill()`` ends its whole process group and descendants
     and reaps it. Started from the launcher thread (``_Launcher``): it dies with this
@@ -174,7 +194,7 @@ class ChildProcess:
                 process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=10)
-        psutil.wait_procs(family, timeout=5)
+        _wait_ended(family, timeout=5)
         for stream in (self.popen.stdin, self.popen.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError, ValueError):
