@@ -22,8 +22,9 @@ import pytest
 from pagelab import LocalRunner, TestReport
 from pagelab.demo import DemoServer
 from pagelab.engine import ENGINE_CRASHED, Engine, pinned_lighthouse_version
+from pagelab.engine._lock import engine_lock
 from pagelab.frames import to_frame
-from pagelab.models import TIMEOUT, Device, LighthouseConfig, Location
+from pagelab.models import TIMEOUT, Device, LighthouseConfig, Location, TestStatus
 from pagelab.runners import MatrixCell
 from pagelab.store import Store
 from pagelab.store._records import run_timing
@@ -330,3 +331,28 @@ def test_measure_leaves_no_child_process_alive_or_zombie(site: DemoServer) -> No
         assert psutil.STATUS_ZOMBIE not in started.values(), started
         assert set(started) <= set(runner.engine.process_ids())
     assert _children(recursive=True, since=before) == {}
+
+
+def test_the_cpu_benchmark_reading_is_the_machine_s(site: DemoServer, tmp_path: Path) -> None:
+    """Lighthouse's CPU benchmark (~1 s a reading) is kept beside the engine lock, so a new
+    engine's first run reuses a fresh reading another engine took; a stale one is taken
+    again and written back. The engine gets a lock of its own (its file is this test's);
+    the machine's lock is held around its runs, so no other run overlaps them."""
+    lock_path = tmp_path / "engine.lock"
+    shared = tmp_path / "engine.lock.benchmark.json"
+    now_ms = time.time() * 1000
+    shared.write_text(json.dumps({"value": 4321.5, "measuredAt": now_ms, "reused": 0}))
+    url = site.page_url("fast")
+    with Engine(lock=engine_lock(lock_path)) as engine, engine_lock():
+        reused = engine.run(url, "desktop")
+        shared.write_text(json.dumps({"value": 4321.5, "measuredAt": now_ms - 600_000,
+                                      "reused": 0}))
+        measured = engine.run(url, "desktop")
+    assert reused.status is measured.status is TestStatus.SUCCESS
+    assert reused.environment is not None
+    assert measured.environment is not None
+    assert reused.environment.benchmark_index == 4321.5
+    reading = json.loads(shared.read_text())
+    assert measured.environment.benchmark_index == reading["value"] != 4321.5
+    assert reading["reused"] == 0
+    assert reading["measuredAt"] > now_ms

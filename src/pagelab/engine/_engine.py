@@ -247,13 +247,16 @@ class _Browser:
 class _Driver:
     """The Node process running ``driver.mjs``; its stdout lines are parsed into a queue."""
 
-    def __init__(self, install: EngineInstall, timeout: float) -> None:
+    def __init__(self, install: EngineInstall, timeout: float,
+                 benchmark_file: Path | None = None) -> None:
         import os
 
         self.messages: queue.Queue[Any] = queue.Queue()
+        # The CPU benchmark reading it shares with the machine's other engines (driver.mjs).
+        shared = {"PAGELAB_BENCHMARK_FILE": str(benchmark_file)} if benchmark_file else {}
         self.process = ChildProcess(
             [str(install.node), str(install.driver)],
-            env={**os.environ, "PAGELAB_ENGINE_DIR": str(install.root)},
+            env={**os.environ, "PAGELAB_ENGINE_DIR": str(install.root), **shared},
             pipe_stdin=True,
             pipe_stdout=True,
         )
@@ -441,7 +444,10 @@ class Engine(Closing):
                                      preferences)
             self._stats["browser_starts"] += 1
         if procs.driver is None:
-            procs.driver = _Driver(self._engine_install(), self.startup_timeout)
+            # Beside the lock: engines that share it share the machine, and a run holds it
+            # while the driver reads or writes the file.
+            procs.driver = _Driver(self._engine_install(), self.startup_timeout,
+                                   Path(f"{self._lock.lock_file}.benchmark.json"))
             self._stats["driver_starts"] += 1
         return procs.browser, procs.driver
 

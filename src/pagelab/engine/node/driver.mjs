@@ -17,6 +17,7 @@
 // Each run gets a fresh browser context, so no cookie, cache or storage survives a run.
 
 import {createInterface} from 'node:readline';
+import {readFileSync, renameSync, writeFileSync} from 'node:fs';
 import {readFile, writeFile} from 'node:fs/promises';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
@@ -31,6 +32,7 @@ const {default: puppeteer} = await fromEngine('puppeteer-core/lib/puppeteer/pupp
 const {ExecutionContext} = await fromEngine('lighthouse/core/gather/driver/execution-context.js');
 const {pageFunctions} = await fromEngine('lighthouse/core/lib/page-functions.js');
 const {initializeConfig} = await fromEngine('lighthouse/core/config/config.js');
+const {default: defaultConfig} = await fromEngine('lighthouse/core/config/default-config.js');
 // sitespeed.io's DevTools-log-to-HAR converter (the one browsertime uses).
 const chromeHar = await fromEngine('chrome-har/index.js');
 const lighthousePackage = JSON.parse(
@@ -48,24 +50,59 @@ const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
 
 // Lighthouse measures the machine's CPU (its BenchmarkIndex, ~1 s of busy JavaScript on
 // about:blank) before every run. The value is only reported (lhr.environment) and warned on,
-// never used for a metric, and a warm engine runs on the same machine run after run: measure
-// it on the first run, then again every BENCHMARK_EVERY_RUNS runs or BENCHMARK_MAX_AGE_MS.
+// never used for a metric, and engines run on the same machine run after run: measure it
+// when no reading is at hand, then again every BENCHMARK_EVERY_RUNS runs or
+// BENCHMARK_MAX_AGE_MS.
 // Lighthouse's ExecutionContext and pageFunctions are the very module instances Lighthouse
 // uses (same files), so the wrapper sees its calls; any other evaluation passes through.
 const BENCHMARK_EVERY_RUNS = 10;
 const BENCHMARK_MAX_AGE_MS = 5 * 60 * 1000;
+// The reading is the machine's, not this process's: it is kept in a file beside the engine
+// lock (PAGELAB_BENCHMARK_FILE, set by the engine), read and written only while a run holds
+// that lock, so a new engine (a `pagelab run`, a notebook kernel, a test session) reuses a
+// reading another engine on the machine took, under the same rule, instead of paying ~1 s on
+// its first run. A missing or unreadable file is a reading not taken yet.
+const benchmarkFile = process.env.PAGELAB_BENCHMARK_FILE;
 const benchmark = {value: null, measuredAt: 0, reused: 0};
+
+function loadBenchmark() {
+  if (!benchmarkFile) return;
+  try {
+    const {value, measuredAt, reused} = JSON.parse(readFileSync(benchmarkFile, 'utf8'));
+    if (Number.isFinite(value) && value > 0 && Number.isFinite(measuredAt) &&
+        measuredAt <= Date.now() && Number.isInteger(reused) && reused >= 0) {
+      Object.assign(benchmark, {value, measuredAt, reused});
+    }
+  } catch {
+    // Not taken yet, or not ours to read: this process's own reading stands.
+  }
+}
+
+function saveBenchmark() {
+  if (!benchmarkFile) return;
+  const temporary = `${benchmarkFile}.${process.pid}`;
+  try {
+    writeFileSync(temporary, JSON.stringify(benchmark));
+    renameSync(temporary, benchmarkFile); // atomic: a reader sees the old reading or the new
+  } catch {
+    // A courtesy to the next engine: this run's reading stands either way.
+  }
+}
+
 const evaluate = ExecutionContext.prototype.evaluate;
 ExecutionContext.prototype.evaluate = function (mainFn, options) {
   if (mainFn !== pageFunctions.computeBenchmarkIndex) return evaluate.call(this, mainFn, options);
+  loadBenchmark();
   const fresh = benchmark.value !== null && benchmark.reused < BENCHMARK_EVERY_RUNS - 1 &&
     Date.now() - benchmark.measuredAt < BENCHMARK_MAX_AGE_MS;
   if (fresh) {
     benchmark.reused += 1;
+    saveBenchmark();
     return Promise.resolve(benchmark.value);
   }
   return evaluate.call(this, mainFn, options).then((value) => {
     Object.assign(benchmark, {value, measuredAt: Date.now(), reused: 0});
+    saveBenchmark();
     return value;
   });
 };
@@ -77,22 +114,47 @@ ExecutionContext.prototype.evaluate = function (mainFn, options) {
 const FILTER_SETTINGS = ['onlyCategories', 'onlyAudits', 'skipAudits'];
 const slimConfigs = new Map();
 
-async function slimConfig(config) {
+async function slimConfig(config, modes = ['navigation']) {
   if (config.extends !== 'lighthouse:default' || config.artifacts || config.audits) return config;
   const filters = Object.fromEntries(FILTER_SETTINGS.map((key) => [key, config.settings?.[key]]));
-  const key = JSON.stringify(filters);
+  const key = JSON.stringify([filters, modes]);
   let base = slimConfigs.get(key);
   if (base === undefined) {
-    const {resolvedConfig} = await initializeConfig('navigation', {extends: config.extends,
-      settings: filters});
-    const paths = [...resolvedConfig.artifacts.map((a) => a.gatherer.path),
-      ...(resolvedConfig.audits || []).map((a) => a.path)];
+    // A flow's one config serves each step's mode: the union of what each mode keeps, which
+    // Lighthouse filters by the step's mode again (a timespan keeps its INP audit).
+    const artifacts = new Map();
+    const audits = new Map();
+    const categories = {};
+    const groups = {};
+    for (const mode of modes) {
+      const {resolvedConfig} = await initializeConfig(mode, {extends: config.extends,
+        settings: filters});
+      for (const a of resolvedConfig.artifacts) {
+        if (!artifacts.has(a.id)) artifacts.set(a.id, {id: a.id, gatherer: a.gatherer.path});
+      }
+      for (const a of resolvedConfig.audits || []) {
+        if (!audits.has(a.path)) audits.set(a.path, {path: a.path, options: a.options});
+      }
+      for (const [id, category] of Object.entries(resolvedConfig.categories || {})) {
+        const known = categories[id] ??= {...category, auditRefs: []};
+        for (const ref of category.auditRefs) {
+          if (!known.auditRefs.some((k) => k.id === ref.id)) known.auditRefs.push(ref);
+        }
+      }
+      Object.assign(groups, resolvedConfig.groups || {});
+    }
+    // Each mode keeps its audits in the default config's order: so does the union (the
+    // report lists a category's audits in that order).
+    for (const [id, category] of Object.entries(categories)) {
+      const order = (defaultConfig.categories?.[id]?.auditRefs || []).map((ref) => ref.id);
+      const rank = (ref) => (order.includes(ref.id) ? order.indexOf(ref.id) : order.length);
+      category.auditRefs.sort((a, b) => rank(a) - rank(b));
+    }
+    const paths = [...[...artifacts.values()].map((a) => a.gatherer),
+      ...[...audits.values()].map((a) => a.path)];
     // Not expressible by path: remembered as null, so Lighthouse alone resolves it from then on.
     base = paths.some((p) => typeof p !== 'string') ? null : {
-      artifacts: resolvedConfig.artifacts.map((a) => ({id: a.id, gatherer: a.gatherer.path})),
-      audits: (resolvedConfig.audits || []).map((a) => ({path: a.path, options: a.options})),
-      categories: resolvedConfig.categories,
-      groups: resolvedConfig.groups,
+      artifacts: [...artifacts.values()], audits: [...audits.values()], categories, groups,
     };
     slimConfigs.set(key, base);
   }
@@ -557,7 +619,10 @@ async function runFlow(request) {
   // Headers and cookies go to the first navigation's origin.
   const firstUrl = request.flow.steps.find((step) => step.kind === 'navigate').url;
   return inFreshPage(request, new URL(firstUrl).origin, async (page, control) => {
-    const config = request.config;
+    // Each step resolves the config again (navigation, timespan and snapshot alike): the
+    // slim one saves that work on every step, as for a page run; Lighthouse still filters
+    // it by each step's mode.
+    const config = await slimConfig(request.config, ['navigation', 'timespan', 'snapshot']);
     const flow = await startFlow(page, {name: request.flow.name, config,
       flags: {logLevel: 'error'}});
     let failure = null;
