@@ -316,3 +316,26 @@ def test_service_page_shows_the_headline_metrics_with_the_palette() -> None:
     assert headers[5:-1] == labels
     assert RATING_COLOURS["good"][0] in page  # the best value's highlight
     assert 'http-equiv="refresh"' not in page
+
+
+def test_a_browser_that_hangs_up_prints_no_traceback(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The report server of a notebook's links (and the demo site's) says nothing when a
+    client hangs up: a closed tab reset a connection and a traceback went to the kernel's
+    output (seen in a suite run)."""
+    import socket
+    import struct
+    import time
+
+    from pagelab._served import served_url
+
+    stored = tmp_path / "report.html"
+    stored.write_text("<!doctype html><title>report</title>")
+    host, port = served_url(stored.as_uri()).split("/")[2].split(":")
+    with socket.create_connection((host, int(port))) as client:
+        client.sendall(b"GET /")  # a request line never finished
+        # A reset, not a close: the server's read then fails with ConnectionResetError.
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    time.sleep(0.5)  # the server's thread reads, fails and handles it
+    assert httpx.get(served_url(stored.as_uri())).status_code == 200  # still serving
+    assert "Traceback" not in capfd.readouterr().err

@@ -12,16 +12,28 @@ from __future__ import annotations
 
 import mimetypes
 import secrets
+import sys
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 from urllib.request import url2pathname
 
-__all__ = ["served_url"]
+__all__ = ["QuietHTTPServer", "served_url"]
 
 _HOST = "127.0.0.1"
+
+
+class QuietHTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server that prints no traceback when a client hangs up: a browser
+    leaving mid-response (a closed tab, a page navigating away) is normal."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Files:
@@ -63,7 +75,7 @@ class _Files:
             def log_message(self, format: str, *args: object) -> None:
                 pass  # a notebook's kernel log is no place for an access log
 
-        self.server = ThreadingHTTPServer((_HOST, 0), Handler)
+        self.server = QuietHTTPServer((_HOST, 0), Handler)
         self.server.daemon_threads = True
         self.port = int(self.server.server_address[1])
         threading.Thread(target=self.server.serve_forever, name="pagelab-report-files",

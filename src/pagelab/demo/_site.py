@@ -17,7 +17,6 @@ import json
 import re
 import secrets
 import socket
-import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -27,7 +26,7 @@ from datetime import UTC, datetime
 from functools import cache
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 from urllib.parse import parse_qsl, urlsplit
@@ -35,6 +34,7 @@ from urllib.parse import parse_qsl, urlsplit
 from markupsafe import Markup
 
 from .._exceptions import InvalidInputError
+from .._served import QuietHTTPServer
 from ._store import PRODUCT_DELAY_S, robots_txt, sitemap, store_page
 
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ def _hero_image() -> bytes:
 # --- HTTP ------------------------------------------------------------------------------
 
 
-class _HTTPServer(ThreadingHTTPServer):
+class _HTTPServer(QuietHTTPServer):
     daemon_threads = True
     # SO_REUSEPORT would let a second server bind a port already in use.
     allow_reuse_port = False
@@ -251,10 +251,8 @@ class _HTTPServer(ThreadingHTTPServer):
                 connection.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        # A browser that hangs up mid-response, or a stop that hangs up on it, is normal.
+        # A stop that hangs up on a browser is normal (and one that hangs up: the base's).
         if self.recorder.stopping.is_set():
-            return
-        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
             return
         super().handle_error(request, client_address)
 
