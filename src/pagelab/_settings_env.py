@@ -45,6 +45,13 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "Python, CLI, pytest plugin",
     ),
     EnvironmentVariable(
+        "PAGELAB_BENCHMARK_FILE", "(set by pagelab)",
+        "Internal: the file beside the engine lock where the Node driver keeps the machine's "
+        "CPU benchmark reading, shared by every engine on the machine. pagelab sets it for "
+        "the driver process; do not set it yourself.",
+        "engine (Node driver)",
+    ),
+    EnvironmentVariable(
         "PAGELAB_BRANCH", "(unset)",
         "The branch of the build runs measure, beside `PAGELAB_COMMIT` (docs/history.md, "
         "\"Build context\").",
