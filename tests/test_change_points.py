@@ -186,16 +186,38 @@ def test_a_consistent_shift_under_min_change_is_no_change() -> None:
     as significant as a 250 ms one. Seen on the real engine (tests/test_history_engine.py)."""
     frame = whole_ms_history([250.0] * 7 + [500.0] * 6 + [501.0] * 7)
     frame.loc[frame["commit"] >= "c013", "largest_contentful_paint"] += 3
-    assert change_points(frame, metric="LCP", min_change=0)["commit"].tolist() == [
+    assert change_points(frame, metric="LCP", min_change=0, min_diff=0)["commit"].tolist() == [
         "c007", "c013"]
+    # Each floor alone holds it back: 3 ms is 0.6 % of the level, and under 10 ms.
+    assert change_points(frame, metric="LCP", min_diff=0)["commit"].tolist() == ["c007"]
+    assert change_points(frame, metric="LCP", min_change=0)["commit"].tolist() == ["c007"]
     changes = change_points(frame, metric="LCP")
     assert changes["commit"].tolist() == ["c007"]
     assert changes["after"].iloc[0] == pytest.approx(502, abs=3)
 
 
-def test_a_change_from_zero_is_always_large_enough() -> None:
+def test_a_change_from_zero_is_large_enough_above_the_metric_s_floor() -> None:
     frame = history([0.0] * 10 + [40.0] * 10, cv=0.0)
     assert change_points(frame, metric="LCP")["commit"].tolist() == ["c010"]
+    # From 0 to 5 ms: infinitely many percent, but under 10 ms.
+    frame = history([0.0] * 10 + [5.0] * 10, cv=0.0)
+    assert change_points(frame, metric="LCP").empty
+    assert change_points(frame, metric="LCP", min_diff=0)["commit"].tolist() == ["c010"]
+
+
+def test_a_loaded_machine_s_few_ms_of_ttfb_are_no_change() -> None:
+    """An unchanged page's TTFB on loopback, measured on the real engine while a CPU hog ran
+    over builds 6-12 (docs/history.md): 0-2 ms, then 0-13 ms, then 0-2 ms again. The shift
+    is real (p < 0.001 both ways) and +300 %, but a few ms: no change worth reporting."""
+    ttfb = [[1, 1, 0], [1, 1, 2], [1, 0, 1], [0, 1, 1], [0, 1, 2], [12, 12, 2], [8, 7, 4],
+            [2, 4, 1], [2, 2, 0], [9, 4, 2], [2, 13, 1], [12, 13, 8], [2, 1, 2], [1, 1, 1],
+            [0, 1, 2], [1, 1, 1], [2, 1, 1], [1, 0, 1], [1, 0, 0], [1, 1, 1]]
+    frame = history([1.0] * len(ttfb), cv=0.0, runs=3).sort_values("created_at")
+    frame["server_response_time"] = [float(v) for build in ttfb for v in build]
+    assert change_points(frame, metric="TTFB").empty
+    raw = change_points(frame, metric="TTFB", min_diff=0)
+    assert raw["direction"].tolist() == ["regression", "improvement"]
+    assert (raw["p_value"] < 0.001).all()
 
 
 @pytest.mark.parametrize("min_change", [-0.1, "2%", True, float("inf")])
@@ -203,6 +225,22 @@ def test_min_change_must_be_a_fraction(min_change: object) -> None:
     with pytest.raises(pagelab.InvalidInputError, match="min_change"):
         change_points(history([1000.0] * 10), metric="LCP",
                       min_change=min_change)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("min_diff", [-1, "10ms", True, float("inf"), float("nan")])
+def test_min_diff_must_be_an_amount_of_the_metric_s_unit(min_diff: object) -> None:
+    with pytest.raises(pagelab.InvalidInputError, match="min_diff: expected the smallest"):
+        change_points(history([1000.0] * 10), metric="LCP",
+                      min_diff=min_diff)  # type: ignore[arg-type]
+
+
+def test_each_metric_has_its_floor() -> None:
+    from pagelab.models import METRICS, metric
+
+    floors = {m.label: m.smallest_change for m in METRICS.values()}
+    assert floors == {"CLS": 0.01, "FCP": 10, "FMP": 10, "TTI": 10, "LCP": 10, "TTFB": 10,
+                      "SI": 10, "TBT": 10, "Score": 1, "INP": 10}
+    assert metric("user_timing:app-ready").smallest_change == 10
 
 
 def test_a_change_is_placed_by_the_runs_values() -> None:

@@ -100,3 +100,15 @@ def test_min_change_sets_the_smallest_change_reported() -> None:
     bad = run_cli("changes", "--min-change", "-1")
     assert bad.returncode == 2
     assert "min_change: expected a fraction of the level before" in bad.stderr
+
+
+def test_min_diff_sets_the_smallest_change_in_the_metric_s_unit() -> None:
+    _store_builds([1000.0] * 6 + [1030.0] * 6)  # +30 ms, +3 %: above both default floors
+    default = run_cli("changes", "--metric", "LCP", "--fail-on-regression")
+    assert default.returncode == 1, default.stdout + default.stderr
+    larger = run_cli("changes", "--metric", "LCP", "--min-diff", "50", "--fail-on-regression")
+    assert larger.returncode == 0, larger.stdout + larger.stderr
+    assert larger.stdout.splitlines()[-1] == "no change found"
+    bad = run_cli("changes", "--min-diff", "-5")
+    assert bad.returncode == 2
+    assert "min_diff: expected the smallest change in the metric's unit" in bad.stderr

@@ -69,8 +69,8 @@ EPIDEMIC_WIDTH = 50
 _REFINE_ROUNDS = 20
 
 
-def segment(values: np.ndarray, builds: np.ndarray, alpha: float,
-            min_runs: int, min_change: float = MIN_CHANGE) -> list[tuple[int, float]]:
+def segment(values: np.ndarray, builds: np.ndarray, alpha: float, min_runs: int,
+            min_change: float = MIN_CHANGE, min_diff: float = 0.0) -> list[tuple[int, float]]:
     """The change points of one series: ``(build, p_value)`` for each build that starts a
     new level, in build order. ``values`` are the runs' values, ``builds`` each run's build
     position (0, 1, ... in build order; every position holds a run)."""
@@ -89,14 +89,15 @@ def segment(values: np.ndarray, builds: np.ndarray, alpha: float,
         cuts.update(inner)
         bounds = [first, *inner, stop]
         stretches += list(pairwise(bounds))
-    return _settle(values, edges, sorted(cuts), alpha, min_runs, min_change)
+    return _settle(values, edges, sorted(cuts), alpha, min_runs, min_change, min_diff)
 
 
 def _settle(values: np.ndarray, edges: np.ndarray, cuts: list[int], alpha: float,
-            min_runs: int, min_change: float) -> list[tuple[int, float]]:
+            min_runs: int, min_change: float, min_diff: float) -> list[tuple[int, float]]:
     """The changes found, placed (:func:`_move`, :func:`_merge`), then tested where they
-    are by ranks: the weakest change above ``alpha`` is dropped, then the smallest below
-    ``min_change`` of its level before, one at a time, until every one holds."""
+    are by ranks: the weakest change above ``alpha`` is dropped, then the smallest, below
+    ``min_change`` of its level before or below ``min_diff``, one at a time, until every
+    one holds."""
     last = len(edges) - 1
     scaled = np.log(values) if values.size and values.min() > 0 else values
     while True:
@@ -113,9 +114,9 @@ def _settle(values: np.ndarray, edges: np.ndarray, cuts: list[int], alpha: float
             continue
         if not cuts:
             return tested
-        sizes = _sizes(values, edges, cuts)
+        sizes = _sizes(values, edges, cuts, min_change, min_diff)
         smallest = min(range(len(sizes)), key=sizes.__getitem__)
-        if sizes[smallest] >= min_change:
+        if sizes[smallest] >= 1:
             return tested
         del cuts[smallest]
 
@@ -162,14 +163,21 @@ def _merge(values: np.ndarray, scaled: np.ndarray, edges: np.ndarray, cuts: list
     return False
 
 
-def _sizes(values: np.ndarray, edges: np.ndarray, cuts: list[int]) -> list[float]:
-    """Each change's size: its levels' medians' difference, as a fraction of the one
-    before (infinite from a level of 0 to another)."""
+def _sizes(values: np.ndarray, edges: np.ndarray, cuts: list[int], min_change: float,
+           min_diff: float) -> list[float]:
+    """Each change's size against the floors: its levels' medians' difference as a
+    fraction of ``min_change`` of the level before, or of ``min_diff``, whichever is less
+    (at least 1: large enough; a floor of 0 always holds)."""
     bounds = [0, *cuts, len(edges) - 1]
     levels = [float(np.median(values[edges[low]:edges[high]]))
               for low, high in pairwise(bounds)]
-    return [abs(after - before) / abs(before) if before else (math.inf if after else 0.0)
-            for before, after in pairwise(levels)]
+    sizes = []
+    for before, after in pairwise(levels):
+        diff = abs(after - before)
+        relative = (diff / abs(before) if before else (math.inf if diff else 0.0))
+        sizes.append(min(relative / min_change if min_change else math.inf,
+                         diff / min_diff if min_diff else math.inf))
+    return sizes
 
 
 def _ranks(values: np.ndarray) -> tuple[np.ndarray, float]:
@@ -311,6 +319,7 @@ def change_points(
     *,
     min_runs: int = 4,
     min_change: float = MIN_CHANGE,
+    min_diff: float | None = None,
     confidence: float = 0.95,
     resamples: int = 2_000,
     seed: int = 0,
@@ -323,9 +332,12 @@ def change_points(
     name or label (``LCP``) or several; None: every metric column. ``alpha``: the chance
     that one series without change reports one. ``min_runs``: the fewest runs a segment
     holds. ``min_change``: the smallest change reported, a fraction of the level before it
-    (0.02: 2 %; 0 reports every significant one). The interval of ``diff`` (after - before)
-    is the percentile bootstrap of the difference of medians that
-    :func:`pagelab.stats.compare` gives, at ``confidence``, seeded.
+    (0.02: 2 %; 0 reports every significant one). ``min_diff``: the smallest change
+    reported in the metric's unit (None: each metric's own,
+    :attr:`~pagelab.models.Metric.smallest_change`: 10 ms for times, 0.01 for CLS, 1 point
+    of score; 0 reports every significant one); a change must pass both. The interval of
+    ``diff`` (after - before) is the percentile bootstrap of the difference of medians
+    that :func:`pagelab.stats.compare` gives, at ``confidence``, seeded.
 
     One row per change: the cell columns, ``metric``, ``commit`` (the first build of the
     new level), ``previous_commit`` (the build before it), ``before`` and ``after`` (the
@@ -339,6 +351,11 @@ def change_points(
             or not 0 <= min_change < math.inf):
         raise InvalidInputError("min_change: expected a fraction of the level before "
                                 f"(0.02 is 2 %), got {min_change!r}")
+    if min_diff is not None and (isinstance(min_diff, bool)
+                                 or not isinstance(min_diff, int | float)
+                                 or not 0 <= min_diff < math.inf):
+        raise InvalidInputError("min_diff: expected the smallest change in the metric's unit "
+                                f"(10 is 10 ms) or None for each metric's own, got {min_diff!r}")
     names = _names(metric, frame)
     runs = frame[_successful(frame) & frame["commit"].notna().to_numpy(bool)].reset_index(
         drop=True)
@@ -356,7 +373,8 @@ def change_points(
             values, builds = values[has], cell_builds[has]
             # Positions among this series' builds (a build without a value is skipped).
             present, position = np.unique(builds, return_inverse=True)
-            cuts = segment(values, position, alpha, min_runs, min_change)
+            floor = lookup_metric(name).smallest_change if min_diff is None else min_diff
+            cuts = segment(values, position, alpha, min_runs, min_change, floor)
             bounds = [0, *(b for b, _ in cuts), len(present)]
             for index, (build, p_value) in enumerate(cuts):
                 before = values[(position >= bounds[index]) & (position < build)]

@@ -37,6 +37,10 @@ def register(subparsers: Any) -> None:
     changes.add_argument("--min-change", type=float, default=0.02, metavar="FRACTION",
                          help="smallest change reported, a fraction of the level before it "
                          "(default 0.02: 2 %%; 0: every significant one)")
+    changes.add_argument("--min-diff", type=float, default=None, metavar="AMOUNT",
+                         help="smallest change reported, in the metric's unit (default: the "
+                         "metric's own: 10 ms for times, 0.01 for CLS, 1 score point; 0: "
+                         "every significant one)")
     changes.add_argument("--limit", type=int, default=1000,
                          help="read at most the newest LIMIT runs (default 1000)")
     changes.add_argument("--fail-on-regression", action="store_true",
@@ -94,9 +98,10 @@ def _changes(args: argparse.Namespace) -> int:
     print(f"{len(frame)} runs of {builds} builds"
           + (f" on {args.branch}" if args.branch else "")
           + (f" of {args.url}" if args.url else ""))
-    # change_points itself, not Results.changes: --min-runs and --min-change are passed on.
+    # change_points itself, not Results.changes: --min-runs and the floors are passed on.
     changes = pagelab.stats.change_points(frame, metric=args.metric, alpha=args.alpha,
-                                          min_runs=args.min_runs, min_change=args.min_change)
+                                          min_runs=args.min_runs, min_change=args.min_change,
+                                          min_diff=args.min_diff)
     if changes.empty:
         print("no change found")
     else:

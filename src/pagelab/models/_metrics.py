@@ -93,6 +93,12 @@ class Metric:
         return self.direction is Direction.LOWER
 
     @property
+    def smallest_change(self) -> float:
+        """The smallest change of a level that counts as one, in the metric's unit: 10 ms
+        for times, 0.01 for CLS, 1 point of score (:func:`pagelab.stats.change_points`)."""
+        return _SMALLEST_CHANGE[self.unit]
+
+    @property
     def header(self) -> str:
         """Column header with the unit, e.g. ``LCP (ms)``, ``CLS``, ``Score``."""
         return f"{self.label} (ms)" if self.unit == "ms" else self.label
@@ -147,6 +153,13 @@ class Metric:
         return "good" if value >= self.good else "poor" if value < self.poor else (
             "needs-improvement"
         )
+
+
+#: A unit -> the smallest change of a level in it that counts as one. Times: 10 ms, under
+#: a frame at 60 Hz and under the spread a loaded machine adds to a loopback TTFB of 1 ms
+#: (measured: 1 -> 4-8 ms, docs/history.md); a relative floor alone calls that +300 %.
+#: CLS: a tenth of "good" (0.1). The score: its resolution, whole points.
+_SMALLEST_CHANGE = {"ms": 10.0, "unitless": 0.01, "score": 1.0}
 
 
 def _decimals(spec: str) -> int | None:
