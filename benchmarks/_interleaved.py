@@ -18,7 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 METRICS = ("first_contentful_paint", "largest_contentful_paint", "speed_index",
-           "total_blocking_time", "performance_score")
+           "total_blocking_time", "cumulative_layout_shift", "performance_score")
+#: Decimals shown of each value (0 unless named).
+_PLACES = {"seconds": 2, "cumulative_layout_shift": 3}
 
 #: ``(url, on_start) -> RunResult``: one run of a side.
 Run = Callable[[str, Callable[[], None]], Any]
@@ -66,6 +68,6 @@ def _print_page(
             cells.append((statistics.median(values), min(values), max(values)))
         (ma, *_), (mb, *_) = cells
         diff = f"{(ma - mb) / mb * 100:+7.1f} %" if mb else "      -"
-        places = 2 if metric == "seconds" else 0
+        places = _PLACES.get(metric, 0)
         text = [f"{m:9.{places or 1}f} ({lo:.{places}f}-{hi:.{places}f})" for m, lo, hi in cells]
         print(f"  {metric:<26}{text[0]:>24}{text[1]:>24}{diff:>9}")

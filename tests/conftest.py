@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -178,6 +179,33 @@ def gate_site() -> Iterator[DemoServer]:
         yield server
 
 
+#: The quiet window of the engine tests whose subject is not what Lighthouse measures
+#: (``PAGELAB_QUIET_WINDOW_MS``, docs/engine.md): the store, the faces, the gates, the fleet.
+#: 250 ms instead of Lighthouse's 1000 ms halves a demo page's run and, measured side by
+#: side (benchmarks/quiet_window.py), leaves the demo pages' metrics as they are; the
+#: measurement's own tests (engine options, INP, the notebooks) keep Lighthouse's window
+#: (docs/decisions.md, "Suite time").
+QUICK_WINDOW_MS = "250"
+
+
+@contextmanager
+def quick_navigations() -> Iterator[None]:
+    """Runs started inside (and processes started inside: servers, workers, pytester) use
+    the short quiet window."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PAGELAB_QUIET_WINDOW_MS", QUICK_WINDOW_MS)
+        yield
+
+
+@pytest.fixture(scope="module")
+def quick_navigation() -> Iterator[None]:
+    """The short quiet window for a whole module: ``pytestmark =
+    pytest.mark.usefixtures("quick_navigation")`` (set up before the module's own fixtures;
+    session fixtures that measure use :func:`quick_navigations` themselves)."""
+    with quick_navigations():
+        yield
+
+
 @pytest.fixture(scope="session")
 def gate_baseline(engine: Engine, gate_site: DemoServer,
                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[pagelab.Results]:
@@ -189,8 +217,11 @@ def gate_baseline(engine: Engine, gate_site: DemoServer,
     from pagelab import LocalRunner
 
     with LocalRunner(tmp_path_factory.mktemp("gate-baseline"), engine=engine) as runner:
-        yield pagelab.measure(gate_site.page_url("fast"), devices="desktop", runs=8,
-                              runner=runner, progress=False)
+        # Its consumers measure with the short quiet window: so does it.
+        with quick_navigations():
+            results = pagelab.measure(gate_site.page_url("fast"), devices="desktop", runs=8,
+                                      runner=runner, progress=False)
+        yield results
 
 
 @pytest.fixture(scope="session")

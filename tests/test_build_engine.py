@@ -13,7 +13,7 @@ import scipy.stats  # noqa: F401
 import pagelab.stats  # noqa: F401  (pandas, numpy)
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 
 def test_the_plugin_stores_its_run_under_the_git_head(

@@ -124,3 +124,25 @@ def test_categories_are_run_only_when_asked() -> None:
     whole = build_run_spec(Device.MOBILE, LighthouseConfig(categories=["performance"]))
     assert whole.config["settings"]["onlyCategories"] == ["performance"]
     assert whole.config["settings"]["skipAudits"] == []
+
+
+def test_the_quiet_window_sets_lighthouse_s_four_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits = ("pauseAfterFcpMs", "pauseAfterLoadMs", "networkQuietThresholdMs",
+             "cpuQuietThresholdMs")
+    monkeypatch.delenv("PAGELAB_QUIET_WINDOW_MS", raising=False)
+    default = build_run_spec(Device.MOBILE, LighthouseConfig()).config["settings"]
+    assert not set(waits) & set(default)  # Lighthouse's own (1000 ms each)
+    monkeypatch.setenv("PAGELAB_QUIET_WINDOW_MS", "250")
+    short = build_run_spec(Device.DESKTOP, LighthouseConfig()).config["settings"]
+    assert {name: short[name] for name in waits} == dict.fromkeys(waits, 250)
+
+
+@pytest.mark.parametrize("text", ["soon", "-1", "10001", "nan"])
+def test_a_bad_quiet_window_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, text: str,
+) -> None:
+    import pagelab
+
+    monkeypatch.setenv("PAGELAB_QUIET_WINDOW_MS", text)
+    with pytest.raises(pagelab.InvalidInputError, match=r"^PAGELAB_QUIET_WINDOW_MS: expected"):
+        build_run_spec(Device.MOBILE, LighthouseConfig())

@@ -14,6 +14,9 @@ import pytest
 from pagelab.cli import main
 from pagelab.cli._main import build_parser
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 
 def _pagelab(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pagelab", *args], capture_output=True,

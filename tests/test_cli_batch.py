@@ -22,6 +22,9 @@ from pagelab.models import LighthouseError
 from pagelab.stats import AGGREGATIONS
 from recorded_runs import load_runs
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 FORMATS = (".csv", ".parquet", ".xlsx", ".json", ".html")
 
 

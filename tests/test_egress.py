@@ -29,6 +29,9 @@ from pagelab.engine import (
 )
 from pagelab.engine._egress import EgressProxy
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 ONLY_ALLOWED = TargetPolicy(allowed=parse_networks(["127.0.0.1/32"]))
 BOTH_ALLOWED = TargetPolicy(allowed=parse_networks(["127.0.0.1/32", "127.0.0.2/32"]))
 

@@ -25,6 +25,9 @@ import sys
 from pathlib import Path
 from pagelab.engine._lock import engine_lock, hold_engine
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 path = Path(sys.argv[1]) if len(sys.argv) > 1 else None
 with hold_engine(engine_lock(path)):
     print("held", flush=True)

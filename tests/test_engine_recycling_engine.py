@@ -15,7 +15,7 @@ from pagelab.demo import DemoServer
 from pagelab.engine import Engine
 from pagelab.models import TestStatus
 
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 
 def _gone(pid: int) -> bool:

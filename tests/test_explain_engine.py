@@ -14,7 +14,7 @@ from pagelab import LocalRunner, Results, measure
 from pagelab.demo import WIDGET_BYTES, DemoServer
 from pagelab.frames import resource_summary, third_parties, user_timings
 
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 RUNS = 3
 
 

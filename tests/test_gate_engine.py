@@ -18,7 +18,7 @@ from pagelab.cli import main
 from pagelab.demo import DemoServer
 from pagelab.engine import Engine
 
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 
 @pytest.fixture(scope="module")

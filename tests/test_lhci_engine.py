@@ -23,7 +23,7 @@ from lhci_parity import lhci_verdicts
 from pagelab.cli import main
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 
 def _rc(site: str) -> dict[str, Any]:

@@ -20,6 +20,9 @@ from pagelab.stats import MIN_RUNS
 from pagelab.store._records import run_timing
 from recorded_runs import load_runs
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 LCP, TBT = "largest_contentful_paint", "total_blocking_time"
 
 

@@ -18,7 +18,7 @@ import pagelab.stats  # pandas, numpy
 from pagelab.demo import DemoServer
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,9 @@ from pagelab.frames import from_records
 from pagelab.models import Build, Device, LighthouseConfig, Location, Metrics, TestStatus
 from pagelab.store import Store, create_test, finish_test, transaction
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 pytest_plugins = ["pytester"]
 
 RUNS = Path(__file__).parent / "data" / "runs-demo.csv"

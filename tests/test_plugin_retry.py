@@ -29,7 +29,7 @@ import pytest
 import pagelab
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 PAGE = b"""<!doctype html><html><head><title>held image</title></head>
 <body><h1>A page whose image comes late</h1><img src="/image.png" alt=""></body></html>"""

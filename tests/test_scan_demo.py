@@ -18,6 +18,9 @@ from pagelab.cli import main
 from pagelab.demo import DemoServer
 from pagelab.demo._store import STORE_PATHS
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 
 @pytest.fixture(scope="module")
 def store() -> Iterator[str]:

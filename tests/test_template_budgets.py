@@ -28,6 +28,9 @@ from pagelab.cli import main
 from pagelab.demo import DemoServer
 from pagelab.frames import read_runs, with_template
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 pytest_plugins = ["pytester"]
 
 RUNS = Path(__file__).parent / "data" / "runs-demo.csv"

@@ -15,6 +15,9 @@ import pagelab
 from pagelab import ApiRunner, LocalRunner, RetryPolicy
 from pagelab.widgets import BatchComparison, TrendExplorer, TTFBExplorer
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 WAIT_S = 600  # the engine lock is machine-wide: other suites' runs may come first
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

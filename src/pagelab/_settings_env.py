@@ -187,6 +187,15 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "`measure`, runners, `pagelab check`, pytest plugin",
     ),
     EnvironmentVariable(
+        "PAGELAB_QUIET_WINDOW_MS", "(unset: Lighthouse's 1000)",
+        "How long a Lighthouse navigation waits after the first paint and after the load "
+        "event, and for a quiet network and main thread, before it ends (Lighthouse's "
+        "`pauseAfterFcpMs`, `pauseAfterLoadMs`, `networkQuietThresholdMs`, "
+        "`cpuQuietThresholdMs`; 0 to 10000 ms). Shorter halves a light page's run and may miss "
+        "what a page does after it: docs/engine.md, \"The quiet window\".",
+        "engine",
+    ),
+    EnvironmentVariable(
         "PAGELAB_RECYCLE_MB", "`1500`",
         "The engine restarts Chromium, between runs, once its process tree's resident memory "
         "(RSS summed over its processes) is above this many MB; `0`: never "

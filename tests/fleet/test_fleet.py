@@ -24,6 +24,9 @@ from fleet_env import (
 from pagelab.fleet import RESULTS_QUEUE, FleetKeys, WorkerKeys, fleet_app, results_queue
 from pagelab.store import FleetWorkerKey
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 pytest.importorskip("celery")
 
 #: Short, so a killed worker's test comes back within the test's patience.

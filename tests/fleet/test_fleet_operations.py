@@ -22,6 +22,9 @@ from fleet_env import (
     wait_for,
 )
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 pytest.importorskip("celery")
 
 

@@ -40,6 +40,9 @@ from pagelab.fleet import (
     results_queue,
 )
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 pytest.importorskip("celery")
 
 

@@ -7,10 +7,18 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from pagelab._exceptions import InvalidInputError
 from pagelab.catalog import CONNECTIONS, DEVICES
-from pagelab.models import MAX_MATCHED_URL_LENGTH, Device, LighthouseConfig, ThrottlingMethod
+from pagelab.models import (
+    MAX_MATCHED_URL_LENGTH,
+    Device,
+    LighthouseConfig,
+    ThrottlingMethod,
+    nonnegative_setting,
+)
 
-__all__ = ["MIN_SECRET_LENGTH", "LighthouseRunSpec", "build_run_spec"]
+__all__ = ["MIN_SECRET_LENGTH", "QUIET_WINDOW_SETTINGS", "LighthouseRunSpec", "build_run_spec",
+           "quiet_window_ms"]
 
 #: Cookie values and passwords shorter than this are not scrubbed from the stored LHR and
 #: HTML report: ``consent=1`` would turn every "1" of every URL, timestamp and label into
@@ -88,6 +96,26 @@ def _pattern_budget_ms() -> float:
         return DEFAULT_PATTERN_BUDGET_MS
 
 
+#: Lighthouse's waits that end a navigation, each 1000 ms by default: after the first
+#: paint, after the load event, and for a quiet network and a quiet main thread. One
+#: ``$PAGELAB_QUIET_WINDOW_MS`` sets them all (docs/engine.md, "The quiet window").
+QUIET_WINDOW_SETTINGS = ("pauseAfterFcpMs", "pauseAfterLoadMs", "networkQuietThresholdMs",
+                         "cpuQuietThresholdMs")
+_MAX_QUIET_WINDOW_MS = 10_000
+
+
+def quiet_window_ms() -> int | None:
+    """``$PAGELAB_QUIET_WINDOW_MS`` in whole ms (None when unset: Lighthouse's own, 1000).
+    Raises :class:`~pagelab.InvalidInputError` naming the variable for anything but a
+    number from 0 to 10 000."""
+    value = nonnegative_setting("PAGELAB_QUIET_WINDOW_MS")
+    if value is not None and value > _MAX_QUIET_WINDOW_MS:
+        raise InvalidInputError(
+            f"PAGELAB_QUIET_WINDOW_MS: expected milliseconds from 0 to {_MAX_QUIET_WINDOW_MS:,}"
+            f", got {value:g}")
+    return None if value is None else round(value)
+
+
 def build_run_spec(
     device: Device, config: LighthouseConfig, *, chrome_major: int | None = None
 ) -> LighthouseRunSpec:
@@ -121,6 +149,9 @@ def build_run_spec(
         # bf-cache belongs to best practices: skipped only when no other category runs.
         "skipAudits": [] if config.categories else list(_SKIPPED_AUDITS),
     }
+    window = quiet_window_ms()
+    if window is not None:
+        settings.update(dict.fromkeys(QUIET_WINDOW_SETTINGS, window))
     # Not Lighthouse's extraHeaders (sent to every origin the page contacts: credentials
     # would leak to third parties) nor its blockedUrlPatterns (no whitelist exceptions): the
     # driver decides per request.
