@@ -20,13 +20,13 @@ import pytest
 
 from pagelab.engine._lock import EngineWait, engine_lock, engine_waits, hold_engine, lock_holder
 
+# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 HOLDER = """
 import sys
 from pathlib import Path
 from pagelab.engine._lock import engine_lock, hold_engine
-
-# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
-pytestmark = pytest.mark.usefixtures("quick_navigation")
 
 path = Path(sys.argv[1]) if len(sys.argv) > 1 else None
 with hold_engine(engine_lock(path)):
