@@ -98,17 +98,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                         else item.nodeid.split("::")[0])
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
-    """A notebook's kernel (started as its first cell is set up, nbval) measures with the
-    short quiet window, as the notebooks' measurements are demo pages' (QUICK_WINDOW_MS)."""
-    if item.path.suffix != ".ipynb":
-        yield
-        return
-    with quick_navigations():
-        yield
-
-
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own store (the engine install and lock stay machine-wide)."""
@@ -198,11 +187,11 @@ def gate_site() -> Iterator[DemoServer]:
 
 #: The quiet window of the engine tests whose subject is not what Lighthouse measures
 #: (``PAGELAB_QUIET_WINDOW_MS``, docs/engine.md): the store, the faces, the gates, the fleet,
-#: the notebooks' demo measurements. 250 ms instead of Lighthouse's 1000 ms halves a demo
-#: page's run and, measured side by side (benchmarks/quiet_window.py), leaves the demo
-#: pages' metrics as they are; the measurement's own tests (the engine and its options,
-#: INP, flows, fitness, visual progress) keep Lighthouse's window (docs/decisions.md,
-#: "Suite time").
+#: the history of builds. 250 ms instead of Lighthouse's 1000 ms halves a demo page's run
+#: and, measured side by side (benchmarks/quiet_window.py), leaves the demo pages' metrics
+#: as they are; the measurement's own tests (the engine and its options, INP, flows,
+#: fitness, visual progress) and the notebooks, which measure as their readers do, keep
+#: Lighthouse's window (docs/decisions.md, "Suite time").
 QUICK_WINDOW_MS = "250"
 
 

@@ -24,9 +24,6 @@ from jupyter_browser import (
     wait_for_kernel_idle,
 )
 
-# The notebook's measurements are demo pages': the short quiet window (conftest.py).
-pytestmark = pytest.mark.usefixtures("quick_navigation")
-
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 NOTEBOOK = "comparing-devices-and-locations.ipynb"
