@@ -65,12 +65,18 @@ def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
         assert command in out
 
 
-def test_doctor_reports_a_ready_engine() -> None:
+def test_doctor_reports_a_ready_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     # `make test` runs `pagelab setup` first, so the engine is installed here.
     result = _pagelab("doctor")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "lighthouse   13.5.0 (pinned 13.5.0)" in result.stdout
+    assert "lighthouse    13.5.0 (pinned 13.5.0)" in result.stdout
+    assert "quiet window  250 ms (PAGELAB_QUIET_WINDOW_MS)" in result.stdout  # this module's
     assert result.stdout.strip().endswith("ready")
+    monkeypatch.setenv("PAGELAB_QUIET_WINDOW_MS", "soon")
+    bad = _pagelab("doctor")
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == ("pagelab: error: PAGELAB_QUIET_WINDOW_MS: expected a number, "
+                                  "got 'soon'")
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:

@@ -18,6 +18,7 @@ from pagelab.engine import (
     install_chromium,
     install_engine,
     pinned_lighthouse_version,
+    quiet_window_ms,
 )
 from pagelab.store import Store
 
@@ -113,6 +114,9 @@ def _doctor(args: argparse.Namespace) -> int:
     store = Store()
     rows.append(("store", str(store.data_dir)))
     rows.append(("engine lock", str(cache_dir() / "engine.lock")))
+    window = quiet_window_ms()
+    rows.append(("quiet window", "1000 ms (Lighthouse's)" if window is None
+                 else f"{window} ms (PAGELAB_QUIET_WINDOW_MS)"))
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
