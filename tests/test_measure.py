@@ -13,6 +13,7 @@ import pytest
 import pagelab
 from pagelab import InvalidInputError, LocalRunner, Results, TestReport, measure
 from pagelab._measure import _cells
+from pagelab.engine._settings import QUIET_WINDOW_SETTINGS
 from pagelab.models import BatchType
 from pagelab.runners._api import _units
 from pagelab.runners._local import INTERRUPTED
@@ -161,6 +162,9 @@ def test_matrix_gives_every_run_interleaved(matrix: Results, runner: LocalRunner
         assert len(cells.drop_duplicates()) == CELLS
     # Every run is in the store as well.
     assert {r.id for r in runner.list(per_page=100)} >= set(frame["id"])
+    # Measured with this module's quiet window, which the stored LHR records.
+    settings = matrix.lhr(str(frame["id"].iloc[0]))["configSettings"]
+    assert [settings[name] for name in QUIET_WINDOW_SETTINGS] == [250] * 4
 
     summary = matrix.summary()
     assert len(summary) == CELLS
