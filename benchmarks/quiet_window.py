@@ -15,7 +15,9 @@ import argparse
 import os
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -39,12 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     from pagelab.engine import Engine
 
     def side(window: int | None) -> Run:
-        def run(url: str, mark: object) -> object:
+        def run(url: str, mark: Callable[[], None]) -> Any:
             os.environ.pop(VARIABLE, None)
             if window is not None:
                 os.environ[VARIABLE] = str(window)
             try:
-                return engine.run(url, args.device, on_start=mark)  # type: ignore[arg-type]
+                return engine.run(url, args.device, on_start=mark)
             finally:
                 os.environ.pop(VARIABLE, None)
         return run
