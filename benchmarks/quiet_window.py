@@ -24,8 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _interleaved import Run, compare  # noqa: E402
 
-VARIABLE = "PAGELAB_QUIET_WINDOW_MS"
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -38,17 +36,17 @@ def main(argv: list[str] | None = None) -> int:
 
     sys.path.insert(0, str(_ROOT / "src"))
     from pagelab.demo import DemoServer
-    from pagelab.engine import Engine
+    from pagelab.engine import QUIET_WINDOW_VARIABLE, Engine
 
     def side(window: int | None) -> Run:
         def run(url: str, mark: Callable[[], None]) -> Any:
-            os.environ.pop(VARIABLE, None)
+            os.environ.pop(QUIET_WINDOW_VARIABLE, None)
             if window is not None:
-                os.environ[VARIABLE] = str(window)
+                os.environ[QUIET_WINDOW_VARIABLE] = str(window)
             try:
                 return engine.run(url, args.device, on_start=mark)
             finally:
-                os.environ.pop(VARIABLE, None)
+                os.environ.pop(QUIET_WINDOW_VARIABLE, None)
         return run
 
     default, short = "Lighthouse's 1000 ms", f"{args.window} ms"

@@ -164,14 +164,12 @@ def shop_carts(engine: Engine, demo_url: str,
     from demo_shop import add_to_cart
     from pagelab import LocalRunner
 
-    with LocalRunner(tmp_path_factory.mktemp("shop-carts"), engine=engine) as runner, \
-            pytest.MonkeyPatch.context() as patch:
+    with LocalRunner(tmp_path_factory.mktemp("shop-carts"), engine=engine) as runner:
         # INP is what these runs are for: Lighthouse's own quiet window, whichever module
         # asks for them first.
-        patch.delenv("PAGELAB_QUIET_WINDOW_MS", raising=False)
-        results = pagelab.measure([add_to_cart(demo_url, 50), add_to_cart(demo_url, 300)],
-                                  runs=20, runner=runner, progress=False)
-        patch.undo()
+        with quiet_window(None):
+            results = pagelab.measure([add_to_cart(demo_url, 50), add_to_cart(demo_url, 300)],
+                                      runs=20, runner=runner, progress=False)
         yield results
 
 
@@ -196,11 +194,16 @@ QUICK_WINDOW_MS = "250"
 
 
 @contextmanager
-def quick_navigations() -> Iterator[None]:
+def quiet_window(ms: str | None) -> Iterator[None]:
     """Runs started inside (and processes started inside: servers, workers, pytester) use
-    the short quiet window."""
+    a quiet window of ``ms`` (None: Lighthouse's own)."""
+    from pagelab.engine import QUIET_WINDOW_VARIABLE
+
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PAGELAB_QUIET_WINDOW_MS", QUICK_WINDOW_MS)
+        if ms is None:
+            patch.delenv(QUIET_WINDOW_VARIABLE, raising=False)
+        else:
+            patch.setenv(QUIET_WINDOW_VARIABLE, ms)
         yield
 
 
@@ -208,8 +211,8 @@ def quick_navigations() -> Iterator[None]:
 def quick_navigation() -> Iterator[None]:
     """The short quiet window for a whole module: ``pytestmark =
     pytest.mark.usefixtures("quick_navigation")`` (set up before the module's own fixtures;
-    session fixtures that measure use :func:`quick_navigations` themselves)."""
-    with quick_navigations():
+    session fixtures that measure use :func:`quiet_window` themselves)."""
+    with quiet_window(QUICK_WINDOW_MS):
         yield
 
 
@@ -225,7 +228,7 @@ def gate_baseline(engine: Engine, gate_site: DemoServer,
 
     with LocalRunner(tmp_path_factory.mktemp("gate-baseline"), engine=engine) as runner:
         # Its consumers measure with the short quiet window: so does it.
-        with quick_navigations():
+        with quiet_window(QUICK_WINDOW_MS):
             results = pagelab.measure(gate_site.page_url("fast"), devices="desktop", runs=8,
                                       runner=runner, progress=False)
         yield results

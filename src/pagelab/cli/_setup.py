@@ -11,6 +11,7 @@ from pagelab._exceptions import EngineNotInstalledError
 from pagelab._paths import cache_dir
 from pagelab.engine import (
     APT_INSTALL_COMMAND,
+    QUIET_WINDOW_VARIABLE,
     chromium_version,
     engine_install,
     find_chromium,
@@ -116,7 +117,7 @@ def _doctor(args: argparse.Namespace) -> int:
     rows.append(("engine lock", str(cache_dir() / "engine.lock")))
     window = quiet_window_ms()
     rows.append(("quiet window", "1000 ms (Lighthouse's)" if window is None
-                 else f"{window} ms (PAGELAB_QUIET_WINDOW_MS)"))
+                 else f"{window} ms ({QUIET_WINDOW_VARIABLE})"))
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}")

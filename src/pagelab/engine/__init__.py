@@ -29,6 +29,7 @@ from ._lock import engine_waits as engine_waits
 from ._resolver import Resolver as Resolver
 from ._resolver import dns_server_resolver as dns_server_resolver
 from ._sandbox import BrowserSandbox as BrowserSandbox
+from ._settings import QUIET_WINDOW_VARIABLE as QUIET_WINDOW_VARIABLE
 from ._settings import quiet_window_ms as quiet_window_ms
 from ._targets import IPAddress as IPAddress
 from ._targets import enforced as enforced

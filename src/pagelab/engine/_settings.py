@@ -17,8 +17,8 @@ from pagelab.models import (
     nonnegative_setting,
 )
 
-__all__ = ["MIN_SECRET_LENGTH", "QUIET_WINDOW_SETTINGS", "LighthouseRunSpec", "build_run_spec",
-           "quiet_window_ms"]
+__all__ = ["MIN_SECRET_LENGTH", "QUIET_WINDOW_SETTINGS", "QUIET_WINDOW_VARIABLE",
+           "LighthouseRunSpec", "build_run_spec", "quiet_window_ms"]
 
 #: Cookie values and passwords shorter than this are not scrubbed from the stored LHR and
 #: HTML report: ``consent=1`` would turn every "1" of every URL, timestamp and label into
@@ -101,6 +101,7 @@ def _pattern_budget_ms() -> float:
 #: ``$PAGELAB_QUIET_WINDOW_MS`` sets them all (docs/engine.md, "The quiet window").
 QUIET_WINDOW_SETTINGS = ("pauseAfterFcpMs", "pauseAfterLoadMs", "networkQuietThresholdMs",
                          "cpuQuietThresholdMs")
+QUIET_WINDOW_VARIABLE = "PAGELAB_QUIET_WINDOW_MS"
 _MAX_QUIET_WINDOW_MS = 10_000
 
 
@@ -108,11 +109,11 @@ def quiet_window_ms() -> int | None:
     """``$PAGELAB_QUIET_WINDOW_MS`` in whole ms (None when unset: Lighthouse's own, 1000).
     Raises :class:`~pagelab.InvalidInputError` naming the variable for anything but a
     number from 0 to 10 000."""
-    value = nonnegative_setting("PAGELAB_QUIET_WINDOW_MS")
+    value = nonnegative_setting(QUIET_WINDOW_VARIABLE)
     if value is not None and value > _MAX_QUIET_WINDOW_MS:
         raise InvalidInputError(
-            f"PAGELAB_QUIET_WINDOW_MS: expected milliseconds from 0 to {_MAX_QUIET_WINDOW_MS:,}"
-            f", got {value:g}")
+            f"{QUIET_WINDOW_VARIABLE}: expected milliseconds from 0 to "
+            f"{_MAX_QUIET_WINDOW_MS:,}, got {value:g}")
     return None if value is None else round(value)
 
 
