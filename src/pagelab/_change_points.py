@@ -174,7 +174,7 @@ def _sizes(values: np.ndarray, edges: np.ndarray, cuts: list[int], min_change: f
     sizes = []
     for before, after in pairwise(levels):
         diff = abs(after - before)
-        relative = (diff / abs(before) if before else (math.inf if diff else 0.0))
+        relative = diff / abs(before) if before else (math.inf if diff else 0.0)
         sizes.append(min(relative / min_change if min_change else math.inf,
                          diff / min_diff if min_diff else math.inf))
     return sizes
@@ -347,13 +347,10 @@ def change_points(
     metric registry).
     """
     frame = _check(frame, alpha, min_runs)
-    if (isinstance(min_change, bool) or not isinstance(min_change, int | float)
-            or not 0 <= min_change < math.inf):
+    if not _is_floor(min_change):
         raise InvalidInputError("min_change: expected a fraction of the level before "
                                 f"(0.02 is 2 %), got {min_change!r}")
-    if min_diff is not None and (isinstance(min_diff, bool)
-                                 or not isinstance(min_diff, int | float)
-                                 or not 0 <= min_diff < math.inf):
+    if min_diff is not None and not _is_floor(min_diff):
         raise InvalidInputError("min_diff: expected the smallest change in the metric's unit "
                                 f"(10 is 10 ms) or None for each metric's own, got {min_diff!r}")
     names = _names(metric, frame)
@@ -414,6 +411,12 @@ def _change(m: Metric, before: np.ndarray, after: np.ndarray, p_value: float, co
         "p_value": p_value,
         "direction": REGRESSION if higher == m.lower_is_better else IMPROVEMENT,
     }
+
+
+def _is_floor(value: object) -> bool:
+    """Whether ``value`` is a finite number of at least 0 (not a bool)."""
+    return (not isinstance(value, bool) and isinstance(value, int | float)
+            and 0 <= value < math.inf)
 
 
 def _check(frame: object, alpha: object, min_runs: object) -> pd.DataFrame:
