@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from quiet_windows import LOAD_ONLY_WINDOW_MS, QUICK_WINDOW_MS, quiet_window
 
 if TYPE_CHECKING:
     import pagelab
@@ -70,6 +71,22 @@ def pytest_configure(config: pytest.Config) -> None:
     # unless told to keep the collection's order: the one _queue_rank sets.
     if getattr(config.option, "dist", "no") == "loadgroup":
         config.option.loadscopereorder = False
+    config.pluginmanager.register(NotebookKernels(), "pagelab-suite-notebook-kernels")
+
+
+class NotebookKernels:
+    """The notebooks' kernels measure with the short quiet window (:data:`QUICK_WINDOW_MS`):
+    a notebook's subject is the analysis its reader follows, not Lighthouse's measurement.
+    nbval starts a notebook's kernel as its first cell is set up, and the kernel keeps the
+    environment it started with. A plugin, as a conftest's per-item hooks reach only its
+    own folder and notebooks/ takes no conftest.py."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
+        if item.path.suffix != ".ipynb":
+            return (yield)
+        with quiet_window(QUICK_WINDOW_MS):
+            return (yield)
 
 
 def _join_group(item: pytest.Item, group: str) -> None:
@@ -165,9 +182,10 @@ def shop_carts(engine: Engine, demo_url: str,
     from pagelab import LocalRunner
 
     with LocalRunner(tmp_path_factory.mktemp("shop-carts"), engine=engine) as runner:
-        # INP is what these runs are for: Lighthouse's own quiet window, whichever module
-        # asks for them first.
-        with quiet_window(None):
+        # INP is what these runs are for, measured in the timespan step, which the quiet
+        # window does not touch (the driver settles it on the interaction's Event Timing
+        # entries): the short window for the navigation step, whichever module asks first.
+        with quiet_window(QUICK_WINDOW_MS):
             results = pagelab.measure([add_to_cart(demo_url, 50), add_to_cart(demo_url, 300)],
                                       runs=20, runner=runner, progress=False)
         yield results
@@ -183,36 +201,19 @@ def gate_site() -> Iterator[DemoServer]:
         yield server
 
 
-#: The quiet window of the engine tests whose subject is not what Lighthouse measures
-#: (``PAGELAB_QUIET_WINDOW_MS``, docs/engine.md): the store, the faces, the gates, the fleet,
-#: the history of builds. 250 ms instead of Lighthouse's 1000 ms halves a demo page's run
-#: and, measured side by side (benchmarks/quiet_window.py), leaves the demo pages' metrics
-#: as they are; the measurement's own tests (the engine and its options, INP, flows,
-#: fitness, visual progress) and the notebooks, which measure as their readers do, keep
-#: Lighthouse's window (docs/decisions.md, "Suite time").
-QUICK_WINDOW_MS = "250"
-
-
-@contextmanager
-def quiet_window(ms: str | None) -> Iterator[None]:
-    """Runs started inside (and processes started inside: servers, workers, pytester) use
-    a quiet window of ``ms`` (None: Lighthouse's own)."""
-    from pagelab.engine import QUIET_WINDOW_VARIABLE
-
-    with pytest.MonkeyPatch.context() as patch:
-        if ms is None:
-            patch.delenv(QUIET_WINDOW_VARIABLE, raising=False)
-        else:
-            patch.setenv(QUIET_WINDOW_VARIABLE, ms)
-        yield
-
-
 @pytest.fixture(scope="module")
 def quick_navigation() -> Iterator[None]:
     """The short quiet window for a whole module: ``pytestmark =
     pytest.mark.usefixtures("quick_navigation")`` (set up before the module's own fixtures;
     session fixtures that measure use :func:`quiet_window` themselves)."""
     with quiet_window(QUICK_WINDOW_MS):
+        yield
+
+
+@pytest.fixture(scope="module")
+def load_only_navigation() -> Iterator[None]:
+    """:data:`LOAD_ONLY_WINDOW_MS` for a whole module, as :func:`quick_navigation`."""
+    with quiet_window(LOAD_ONLY_WINDOW_MS):
         yield
 
 

@@ -25,6 +25,7 @@ from pagelab.catalog import CONNECTIONS, DEVICES
 from pagelab.engine import Engine, RunResult, engine_install
 from pagelab.models import Connection, Device, LighthouseConfig
 from pagelab.store import Store
+from quiet_windows import QUICK_WINDOW_MS, quiet_window
 
 pytestmark = pytest.mark.engine
 
@@ -64,8 +65,10 @@ localStorage.setItem("seen", "1");
 
 @pytest.fixture(scope="module")
 def device_runs(engine: Engine) -> Iterator[tuple[RecordingSite, list[tuple[Device, Any]]]]:
-    """One run per device (15), each with another connection, all on the shared engine."""
-    with RecordingSite() as site:
+    """One run per device (15), each with another connection, all on the shared engine. Their
+    tests read what the page and the server saw and the LHR's settings, no timing: the short
+    quiet window."""
+    with RecordingSite() as site, quiet_window(QUICK_WINDOW_MS):
         # Cacheable for an hour: a second request proves the cache did not survive the run.
         site.add("/cacheable.js", "window.cached = 1;", content_type="text/javascript",
                  headers={"Cache-Control": "max-age=3600"})

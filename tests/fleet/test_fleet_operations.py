@@ -22,8 +22,9 @@ from fleet_env import (
     wait_for,
 )
 
-# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
-pytestmark = pytest.mark.usefixtures("quick_navigation")
+# These tests read no paint, only where and how often runs ran: navigations end at the
+# load event (conftest.py, LOAD_ONLY_WINDOW_MS).
+pytestmark = pytest.mark.usefixtures("load_only_navigation")
 
 pytest.importorskip("celery")
 

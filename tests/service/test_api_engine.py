@@ -24,7 +24,7 @@ from pagelab.models import TestReport, TestStatus
 from pagelab.runners import Runner
 from pagelab.runners._api import ApiRunner
 
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 # Another process may hold the engine lock for a while: waits are generous.
 WAIT = 600.0

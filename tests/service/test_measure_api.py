@@ -10,7 +10,7 @@ from live_server import ServerProcess, run_cli
 
 from pagelab import ApiRunner, TestReport, measure
 
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 # Another process may hold the engine lock for a while: waits are generous.
 WAIT = 600.0

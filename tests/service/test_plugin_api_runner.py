@@ -18,7 +18,7 @@ from live_server import ServerProcess, create_key
 from pagelab.client import Client
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from pagelab import ApiRunner, LocalRunner, NotFoundError, Runner, TestReport, T
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 WAIT = 600.0  # another process may hold the engine lock for a while
 JPEG = b"\xff\xd8\xff"

@@ -11,7 +11,7 @@ from live_server import ServerProcess, run_cli
 
 from pagelab import ApiRunner, scan
 
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 WAIT = 600.0
 

@@ -20,8 +20,9 @@ from live_server import ServerProcess, create_key
 from pagelab.models import TestStatus
 from pagelab.store import Store, finish_test, transaction
 
-# What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
-pytestmark = pytest.mark.usefixtures("quick_navigation")
+# These tests read no paint, only where and how often runs ran: navigations end at the
+# load event (conftest.py, LOAD_ONLY_WINDOW_MS).
+pytestmark = pytest.mark.usefixtures("load_only_navigation")
 
 # Another process may hold the engine lock for a while: waits are generous.
 WAIT = 900.0
