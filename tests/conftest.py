@@ -210,6 +210,14 @@ def quick_navigation() -> Iterator[None]:
         yield
 
 
+@pytest.fixture
+def quick_navigation_in_test() -> Iterator[None]:
+    """:data:`QUICK_WINDOW_MS` for one test (``@pytest.mark.usefixtures``) in a module whose
+    other tests keep Lighthouse's window: a module fixture would stay set after it."""
+    with quiet_window(QUICK_WINDOW_MS):
+        yield
+
+
 @pytest.fixture(scope="module")
 def load_only_navigation() -> Iterator[None]:
     """:data:`LOAD_ONLY_WINDOW_MS` for a whole module, as :func:`quick_navigation`."""

@@ -139,6 +139,7 @@ def test_batch_of_demo_pages_measures_their_traits(
     assert frame["chrome_version"].notna().all()
 
 
+@pytest.mark.usefixtures("quick_navigation_in_test")  # processes, not measurements
 def test_run_matrix_trusts_its_checked_cells_and_reads_each_report_once(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -183,6 +184,7 @@ def test_run_matrix_trusts_its_checked_cells_and_reads_each_report_once(
     assert reads == [final.id] * 3
 
 
+@pytest.mark.usefixtures("quick_navigation_in_test")  # processes, not measurements
 def test_two_cli_runs_never_overlap_and_report_json(site: DemoServer, data_dir: Path) -> None:
     closed = f"http://127.0.0.1:{_closed_port()}/"
     env = {**os.environ, "PAGELAB_DATA_DIR": str(data_dir)}
@@ -214,6 +216,7 @@ def test_two_cli_runs_never_overlap_and_report_json(site: DemoServer, data_dir: 
     assert end_a <= start_b, f"runs overlapped: {spans}"  # type: ignore[operator]
 
 
+@pytest.mark.usefixtures("quick_navigation_in_test")  # processes, not measurements
 def test_hard_timeout_kills_everything_and_the_next_run_works(site: DemoServer) -> None:
     with Engine(run_timeout=6) as engine:
         # A cold engine's first run takes longer than 6 s: give warm-up runs more.
@@ -273,6 +276,7 @@ if sys.argv[2] == "hang":
 """
 
 
+@pytest.mark.usefixtures("quick_navigation_in_test")  # processes, not measurements
 @pytest.mark.parametrize("how", ["exit", "hang"])
 def test_no_orphans_after_interpreter_exit_or_sigkill(site: DemoServer, how: str) -> None:
     """Chromium and Node end with the Python process that started them, however it ends."""
@@ -306,6 +310,7 @@ def _children(*, recursive: bool, since: Collection[int] = ()) -> dict[int, str]
     return found
 
 
+@pytest.mark.usefixtures("quick_navigation_in_test")  # processes, not measurements
 def test_measure_leaves_no_child_process_alive_or_zombie(site: DemoServer) -> None:
     """Issue 33 point 10: after ``measure`` no Chromium or Node of its engine is left, alive
     or zombie; a runner kept open (a notebook widget's, used from a worker thread that then
@@ -333,6 +338,7 @@ def test_measure_leaves_no_child_process_alive_or_zombie(site: DemoServer) -> No
     assert _children(recursive=True, since=before) == {}
 
 
+@pytest.mark.usefixtures("quick_navigation_in_test")  # processes, not measurements
 def test_the_cpu_benchmark_reading_is_the_machine_s(site: DemoServer, tmp_path: Path) -> None:
     """Lighthouse's CPU benchmark (~1 s a reading) is kept beside the engine lock, so a new
     engine's first run reuses a fresh reading another engine took; a stale one is taken

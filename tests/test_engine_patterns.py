@@ -10,7 +10,8 @@ from fixtures_site import RecordingSite, page
 from pagelab.engine import Engine
 from pagelab.models import LighthouseConfig
 
-pytestmark = pytest.mark.engine
+# What the browser may do, not what Lighthouse measures: the short quiet window (conftest.py).
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 # One '*' and 492 characters: the worst case of the greedy match against a URL of 'a's.
 SLOW_PATTERN = "*" + "a" * 490 + "b"

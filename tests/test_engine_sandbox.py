@@ -23,7 +23,8 @@ from pagelab.engine import Engine, TargetPolicy, find_chromium, parse_networks
 from pagelab.engine._sandbox import BROWSER_USER, kernel_blocks_sandbox
 from pagelab.models import LighthouseConfig
 
-pytestmark = pytest.mark.engine
+# What the browser may do, not what Lighthouse measures: the short quiet window (conftest.py).
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 ENGINE_METRICS = (
     "cumulative_layout_shift", "first_contentful_paint", "time_to_interactive",

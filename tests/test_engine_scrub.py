@@ -15,7 +15,8 @@ from pagelab import LocalRunner, TestReport
 from pagelab.engine import Engine
 from pagelab.store import Store
 
-pytestmark = pytest.mark.engine
+# What the browser may do, not what Lighthouse measures: the short quiet window (conftest.py).
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 
 def _stored(data_dir: Path, report: TestReport, name: str) -> bytes:

@@ -50,6 +50,8 @@ def test_a_run_on_an_oversubscribed_machine_is_noisy(demo_url: str) -> None:
           environment.cpu_pressure, environment.cpu_share)
 
 
+# The table and its arithmetic are under test, not the noise it reads: the short window.
+@pytest.mark.usefixtures("quick_navigation_in_test")
 def test_doctor_calibrate_prints_the_noise_floor() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "pagelab", "doctor", "--calibrate", "--runs", "3"],

@@ -192,7 +192,8 @@ ENVIRONMENT: tuple[EnvironmentVariable, ...] = (
         "event, and for a quiet network and main thread, before it ends (Lighthouse's "
         "`pauseAfterFcpMs`, `pauseAfterLoadMs`, `networkQuietThresholdMs`, "
         "`cpuQuietThresholdMs`; 0 to 10000 ms). Shorter halves a light page's run and may miss "
-        "what a page does after it: docs/engine.md, \"The quiet window\".",
+        "what a page does after it; 0 ends at the load event, without the paint metrics: "
+        "docs/engine.md, \"The quiet window\".",
         "engine",
     ),
     EnvironmentVariable(
