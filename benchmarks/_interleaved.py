@@ -12,6 +12,7 @@ side's range (min-max): the run-to-run variation a difference is to be judged ag
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -47,12 +48,18 @@ def compare(sides: Mapping[str, Run], urls: Mapping[str, str], n: int) -> dict[s
                 seconds = time.monotonic() - started[0]
                 if result.status != "success" or result.metrics is None:
                     raise RuntimeError(f"{name} run of {page} failed: {result.error}")
-                row = {m: float(getattr(result.metrics, m)) for m in METRICS}
+                # A metric the run did not measure (a quiet window of 0 ends before the
+                # first paint) is NaN, and printed as missing.
+                row = {m: _value(getattr(result.metrics, m)) for m in METRICS}
                 row["seconds"] = seconds
                 results[name].append(row)
         rows[page] = results
         _print_page(page, names, results)
     return rows
+
+
+def _value(value: float | None) -> float:
+    return math.nan if value is None else float(value)
 
 
 def _print_page(
@@ -64,8 +71,14 @@ def _print_page(
     for metric in (*METRICS, "seconds"):
         cells = []
         for name in names:
-            values = [r[metric] for r in results[name]]
-            cells.append((statistics.median(values), min(values), max(values)))
+            values = [r[metric] for r in results[name] if not math.isnan(r[metric])]
+            cells.append((statistics.median(values), min(values), max(values)) if values
+                         else (math.nan, math.nan, math.nan))
+        if any(math.isnan(median) for median, _, _ in cells):
+            text = [f"{'missing':>9}" if math.isnan(m) else f"{m:9.{_PLACES.get(metric, 0) or 1}f}"
+                    for m, _, _ in cells]
+            print(f"  {metric:<26}{text[0]:>24}{text[1]:>24}{'-':>9}")
+            continue
         (ma, *_), (mb, *_) = cells
         diff = f"{(ma - mb) / mb * 100:+7.1f} %" if mb else "      -"
         places = _PLACES.get(metric, 0)
