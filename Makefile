@@ -43,7 +43,7 @@ docs: install
 	$(BIN)/mkdocs build --strict --site-dir site
 
 lint: install
-	$(BIN)/ruff check src pytest_plugin tests benchmarks
+	$(BIN)/ruff check src pytest_plugin tests benchmarks notebooks
 
 typecheck: install
 	$(BIN)/mypy
