@@ -62,6 +62,21 @@ def _value(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
+def _spread(values: list[float]) -> tuple[float, float, float]:
+    """Median, min and max of the values measured (NaN for all three when none was)."""
+    measured = [v for v in values if not math.isnan(v)]
+    if not measured:
+        return math.nan, math.nan, math.nan
+    return statistics.median(measured), min(measured), max(measured)
+
+
+def _cell(cell: tuple[float, float, float], places: int) -> str:
+    median, low, high = cell
+    if math.isnan(median):
+        return "missing"
+    return f"{median:9.{places or 1}f} ({low:.{places}f}-{high:.{places}f})"
+
+
 def _print_page(
     page: str, names: Sequence[str], results: dict[str, list[dict[str, float]]]
 ) -> None:
@@ -69,18 +84,10 @@ def _print_page(
     print(f"\nPage {page}: medians (range)")
     print(f"  {'':<26}{a:>24}{b:>24}{'diff':>9}")
     for metric in (*METRICS, "seconds"):
-        cells = []
-        for name in names:
-            values = [r[metric] for r in results[name] if not math.isnan(r[metric])]
-            cells.append((statistics.median(values), min(values), max(values)) if values
-                         else (math.nan, math.nan, math.nan))
-        if any(math.isnan(median) for median, _, _ in cells):
-            text = [f"{'missing':>9}" if math.isnan(m) else f"{m:9.{_PLACES.get(metric, 0) or 1}f}"
-                    for m, _, _ in cells]
-            print(f"  {metric:<26}{text[0]:>24}{text[1]:>24}{'-':>9}")
-            continue
-        (ma, *_), (mb, *_) = cells
-        diff = f"{(ma - mb) / mb * 100:+7.1f} %" if mb else "      -"
         places = _PLACES.get(metric, 0)
-        text = [f"{m:9.{places or 1}f} ({lo:.{places}f}-{hi:.{places}f})" for m, lo, hi in cells]
+        cells = [_spread([r[metric] for r in results[name]]) for name in names]
+        (ma, *_), (mb, *_) = cells
+        measured = mb and not math.isnan(ma) and not math.isnan(mb)
+        diff = f"{(ma - mb) / mb * 100:+7.1f} %" if measured else "      -"
+        text = [_cell(cell, places) for cell in cells]
         print(f"  {metric:<26}{text[0]:>24}{text[1]:>24}{diff:>9}")
