@@ -234,6 +234,7 @@ def test_hard_timeout_kills_everything_and_the_next_run_works(site: DemoServer) 
     _assert_gone(pids)  # closing the engine ends everything it started
 
 
+@pytest.mark.usefixtures("quick_navigation_in_test")  # processes, not measurements
 def test_chromium_killed_mid_run_is_a_crash_and_the_next_run_works(site: DemoServer) -> None:
     with Engine(run_timeout=60) as engine:
         started = threading.Event()

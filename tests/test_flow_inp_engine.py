@@ -23,7 +23,9 @@ from fixtures_site import RecordingSite, page
 from pagelab import Flow, LocalRunner
 from pagelab.engine import Engine
 
-pytestmark = pytest.mark.engine
+# INP is measured in the timespan steps, which the quiet window does not touch: the short
+# window for the navigation steps (conftest.py).
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 INP = "interaction_to_next_paint"
 

@@ -36,7 +36,9 @@ from pagelab.demo import DemoServer
 from pagelab.engine import Engine
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.engine
+# Isolation, scrubbing, storage and the faces are under test, and the navigation step is
+# compared with page tests measured alike: the short quiet window (conftest.py).
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 
 @pytest.fixture(scope="module")

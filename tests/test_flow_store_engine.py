@@ -17,7 +17,7 @@ from pagelab.engine import Engine
 from pagelab.models import FlowStepRef, TestStatus
 from pagelab.runners import read_history
 
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 
 def test_a_flow_run_is_stored_listed_and_linked(engine: Engine, data_dir: Path) -> None:

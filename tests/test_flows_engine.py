@@ -13,6 +13,10 @@ from pagelab.demo import DemoServer
 from pagelab.engine import Engine
 from pagelab.models import FLOW_ACTION_FAILED, FlowReport, Metrics, TestStatus
 
+# The steps, their errors and INP (measured in the timespans, which the quiet window does not
+# touch) are under test: the short window for the navigation steps (conftest.py).
+pytestmark = pytest.mark.usefixtures("quick_navigation")
+
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[DemoServer]:

@@ -47,6 +47,7 @@ def test_the_schema_refuses_what_is_not_a_har() -> None:
 
 
 @pytest.mark.engine
+@pytest.mark.usefixtures("quick_navigation_in_test")  # what is sent, not measured
 def test_har_of_a_run_is_valid_complete_and_keeps_no_secret(engine: Any,
                                                             tmp_path: Path) -> None:
     with DemoServer() as site, LocalRunner(tmp_path / "store", engine=engine) as runner:

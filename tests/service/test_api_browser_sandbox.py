@@ -75,6 +75,7 @@ def _expected_user() -> str:
 
 
 @pytest.mark.engine
+@pytest.mark.usefixtures("quick_navigation_in_test")  # what is sent, not measured
 def test_a_server_runs_its_tests_in_a_sandboxed_browser(tmp_path: Path, demo_url: str) -> None:
     """``pagelab serve`` (as root here) runs a test; its Chromium runs as the browser's
     user with the sandbox on, and ``/healthz`` says so, verified, without a warning."""

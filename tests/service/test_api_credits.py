@@ -179,6 +179,7 @@ ENGINE_WAIT = 600.0
 
 @pytest.mark.engine
 @pytest.mark.store("sqlite", "postgresql")  # each queue claims its test its own way
+@pytest.mark.usefixtures("quick_navigation_in_test")  # the credits, not the measurement
 def test_a_key_revoked_while_its_test_runs_leaves_the_credits_exact(
     start_server: StartServer, store_backend: str,
 ) -> None:

@@ -220,6 +220,7 @@ def allowed_site(refused_server: FixtureServer) -> Iterator[str]:
 
 
 @pytest.mark.engine
+@pytest.mark.usefixtures("quick_navigation_in_test")  # what is sent, not measured
 def test_redirects_and_subresources_to_refused_addresses_never_leave_the_browser(
     start_server: StartServer, refused_server: FixtureServer, allowed_site: str
 ) -> None:
