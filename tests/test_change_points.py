@@ -264,3 +264,24 @@ def test_a_slow_run_next_to_a_change_does_not_move_it() -> None:
     frame = history([1000.0] * 20 + [1100.0] * 20, runs=3, seed=10)
     frame.loc[frame.index[frame["commit"] == "c019"][0], "largest_contentful_paint"] = 5000.0
     assert change_points(frame, metric="LCP")["commit"].tolist() == ["c020"]
+
+
+def test_a_regression_stays_open_until_its_level_is_restored() -> None:
+    from pagelab._change_points import open_regressions
+
+    def still_open(levels: list[float]) -> list[str]:
+        changes = change_points(history(levels, cv=0.005), metric="LCP")
+        return open_regressions(changes)["commit"].tolist()
+
+    assert still_open([1000.0] * 8 + [1300.0] * 8) == ["c008"]
+    # 50 ms back of a 300 ms regression: an improvement, and the regression still open.
+    assert still_open([1000.0] * 8 + [1300.0] * 8 + [1250.0] * 8) == ["c008"]
+    assert still_open([1000.0] * 8 + [1300.0] * 8 + [1000.0] * 8) == []
+    # Two steps up, then back to the first: the page is slower since the first step.
+    assert still_open([1000.0] * 8 + [1300.0] * 8 + [1600.0] * 8 + [1300.0] * 8) == ["c008"]
+    assert still_open([1000.0] * 8 + [1300.0] * 8 + [1600.0] * 8) == ["c008"]
+    # Fixed, then slower again: open since the second time.
+    assert still_open([1000.0] * 8 + [1300.0] * 8 + [1000.0] * 8 + [1300.0] * 8) == ["c024"]
+    # Back to within the floors (2 %, 10 ms) of the level before: restored.
+    assert still_open([1000.0] * 8 + [1300.0] * 8 + [1015.0] * 8) == []
+    assert still_open([1300.0] * 8 + [1000.0] * 8) == []  # an improvement is never open

@@ -13,6 +13,7 @@ import pytest
 
 from pagelab.cli import main
 from pagelab.cli._main import build_parser
+from quiet_windows import QUICK_WINDOW_MS
 
 # What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
 pytestmark = pytest.mark.usefixtures("quick_navigation")
@@ -70,7 +71,8 @@ def test_doctor_reports_a_ready_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     result = _pagelab("doctor")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "lighthouse    13.5.0 (pinned 13.5.0)" in result.stdout
-    assert "quiet window  250 ms (PAGELAB_QUIET_WINDOW_MS)" in result.stdout  # this module's
+    # This module's window (quick_navigation):
+    assert f"quiet window  {QUICK_WINDOW_MS} ms (PAGELAB_QUIET_WINDOW_MS)" in result.stdout
     assert result.stdout.strip().endswith("ready")
     monkeypatch.setenv("PAGELAB_QUIET_WINDOW_MS", "soon")
     bad = _pagelab("doctor")

@@ -59,12 +59,19 @@ def test_an_open_regression_fails_until_a_later_build_restores_the_level() -> No
     assert lines[2].split()[-1] == "regression"
     assert lines[3] == "open regression: largest_contentful_paint since main-006"
 
-    _store_builds([1000.0] * 6, first=12)  # fixed
+    _store_builds([1250.0] * 6, first=12)  # 50 ms better: an improvement, not a fix
+    partly = run_cli("changes", "--branch", "main", "--metric", "LCP", "--fail-on-regression")
+    assert partly.returncode == 1, partly.stdout + partly.stderr
+    lines = partly.stdout.splitlines()
+    assert [line.split()[-1] for line in lines[2:4]] == ["regression", "improvement"]
+    assert lines[4] == "open regression: largest_contentful_paint since main-006"
+
+    _store_builds([1000.0] * 6, first=18)  # fixed
     restored = run_cli("changes", "--branch", "main", "--metric", "LCP",
                        "--fail-on-regression")
     assert restored.returncode == 0, restored.stdout + restored.stderr
     directions = [line.split()[-1] for line in restored.stdout.splitlines()[2:]]
-    assert directions == ["regression", "improvement"]
+    assert directions == ["regression", "improvement", "improvement"]
     # Without --fail-on-regression the exit status says nothing of the history.
     assert run_cli("changes", "--branch", "main").returncode == 0
 

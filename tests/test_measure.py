@@ -19,6 +19,7 @@ from pagelab.runners._api import _units
 from pagelab.runners._local import INTERRUPTED
 from pagelab.stats import MIN_RUNS
 from pagelab.store._records import run_timing
+from quiet_windows import QUICK_WINDOW_MS
 from recorded_runs import load_runs
 
 # What these tests measure is not Lighthouse's doing: the short quiet window (conftest.py).
@@ -164,7 +165,7 @@ def test_matrix_gives_every_run_interleaved(matrix: Results, runner: LocalRunner
     assert {r.id for r in runner.list(per_page=100)} >= set(frame["id"])
     # Measured with this module's quiet window, which the stored LHR records.
     settings = matrix.lhr(str(frame["id"].iloc[0]))["configSettings"]
-    assert [settings[name] for name in QUIET_WINDOW_SETTINGS] == [250] * 4
+    assert [settings[name] for name in QUIET_WINDOW_SETTINGS] == [int(QUICK_WINDOW_MS)] * 4
 
     summary = matrix.summary()
     assert len(summary) == CELLS

@@ -36,8 +36,8 @@ from pagelab.models import Metric, Rating, metric_columns, unknown_metric
 from pagelab.models import metric as lookup_metric
 
 __all__ = ["ALPHA", "CHANGE_COLUMNS", "DIRECTION_RATING", "MIN_CHANGE", "NO_COMMIT",
-           "build_order", "build_sequence", "change_points", "has_commits", "segment",
-           "short_commit"]
+           "build_order", "build_sequence", "change_points", "has_commits", "open_regressions",
+           "segment", "short_commit"]
 
 #: The columns of :func:`change_points`' frame after the cell columns.
 CHANGE_COLUMNS: tuple[str, ...] = (
@@ -165,19 +165,49 @@ def _merge(values: np.ndarray, scaled: np.ndarray, edges: np.ndarray, cuts: list
 
 def _sizes(values: np.ndarray, edges: np.ndarray, cuts: list[int], min_change: float,
            min_diff: float) -> list[float]:
-    """Each change's size against the floors: its levels' medians' difference as a
-    fraction of ``min_change`` of the level before, or of ``min_diff``, whichever is less
-    (at least 1: large enough; a floor of 0 always holds)."""
+    """Each change's size against the floors (:func:`_size`), its levels being the medians
+    of the runs either side."""
     bounds = [0, *cuts, len(edges) - 1]
     levels = [float(np.median(values[edges[low]:edges[high]]))
               for low, high in pairwise(bounds)]
-    sizes = []
-    for before, after in pairwise(levels):
-        diff = abs(after - before)
-        relative = diff / abs(before) if before else (math.inf if diff else 0.0)
-        sizes.append(min(relative / min_change if min_change else math.inf,
-                         diff / min_diff if min_diff else math.inf))
-    return sizes
+    return [_size(before, after, min_change, min_diff) for before, after in pairwise(levels)]
+
+
+def _size(before: float, after: float, min_change: float, min_diff: float) -> float:
+    """How far ``after`` is from ``before`` against the floors: the difference as a
+    fraction of ``min_change`` of ``before``, or of ``min_diff``, whichever is less (at
+    least 1: large enough; a floor of 0 always holds)."""
+    diff = abs(after - before)
+    relative = diff / abs(before) if before else (math.inf if diff else 0.0)
+    return min(relative / min_change if min_change else math.inf,
+               diff / min_diff if min_diff else math.inf)
+
+
+def open_regressions(changes: pd.DataFrame, min_change: float = MIN_CHANGE,
+                     min_diff: float | None = None) -> pd.DataFrame:
+    """The rows of ``changes`` (:func:`change_points`' frame) that are open regressions, one
+    per cell and metric at most: the first regression that no level since has restored,
+    none of them back within the floors a change must pass (``min_change``, ``min_diff``:
+    as :func:`change_points`') of the level before it. So the page has been slower since
+    that commit: a later improvement smaller than the regression, or a later regression,
+    leaves it open; a return to the level before it closes it."""
+    keys = [*cell_columns(changes), "metric"]
+    still_open: list[Any] = []
+    for _, series in changes.groupby(keys, dropna=False, sort=False, observed=True):
+        rows = series.to_dict("records")  # in build order, as change_points gives them
+        name = str(rows[0]["metric"])
+        floor = lookup_metric(name).smallest_change if min_diff is None else min_diff
+        for index, (label, row) in enumerate(zip(series.index, rows, strict=True)):
+            if row["direction"] != REGRESSION:
+                continue
+            before = float(row["before"])
+            worse = float(row["after"]) - before
+            if all((float(later["after"]) - before) * worse > 0
+                   and _size(before, float(later["after"]), min_change, floor) >= 1
+                   for later in rows[index:]):
+                still_open.append(label)
+                break
+    return changes.loc[still_open]
 
 
 def _ranks(values: np.ndarray) -> tuple[np.ndarray, float]:

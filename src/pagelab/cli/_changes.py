@@ -12,7 +12,7 @@ from pagelab._exceptions import InvalidInputError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["open_regressions", "register"]
+__all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
@@ -21,8 +21,9 @@ def register(subparsers: Any) -> None:
         description="Reads the stored runs (the runner pagelab.measure uses: the local store, "
         "or the API server of PAGELAB_API_URL) in build order, finds the change points of "
         "each metric per cell (pagelab.stats.change_points) and prints one row per change. "
-        "With --fail-on-regression the exit status is 1 when the newest level of a metric "
-        "searched is a regression (an open regression), 0 once a later build restored it.")
+        "With --fail-on-regression the exit status is 1 while a regression of a metric searched "
+        "is open (no level since came back to the level before it) and names the first, 0 "
+        "once a later build restored that level; a smaller improvement leaves it open.")
     changes.add_argument("--url", help="only the runs of this page (exact URL)")
     changes.add_argument("--branch", help="only the runs of builds of this branch")
     changes.add_argument("--metric", action="append", metavar="METRIC",
@@ -44,8 +45,8 @@ def register(subparsers: Any) -> None:
     changes.add_argument("--limit", type=int, default=1000,
                          help="read at most the newest LIMIT runs (default 1000)")
     changes.add_argument("--fail-on-regression", action="store_true",
-                         help="exit 1 when the newest level of a metric searched is a "
-                         "regression")
+                         help="exit 1 while a regression is open: no level since came back "
+                         "to the level before it")
     changes.set_defaults(handler=_changes)
 
 
@@ -58,16 +59,6 @@ def _since(text: str | None) -> datetime | None:
         raise InvalidInputError(f"--since: {text[:40]!r} is not an ISO 8601 date or time "
                                 "(e.g. 2026-11-01 or 2026-11-01T09:30:00Z)") from None
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-
-
-def open_regressions(changes: pd.DataFrame) -> pd.DataFrame:
-    """The newest change of each cell and metric where it is a regression: a level that
-    no later build restored."""
-    from pagelab.frames import CELL
-
-    keys = [*(c for c in CELL if c in changes.columns), "metric"]
-    newest = changes.groupby(keys, dropna=False, sort=False, observed=True).tail(1)
-    return newest[newest["direction"] == "regression"]
 
 
 def _table(changes: pd.DataFrame) -> str:
@@ -90,6 +81,7 @@ def _table(changes: pd.DataFrame) -> str:
 
 def _changes(args: argparse.Namespace) -> int:
     import pagelab
+    from pagelab._change_points import open_regressions
 
     since = _since(args.since)
     history = pagelab.history(args.url, branch=args.branch, since=since, limit=args.limit)
@@ -108,7 +100,7 @@ def _changes(args: argparse.Namespace) -> int:
         print(_table(changes))
     if not args.fail_on_regression:
         return 0
-    regressions = open_regressions(changes)
+    regressions = open_regressions(changes, args.min_change, args.min_diff)
     for row in regressions.to_dict("records"):
         print(f"open regression: {row['metric']} since {row['commit']}")
     return 1 if len(regressions) else 0
