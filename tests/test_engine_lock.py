@@ -105,6 +105,48 @@ def test_no_listener_is_called_without_a_wait(tmp_path: Path) -> None:
     assert seen == []
 
 
+def test_a_run_asking_again_goes_after_the_one_waiting(tmp_path: Path) -> None:
+    """First come, first served: the holder lets the lock go and asks again at once, as a
+    process running back to back does; the run that was waiting goes first."""
+    path = tmp_path / "engine.lock"
+    order: list[str] = []
+    waiting = threading.Event()
+
+    def listener(wait: EngineWait) -> None:
+        if not wait.acquired:
+            waiting.set()
+
+    def waiter() -> None:
+        with hold_engine(engine_lock(path)):
+            order.append("the waiting run")
+
+    lock = engine_lock(path)
+    with engine_waits(listener):
+        with hold_engine(lock):
+            other = threading.Thread(target=waiter)
+            other.start()
+            assert waiting.wait(HANG_GUARD_S)
+        with hold_engine(lock):
+            order.append("the holder again")
+        other.join(HANG_GUARD_S)
+    assert order == ["the waiting run", "the holder again"]
+    assert list((tmp_path / "engine.lock.line").iterdir()) == []  # both left the line
+
+
+def test_a_place_in_line_nobody_renews_holds_no_one_back(tmp_path: Path) -> None:
+    path = tmp_path / "engine.lock"
+    line = tmp_path / "engine.lock.line"
+    line.mkdir()
+    forgotten = line / f"{0:020d}-1-1"  # asked long ago, by a process that died waiting
+    forgotten.touch()
+    os.utime(forgotten, (1, 1))
+    seen: list[EngineWait] = []
+    with engine_waits(seen.append), hold_engine(engine_lock(path)):
+        pass
+    assert seen == []  # no wait
+    assert not forgotten.exists()  # and cleared
+
+
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -1,4 +1,5 @@
-"""The engine lock: no two Lighthouse runs overlap on one machine, whoever starts them.
+"""The engine lock: no two Lighthouse runs overlap on one machine, whoever starts them, and
+runs take turns in the order they asked.
 
 A process waiting for it says so: the holder writes its PID beside the lock when it takes
 it, and every wait is reported to the listeners registered with :func:`engine_waits` (the
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -108,21 +110,89 @@ def lock_holder(lock: filelock.BaseFileLock) -> int | None:
         return None
 
 
+class _Line:
+    """A run's place in the line for ``lock``: a file in the directory beside it, named by
+    when the run asked (so names sort in arrival order) and renewed while the run waits.
+    A place not renewed for :data:`TURN_TIMEOUT` seconds is a waiter that died or stopped:
+    the runs behind it go on."""
+
+    def __init__(self, lock: filelock.BaseFileLock) -> None:
+        self.directory = Path(f"{lock.lock_file}.line")
+        self.directory.mkdir(exist_ok=True)
+        self.path = self.directory / f"{time.time_ns():020d}-{os.getpid()}-{threading.get_ident()}"
+        self.path.touch()
+
+    def first(self) -> bool:
+        """Whether no run that asked earlier is still waiting."""
+        now = time.time()
+        try:
+            entries = list(os.scandir(self.directory))
+        except OSError:  # the line is gone: nobody is ahead
+            return True
+        for entry in entries:
+            if entry.name >= self.path.name or not _PLACE.fullmatch(entry.name):
+                continue
+            try:
+                age = now - entry.stat().st_mtime
+            except FileNotFoundError:  # it got the lock meanwhile
+                continue
+            if age < TURN_TIMEOUT:
+                return False
+            if age > _FORGOTTEN_AFTER:  # a dead waiter's, long gone
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+        return True
+
+    def renew(self) -> None:
+        with contextlib.suppress(OSError):  # recreated if cleared as forgotten: same place
+            self.path.touch()
+
+    def leave(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+#: Seconds a waiting run's place in line stays valid without being renewed (it renews it
+#: every :data:`_POLL_INTERVAL`).
+TURN_TIMEOUT = 2.0
+_FORGOTTEN_AFTER = 60.0
+#: Seconds between two tries of the lock while waiting (filelock's own poll interval).
+_POLL_INTERVAL = 0.05
+_PLACE = re.compile(r"\d{20}-\d+-\d+")
+
+
 @contextlib.contextmanager
 def hold_engine(lock: filelock.BaseFileLock) -> Iterator[None]:
-    """Hold ``lock`` for one run; while another holds it, report the wait to the
-    :func:`engine_waits` listeners every :data:`WAIT_REPORT_INTERVAL` seconds."""
+    """Hold ``lock`` for one run, in turn: first come, first served. A run that asks while
+    others wait goes after them, so a process running back to back does not take the
+    engine again and again from one waiting beside it (an ``flock`` alone goes to whoever
+    asks at the right moment, usually the process that just let it go). While another
+    holds it, the wait is reported to the :func:`engine_waits` listeners every
+    :data:`WAIT_REPORT_INTERVAL` seconds."""
     try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        started = time.monotonic()
+        line: _Line | None = _Line(lock)
+    except OSError:  # no line where the lock lies: the lock alone, not in turn
+        line = None
+    started = time.monotonic()
+    reported: float | None = None
+    try:
         while True:
-            _notify(EngineWait(lock_holder(lock), time.monotonic() - started))
-            try:
-                lock.acquire(timeout=WAIT_REPORT_INTERVAL)
-                break
-            except filelock.Timeout:
-                continue
+            if line is None or line.first():
+                try:
+                    lock.acquire(timeout=0)
+                    break
+                except filelock.Timeout:
+                    pass
+            now = time.monotonic()
+            if reported is None or now - reported >= WAIT_REPORT_INTERVAL:
+                _notify(EngineWait(lock_holder(lock), now - started))
+                reported = now
+            time.sleep(_POLL_INTERVAL)
+            if line is not None:
+                line.renew()
+    finally:
+        if line is not None:
+            line.leave()
+    if reported is not None:
         _notify(EngineWait(os.getpid(), time.monotonic() - started, acquired=True))
     try:
         _write_holder(lock)
