@@ -41,8 +41,8 @@ ENGINE_GROUP = "engine"
 BESIDE_THE_ENGINE = ("tests/test_wheel.py", "tests/test_notebook_browser.py", "tests/fleet/",
                      "tests/service/")
 #: Except the team store's engine tests: their 24 runs are nearly all their time, and each
-#: would wait for its turn between the engine worker's runs (the lock is not fair), past
-#: their patience on a busy machine; on the engine worker they follow one another.
+#: would wait for its turn between the engine worker's runs; on the engine worker they
+#: follow one another.
 WITH_THE_ENGINE = ("tests/service/test_team_store.py",)
 
 
@@ -55,15 +55,17 @@ def _runs_the_engine(item: pytest.Item) -> bool:
             or "engine" in getattr(item, "fixturenames", ()))
 
 
-def _queue_rank(item: pytest.Item) -> int:
+def _queue_rank(item: pytest.Item) -> tuple[int, int]:
     """Where ``item``'s group stands in the queue of groups xdist hands out: the engine
     group first (the longest), then the modules beside it, longest first, then the rest as
     collected. So the units still queued when the engine group ends are short ones: a long
-    unit taken up last would keep one worker running alone."""
+    unit taken up last would keep one worker running alone. In the engine group the
+    notebooks come first: each starts a kernel (seconds without a run), time the modules
+    beside the engine, queued first on the other worker, fill with their runs."""
     if _runs_the_engine(item):
-        return 0
+        return 0, 0 if item.path.suffix == ".ipynb" else 1
     beside = [n for n, path in enumerate(BESIDE_THE_ENGINE) if item.nodeid.startswith(path)]
-    return 1 + (beside[0] if beside else len(BESIDE_THE_ENGINE))
+    return 1 + (beside[0] if beside else len(BESIDE_THE_ENGINE)), 0
 
 
 def pytest_configure(config: pytest.Config) -> None:
