@@ -110,6 +110,17 @@ def lock_holder(lock: filelock.BaseFileLock) -> int | None:
         return None
 
 
+#: Seconds a waiting run's place in line stays valid without being renewed (it renews it
+#: every :data:`_POLL_INTERVAL`).
+TURN_TIMEOUT = 2.0
+#: Seconds after which a place nobody renews is cleared from the line (its waiter died).
+_FORGOTTEN_AFTER = 60.0
+#: Seconds between two tries of the lock while waiting (filelock's own poll interval).
+_POLL_INTERVAL = 0.05
+#: A place's file name: when it asked (ns, zero-padded to sort), PID, thread.
+_PLACE = re.compile(r"\d{20}-\d+-\d+")
+
+
 class _Line:
     """A run's place in the line for ``lock``: a file in the directory beside it, named by
     when the run asked (so names sort in arrival order) and renewed while the run waits.
@@ -149,15 +160,6 @@ class _Line:
 
     def leave(self) -> None:
         self.path.unlink(missing_ok=True)
-
-
-#: Seconds a waiting run's place in line stays valid without being renewed (it renews it
-#: every :data:`_POLL_INTERVAL`).
-TURN_TIMEOUT = 2.0
-_FORGOTTEN_AFTER = 60.0
-#: Seconds between two tries of the lock while waiting (filelock's own poll interval).
-_POLL_INTERVAL = 0.05
-_PLACE = re.compile(r"\d{20}-\d+-\d+")
 
 
 @contextlib.contextmanager
