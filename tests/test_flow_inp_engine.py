@@ -86,6 +86,11 @@ def test_inp_is_present_in_all_40_interleaved_runs_of_two_handlers(
     assert (add["total_blocking_time"].notna()).all()
     missing = add[add[INP].isna()][["flow", "run"]].values.tolist()
     assert missing == []
+    # And it is the click's (at least its handler's busy time), not the pointerdown's that
+    # a frame of its own reports first.
+    busy = add["flow"].astype(str).str.split().str[0].astype(float)
+    short = add[add[INP] < busy][["flow", "run", INP]].values.tolist()
+    assert short == []
     compared = shop_carts.compare("flow", "50 ms", "300 ms", INP).frame
     (verdict,) = compared.loc[compared["step"] == "add", "verdict"]
     assert verdict == "b is slower"

@@ -505,38 +505,69 @@ async function runFlowAction(page, action) {
 // EventTiming) only when the frame that follows it has been presented. A step that ends as soon
 // as its last action returns (a `wait_for` already true, a slow raster or a loaded machine)
 // stopped the trace before that, and its INP went missing. So a timespan with an interacting
-// action ends only once the page has reported the Event Timing entry of every interaction it
-// counted (the same task as the trace events), or after SETTLE_BOUND_MS. An interaction whose
-// duration stays under 16 ms has no observable entry (the smallest `durationThreshold`): it
-// waits out the bound. Timespans without such an action are run exactly as before.
+// action ends only once the page has reported an Event Timing entry of every interaction it
+// counted (the same task as the trace events), or after SETTLE_BOUND_MS. Not just any entry
+// when the interaction's last event (a click, a keyup) has slow handlers: a click's
+// `pointerdown` can be presented on a frame of its own before the `click` whose handler is the
+// slow part, and a step that ended there held only the pointerdown in its trace (its INP 28 ms
+// for a 50 ms handler, seen on a loaded machine). So the page times each last event's
+// handlers: one that ended 16 ms or more after its input is sure to have an entry of its own,
+// which is waited for too. An interaction whose duration stays under 16 ms has no observable
+// entry (the smallest `durationThreshold`): it waits out the bound. Timespans without such an
+// action are run exactly as before.
 const INTERACTING_ACTIONS = new Set(['click', 'type', 'press']);
 const SETTLE_BOUND_MS = 3000;
 
 // In the page (and every document a navigation in the timespan opens): counts interactions
-// from here on and records the ids of those whose Event Timing entry has been reported. A
-// later timespan on the same document starts the count afresh.
+// from here on, records the ids of those with a reported Event Timing entry, and the inputs
+// (their `timeStamp`) of last events whose handlers ended 16 ms or more after them and whose
+// own entry is still awaited. A later timespan on the same document starts afresh.
 function watchInteractions() {
+  const fresh = () => ({since: performance.interactionCount ?? 0, reported: new Set(),
+    entries: [], awaited: [], timing: 0});
   const known = window.__pagelabInteractions;
   if (known) {
-    Object.assign(known, {since: performance.interactionCount ?? 0, reported: new Set(),
-      entries: []});
+    Object.assign(known, fresh());
     return;
   }
-  const watch = {since: performance.interactionCount ?? 0, reported: new Set(), entries: []};
+  const watch = fresh();
   Object.defineProperty(window, '__pagelabInteractions', {value: watch});
+  // The last event of a pointer interaction (pointerdown, pointerup, click) and of a key
+  // press (keydown, keyup). An entry's startTime is its event's timeStamp.
+  const lastEvents = ['click', 'keyup'];
+  const sameInput = (entry, start) => lastEvents.includes(entry.name)
+    && Math.abs(entry.startTime - start) <= 1;
   const record = (list) => {
     for (const entry of list.getEntries()) {
       if (!entry.interactionId) continue;
       watch.reported.add(entry.interactionId);
+      watch.awaited = watch.awaited.filter((start) => !sameInput(entry, start));
       watch.entries.push(entry);
     }
   };
+  for (const type of lastEvents) {
+    window.addEventListener(type, (event) => {
+      // A click the keyboard made (detail 0) belongs to its key press, which ends in a keyup.
+      if (!event.isTrusted || (type === 'click' && event.detail === 0)) return;
+      const start = event.timeStamp;
+      watch.timing += 1;
+      // A task queued here runs once every handler of this event has run.
+      setTimeout(() => {
+        watch.timing -= 1;
+        if (performance.now() - start >= 16
+            && !watch.entries.some((entry) => sameInput(entry, start))) {
+          watch.awaited.push(start);
+        }
+      }, 0);
+    }, {capture: true});
+  }
   new PerformanceObserver(record).observe({type: 'event', durationThreshold: 16});
   new PerformanceObserver(record).observe({type: 'first-input'});
 }
 
-// In the page: resolves once every interaction counted since watchInteractions has its entry
-// reported, or after boundMs; says how many were counted and reported.
+// In the page: resolves once every interaction counted since watchInteractions has an entry
+// reported and no slow last event's own entry is awaited, or after boundMs; says how many
+// were counted and reported.
 function interactionsReported(boundMs) {
   const watch = window.__pagelabInteractions;
   if (!watch) return Promise.resolve({counted: 0, reported: 0});
@@ -546,7 +577,8 @@ function interactionsReported(boundMs) {
     const deadline = performance.now() + boundMs;
     const check = () => {
       const now = status();
-      if (now.reported >= now.counted || performance.now() >= deadline) resolve(now);
+      const settled = now.reported >= now.counted && !watch.awaited.length && !watch.timing;
+      if (settled || performance.now() >= deadline) resolve(now);
       else setTimeout(check, 10);
     };
     check();
