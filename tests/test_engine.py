@@ -28,6 +28,7 @@ from pagelab.models import TIMEOUT, Device, LighthouseConfig, Location, TestStat
 from pagelab.runners import MatrixCell
 from pagelab.store import Store
 from pagelab.store._records import run_timing
+from processes import still_running
 
 pytestmark = pytest.mark.engine
 
@@ -47,14 +48,8 @@ def _closed_port() -> int:
 
 
 def _assert_gone(pids: list[int]) -> None:
-    deadline = time.monotonic() + 30  # returns as soon as it happens; 30 s only if never
-    while time.monotonic() < deadline:
-        alive = [pid for pid in pids if psutil.pid_exists(pid)
-                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
-        if not alive:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"processes left behind: {alive}")
+    alive = still_running(pids)
+    assert not alive, f"processes left behind: {alive}"
 
 
 @pytest.fixture

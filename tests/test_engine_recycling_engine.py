@@ -6,25 +6,18 @@ after every 2 runs of its Chromium, then once its tree is over 1 MB (always).
 
 from __future__ import annotations
 
-import time
-
-import psutil
 import pytest
 
 from pagelab.demo import DemoServer
 from pagelab.engine import Engine
 from pagelab.models import TestStatus
+from processes import still_running
 
 pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
 
 
 def _gone(pid: int) -> bool:
-    deadline = time.monotonic() + 30  # returns as soon as it is gone; 30 s only if never
-    while time.monotonic() < deadline:
-        if not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-            return True
-        time.sleep(0.1)
-    return False
+    return not still_running([pid])
 
 
 def test_chromium_is_recycled_between_runs_and_the_runs_still_measure() -> None:

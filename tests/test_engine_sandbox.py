@@ -11,17 +11,16 @@ import os
 import pwd
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from pagelab.demo import DemoServer
 from pagelab.engine import Engine, TargetPolicy, find_chromium, parse_networks
 from pagelab.engine._sandbox import BROWSER_USER, kernel_blocks_sandbox
 from pagelab.models import LighthouseConfig
+from processes import still_running
 
 # What the browser may do, not what Lighthouse measures: the short quiet window (conftest.py).
 pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("quick_navigation")]
@@ -79,15 +78,8 @@ def _browser_pids(engine: Engine) -> list[int]:
 
 
 def _assert_gone(pids: list[int]) -> None:
-    deadline = time.monotonic() + 30  # returns as soon as it happens; 30 s only if never
-    alive = pids
-    while time.monotonic() < deadline:
-        alive = [pid for pid in pids if psutil.pid_exists(pid)
-                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
-        if not alive:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"processes left behind: {alive}")
+    alive = still_running(pids)
+    assert not alive, f"processes left behind: {alive}"
 
 
 def _expected_user() -> str:

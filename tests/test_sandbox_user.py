@@ -14,11 +14,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from pagelab.engine import find_chromium
@@ -33,6 +31,7 @@ from pagelab.engine._sandbox import (
     sandbox_plan,
     sandbox_status,
 )
+from processes import still_running
 
 ROOT = os.geteuid() == 0
 NOBODY = pwd.getpwnam("nobody")
@@ -176,13 +175,9 @@ def test_a_child_of_another_user_dies_with_the_python_that_started_it() -> None:
     parent.send_signal(signal.SIGKILL)
     with parent:  # closes its pipes
         parent.wait(timeout=10)
-    deadline = time.monotonic() + 30  # returns as soon as it happens; 30 s only if never
-    while time.monotonic() < deadline:
-        if not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-            return
-        time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)
-    raise AssertionError("the child of another user outlived its parent")
+    if still_running([pid], poll=0.05):
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the child of another user outlived its parent")
 
 
 @needs_root
