@@ -9,6 +9,11 @@ from pagelab import Flow
 ADDED = '#cart-count[data-count="1"]'
 
 
+def handler_ms(flow: str) -> float:
+    """The busy time, in ms, of the click handler of :func:`add_to_cart`'s flow ``flow``."""
+    return float(flow.removesuffix(" ms"))
+
+
 def add_to_cart(base_url: str, block_ms: int) -> Flow:
     """A flow named ``"<block_ms> ms"``: the shop page, then a timespan around a click on
     the slow button, ended as soon as the item is in the cart."""

@@ -256,6 +256,13 @@ def _p(z: float, inside: np.ndarray, parent: np.ndarray, total: int) -> float:
     return min(1.0, 2 * float(ndtr(-z)) + joined)
 
 
+def _chained(splits: np.ndarray) -> np.ndarray:
+    """The parents (:func:`_p`) of splits in two in build order: each joined to the split a
+    build before it, the first to itself."""
+    parents: np.ndarray = np.concatenate([splits[:1], splits[:-1]])
+    return parents
+
+
 def _offsets(edges: np.ndarray, min_runs: int) -> np.ndarray:
     """The splits of the builds bounded by ``edges`` that leave ``min_runs`` runs either
     side: each as the number of runs on the left."""
@@ -267,8 +274,8 @@ def _offsets(edges: np.ndarray, min_runs: int) -> np.ndarray:
 
 def _p_at(values: np.ndarray, edges: np.ndarray, build: int, min_runs: int) -> float:
     """The p-value of splitting the builds bounded by ``edges`` before ``build`` (from 1):
-    its normal-scores z, corrected over every split between them (:func:`_p`: each split
-    joined to the one a build before it)."""
+    its normal-scores z, corrected over every split between them (:func:`_p`,
+    :func:`_chained`)."""
     start, stop = int(edges[0]), int(edges[-1])
     splits = _offsets(edges, min_runs)
     inside = int(edges[build]) - start
@@ -276,7 +283,7 @@ def _p_at(values: np.ndarray, edges: np.ndarray, build: int, min_runs: int) -> f
         return 1.0
     cumulative, squares = _ranks(values[start:stop])
     z = _z(np.array([float(inside)]), cumulative[[inside]], stop - start, squares)
-    return _p(float(z[0]), splits, np.concatenate([splits[:1], splits[:-1]]), stop - start)
+    return _p(float(z[0]), splits, _chained(splits), stop - start)
 
 
 #: Huber's tuning constant, in standard deviations: a run further than that from a level
@@ -329,8 +336,8 @@ def _splits(offsets: np.ndarray, min_runs: int) -> tuple[np.ndarray, np.ndarray,
     in two is ``[0, stop)``; a level between two others starts after 0 and holds at most
     :data:`EPIDEMIC_WIDTH` builds), each side holding ``min_runs`` runs; and each split's
     parent for :func:`_p`, as its number of runs: a split in two is joined to the one a
-    build before, a level ``[a, b)`` to ``[a, b - 1)`` if tried, else to ``[a - 1, b)``,
-    else to the split ``[0, b)``: one holds the other."""
+    build before (:func:`_chained`), a level ``[a, b)`` to ``[a, b - 1)`` if tried, else
+    to ``[a - 1, b)``, else to the split ``[0, b)``: one holds the other."""
     total, builds = int(offsets[-1]), len(offsets) - 1
     widest = min(EPIDEMIC_WIDTH, builds - 2)
 
@@ -344,7 +351,7 @@ def _splits(offsets: np.ndarray, min_runs: int) -> tuple[np.ndarray, np.ndarray,
     stops = np.arange(1, builds)
     stops = stops[tried(np.zeros_like(stops), stops)]
     starts, ends = [np.zeros_like(stops)], [stops]
-    parents = [offsets[np.concatenate([stops[:1], stops[:-1]])]]
+    parents = [_chained(offsets[stops])]
     for width in range(1, widest + 1):
         a = np.arange(1, builds - width)
         b = a + width
