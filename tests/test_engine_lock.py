@@ -133,6 +133,41 @@ def test_a_run_asking_again_goes_after_the_one_waiting(tmp_path: Path) -> None:
     assert list((tmp_path / "engine.lock.line").iterdir()) == []  # both left the line
 
 
+def test_the_holder_asking_again_is_not_put_behind_a_waiting_run(tmp_path: Path) -> None:
+    """A test holds the engine around its own run (which takes it again) while another
+    process's run waits: the holder goes on at once. Behind the waiting run it would wait
+    for a lock it holds itself; CI hung so for 600 s, twice."""
+    path = tmp_path / "engine.lock"
+    waiting = threading.Event()
+    done = threading.Event()
+
+    def listener(wait: EngineWait) -> None:
+        if not wait.acquired:
+            waiting.set()
+
+    def waiter() -> None:
+        with hold_engine(engine_lock(path)):
+            pass
+
+    def holder() -> None:
+        lock = engine_lock(path)
+        with hold_engine(lock):
+            other = threading.Thread(target=waiter)
+            other.start()
+            assert waiting.wait(HANG_GUARD_S)
+            with hold_engine(lock):  # the run inside the test's hold
+                done.set()
+        other.join(HANG_GUARD_S)
+
+    with engine_waits(listener):
+        # In a thread of its own, so a hang fails this test instead of stopping the suite.
+        thread = threading.Thread(target=holder, daemon=True)
+        thread.start()
+        assert done.wait(60), "the holder waited behind the run waiting for it"
+        thread.join(HANG_GUARD_S)
+    assert list((tmp_path / "engine.lock.line").iterdir()) == []
+
+
 def test_a_place_in_line_nobody_renews_holds_no_one_back(tmp_path: Path) -> None:
     path = tmp_path / "engine.lock"
     line = tmp_path / "engine.lock.line"

@@ -169,7 +169,15 @@ def hold_engine(lock: filelock.BaseFileLock) -> Iterator[None]:
     engine again and again from one waiting beside it (an ``flock`` alone goes to whoever
     asks at the right moment, usually the process that just let it go). While another
     holds it, the wait is reported to the :func:`engine_waits` listeners every
-    :data:`WAIT_REPORT_INTERVAL` seconds."""
+    :data:`WAIT_REPORT_INTERVAL` seconds.
+
+    A thread that holds ``lock`` already (a test holding the engine around its own run)
+    takes it again at once: it is not a new run, and a place behind those who wait for it
+    would wait forever."""
+    if lock.is_locked:  # thread-local: this thread's hold
+        with lock:
+            yield
+        return
     try:
         line: _Line | None = _Line(lock)
     except OSError:  # no line where the lock lies: the lock alone, not in turn
