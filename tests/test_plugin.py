@@ -121,6 +121,64 @@ def test_perf_measure_takes_pagelab_measure_names(pytester: pytest.Pytester) -> 
     """)
     pytester.runpytest(REPLAY).assert_outcomes(passed=3)
 
+def test_perf_measure_checks_each_connection(pytester: pytest.Pytester) -> None:
+    # perf.measure(connections=...) as pagelab.measure: each connection is a cell of its
+    # own, every limit checked on each; a replay keeps the runs of the connection asked for.
+    # The recorded /fast runs, relabelled: five on fiber, five on 3g and 2 s slower there.
+    frame = pd.read_csv(RUNS)
+    fast = frame[frame["url"] == "http://demo.test/fast"].sort_values("run")
+    fiber, slow = fast.iloc[:5].copy(), fast.iloc[5:].copy()
+    fiber["connection"] = "fiber"
+    slow["connection"] = "3g"
+    slow["largest_contentful_paint"] += 2000
+    pd.concat([fiber, slow]).to_csv(pytester.path / "connections.csv", index=False)
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.budget(largest_contentful_paint=2500)
+        def test_both(perf):
+            perf.measure("http://demo.test/fast", connections=["fiber", "3g", "fiber"])
+
+        @pytest.mark.budget(largest_contentful_paint=2500)
+        def test_fiber(perf):
+            results = perf.measure("http://demo.test/fast", connections="fiber",
+                                   config={"connection": "3g"})
+            assert set(results.frame["connection"]) == {"fiber"}
+            assert len(results.frame) == 5
+
+        @pytest.mark.budget(largest_contentful_paint=2500)
+        def test_config_connection(perf):
+            perf.measure("http://demo.test/fast", config={"connection": "3g"})
+
+        def test_not_recorded(perf):
+            perf.measure("http://demo.test/fast", connections="4g")
+
+        def test_unknown(perf):
+            perf.measure("http://demo.test/fast", connections="3G_slow")
+    """)
+    result = pytester.runpytest("--pagelab-replay=connections.csv",
+                                "--pagelab-results=results.json")
+    result.assert_outcomes(passed=1, failed=4)
+    result.stdout.re_match_lines([
+        r"_+ test_both _+",
+        r"largest_contentful_paint \d+ ms > 2500 ms \(median of 5: .*\) mobile/us/3g "
+        r"http://demo.test/fast",
+        r"_+ test_config_connection _+",
+        r"largest_contentful_paint \d+ ms > 2500 ms .* mobile/us/3g ",
+        r"_+ test_not_recorded _+",
+        r"no recorded runs for mobile/us http://demo.test/fast in connections.csv on "
+        r"connection 4g",
+        r"_+ test_unknown _+",
+    ])
+    result.stdout.re_match_lines([
+        r"E +pytest.UsageError: perf: connections: unknown '3G_slow': did you mean "
+        r"'3g_slow'\?"])
+    assert "During handling" not in result.stdout.str()
+    checks = json.loads((pytester.path / "results.json").read_text())["checks"]
+    both = {c["connection"]: c["passed"] for c in checks if "test_both" in c["nodeid"]}
+    assert both == {"fiber": True, "3g": False}
+
+
 def test_unknown_and_unmeasured_metrics_are_usage_errors(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""
         import pytest

@@ -1,8 +1,9 @@
 """pytest-pagelab on the real engine: the demo site's fast page passes a budget, the heavy
 page misses it with the readable message, a refused connection fails with its error code.
 
-One pytester session, one run per page (``--pagelab-runs=1``): three engine runs. The
-regression gate's baseline is the session's ``gate_baseline`` (tests/conftest.py), replayed.
+One pytester session, one run per page and connection (``--pagelab-runs=1``): five engine
+runs. The regression gate's baseline is the session's ``gate_baseline``
+(tests/conftest.py), replayed.
 """
 
 from __future__ import annotations
@@ -47,12 +48,17 @@ def test_real_engine_budgets(
         def test_heavy(perf):
             perf.measure("{site}/heavy")
 
+        def test_connections(perf):
+            results = perf.measure("{site}/fast", devices="desktop", connections=["fiber", "3g"])
+            lcp = results.frame.set_index("connection")["largest_contentful_paint"]
+            assert lcp["3g"] > 2 * lcp["fiber"]
+
         @pytest.mark.budget(**BUDGET)
         def test_refused(perf):
             perf.measure("http://127.0.0.1:9/", devices="desktop")
     """)
     result = pytester.runpytest("--pagelab-runs=1", "--pagelab-results=results.json")
-    result.assert_outcomes(passed=1, failed=2)
+    result.assert_outcomes(passed=2, failed=2)
     result.stdout.re_match_lines([
         rf"largest_contentful_paint \d+ ms > 2500 ms \(median of 1: \d+\) mobile/us "
         rf"{site}/heavy report: \S+/report.html",

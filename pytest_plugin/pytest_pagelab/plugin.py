@@ -127,6 +127,23 @@ def _as_list(value: str | Sequence[str], what: str) -> list[str]:
     return items
 
 
+def _configs(config: Mapping[str, Any] | None,
+             connections: str | Sequence[str] | None) -> list[dict[str, Any] | None]:
+    """The configs ``perf`` measures with: ``config`` as it is, or one per connection (the
+    connection replacing ``config``'s, as in :func:`pagelab.measure`)."""
+    from pagelab import Connection
+    from pagelab.models import unknown_value
+
+    if connections is None:
+        return [dict(config) if config is not None else None]
+    chosen = dict.fromkeys(_as_list(connections, "connections"))  # repeats dropped, in order
+    known = [c.value for c in Connection]
+    for connection in chosen:
+        if connection not in known:
+            raise pytest.UsageError(f"perf: connections: {unknown_value(connection, known)}")
+    return [{**(config or {}), "connection": connection} for connection in chosen]
+
+
 def _renamed(new_name: str, new: Any, old_name: str, old: Any, default: Any) -> Any:
     """``new`` if given, else the deprecated ``old`` (warned), else ``default``."""
     if old is None:
@@ -153,17 +170,21 @@ class Perf:
         config: Mapping[str, Any] | None = None,
         runs: int | str | None = None,
         *,
+        connections: str | Sequence[str] | None = None,
         url: str | Sequence[str] | None = None,
         device: str | Sequence[str] | None = None,
         location: str | Sequence[str] | None = None,
         build: Any = None,
     ) -> Results:
         """Measure ``urls`` ``runs`` times (default ``--pagelab-runs``; ``"auto"``: until the
-        checks are decided) on every device x location as :func:`pagelab.measure` does (its
-        names; ``url=``, ``device=``, ``location=`` are deprecated spellings), check the
-        test's ``@pytest.mark.budget`` (and the baseline) on each cell's aggregate, and
-        return the :class:`pagelab.Results`. ``build``: the build the runs measure (default:
-        the session's, docs/history.md, "Build context").
+        checks are decided) on every device x location (x connection) as
+        :func:`pagelab.measure` does (its names; ``url=``, ``device=``, ``location=`` are
+        deprecated spellings), check the test's ``@pytest.mark.budget`` (and the baseline)
+        on each cell's aggregate, and return the :class:`pagelab.Results`.
+        ``connections``: one connection id or a list, each replacing ``config``'s (None:
+        ``config``'s, else each device's default); every limit is checked on each.
+        ``build``: the build the runs measure (default: the session's, docs/history.md,
+        "Build context").
 
         A missed error-level budget or a page that fails to load fails the test with one
         line per miss; a missed warn-level budget is a :class:`BudgetWarning`.
@@ -173,8 +194,8 @@ class Perf:
             raise TypeError("perf.measure: missing the page URL(s) to measure (urls)")
         devices = _renamed("devices", devices, "device", device, "mobile")
         locations = _renamed("locations", locations, "location", location, "us")
-        return self._check(tuple(_as_list(urls, "urls")), devices, locations, config, runs,
-                           build)
+        return self._check(tuple(_as_list(urls, "urls")), devices, locations,
+                           _configs(config, connections), runs, build)
 
     def flow(
         self,
@@ -184,10 +205,11 @@ class Perf:
         locations: str | Sequence[str] = "us",
         config: Mapping[str, Any] | None = None,
         *,
+        connections: str | Sequence[str] | None = None,
         build: Any = None,
     ) -> Results:
         """Run a user flow (a :class:`pagelab.Flow` or a flow file's path) ``runs`` times on
-        every device x location, check the test's ``@pytest.mark.budget`` per step
+        every device x location (x connection), check the test's ``@pytest.mark.budget`` per step
         (``step="name"`` limits one step; else every step measuring the metric), and return
         the :class:`pagelab.Results`, one row per step; otherwise as :meth:`measure`.
         """
@@ -199,12 +221,16 @@ class Perf:
             chosen.check()
         except pagelab.InvalidInputError as exc:
             raise pytest.UsageError(f"perf.flow: {exc}") from exc
-        return self._check(chosen, devices, locations, config, runs, build)
+        return self._check(chosen, devices, locations, _configs(config, connections), runs,
+                           build)
 
     def _check(self, page: tuple[str, ...] | Flow, devices: str | Sequence[str],
-               locations: str | Sequence[str], config: Mapping[str, Any] | None,
+               locations: str | Sequence[str], configs: list[dict[str, Any] | None],
                runs: int | str | None, build: Any = None) -> Results:
-        """Measure ``page`` (URLs or a flow), check the marker's limits, record it all."""
+        """Measure ``page`` (URLs or a flow) with each of ``configs`` (one per connection),
+        check the marker's limits, record it all."""
+        import pandas as pd
+
         from pagelab import Results
         from pagelab.budgets import Target
 
@@ -215,12 +241,17 @@ class Perf:
             raise pytest.UsageError("perf.flow: runs=auto measures pages only; give a number")
         marker = item.get_closest_marker("budget")
         checks, resources = _marker_checks(marker, item.nodeid) if marker else ([], [])
-        target = Target(page, tuple(_as_list(devices, "devices")),
-                        tuple(_as_list(locations, "locations")),
-                        dict(config) if config is not None else None, None, checks)
         outcome = item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
-        frame, failures = state.check(target, count, outcome, checks,
-                                      [] if is_flow else resources, build=build)
+        frames: list[pd.DataFrame] = []
+        failures: list[str] = []
+        for config in configs:
+            target = Target(page, tuple(_as_list(devices, "devices")),
+                            tuple(_as_list(locations, "locations")), config, None, checks)
+            frame, missed = state.check(target, count, outcome, checks,
+                                        [] if is_flow else resources, build=build)
+            frames.append(frame)
+            failures += missed
+        frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         if is_flow and resources:
             failures.append("resource budgets apply to pages: perf.flow checks metric budgets")
         # Annotations point at the test function (its first line: the budget marker).

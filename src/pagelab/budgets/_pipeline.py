@@ -462,7 +462,12 @@ def replayed_target(frame: pd.DataFrame, target: Target, devices: Sequence[str],
                     locations: Sequence[str], source: str) -> pd.DataFrame:
     """``target``'s recorded runs on the devices and locations: a flow's
     (:func:`replayed_flow`), a template's (:func:`replayed_template`), else its pages'
-    (:func:`replayed_cells`)."""
+    (:func:`replayed_cells`). When the target's config names a connection, only the runs
+    on that connection count (as a measured target runs on it)."""
+    connection = (target.config or {}).get("connection")
+    if connection is not None:
+        frame = frame[frame["connection"].astype(object) == str(connection)]
+        source = f"{source} on connection {connection}"
     if isinstance(target.page, Flow):
         return replayed_flow(frame, target.page, devices, locations, source)
     if target.template is not None:
