@@ -397,3 +397,66 @@ def test_the_architecture_page_names_what_exists() -> None:
         for room in rooms.split(",")
     }
     assert placed == FLOORS
+
+
+
+def _handed_on(module: str) -> list[tuple[str, int]]:
+    """The names a package room's ``__init__`` hands to the other rooms: its
+    ``from ._x import name as name`` lines (not public API, not in ``__all__``)."""
+    tree = ast.parse(modules()[module].read_text(encoding="utf-8"))
+    return [(alias.name, node.lineno) for node in tree.body
+            if isinstance(node, ast.ImportFrom) and node.level == 1
+            for alias in node.names if alias.asname == alias.name]
+
+
+def _uses(source: str, package: list[str]) -> set[str]:
+    """The dotted names of ours a source uses: what it imports (:func:`names_in`) and
+    what it reads off a module it imported (``budgets.check_frame`` after ``from pagelab
+    import budgets``: ``pagelab.budgets.check_frame``)."""
+    used = {name for name, _ in names_in(source, package)}
+    tree = ast.parse(source)
+    bound: dict[str, str] = {}  # a local name -> the module of ours it is
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                full = next(iter({n for n, _ in names_in(
+                    ast.unparse(ast.ImportFrom(node.module, [alias], node.level)), package)}))
+                if full in modules():
+                    bound[alias.asname or alias.name] = full
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            chain: list[str] = [node.attr]
+            value = node.value
+            while isinstance(value, ast.Attribute):
+                chain.insert(0, value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in bound:
+                used.add(".".join([bound[value.id], *chain]))
+    return used
+
+
+def test_what_a_room_hands_to_the_others_is_used_by_one() -> None:
+    # A room's internal surface, the names its __init__ passes on to the other rooms, is
+    # kept to what they use: each is imported or read (``budgets.check_frame``) outside the
+    # room, by another room, the plugin, the tests or the benchmarks. A name nobody reads
+    # is a way in that nothing checks.
+    repo = ROOTS[0].parents[1]
+    used: dict[str, set[str]] = {}  # room -> what the sources outside it use
+    sources = [(module, path, module.split(".") if path.name == "__init__.py"
+                else module.split(".")[:-1]) for module, path in modules().items()]
+    sources += [("", path, []) for folder in ("tests", "benchmarks")
+                for path in (repo / folder).rglob("*.py")]
+    names = {module: _handed_on(module) for module in modules()
+             if modules()[module].name == "__init__.py" and room(module) == module}
+    for module, path, package in sources:
+        found = _uses(path.read_text(encoding="utf-8"), package)
+        for owner in names:
+            if room(module) != owner:
+                used.setdefault(owner, set()).update(found)
+    unused = [f"{owner}.{name} (line {line})" for owner, handed in names.items()
+              for name, line in handed if f"{owner}.{name}" not in used.get(owner, set())]
+    assert not unused, unused

@@ -33,10 +33,8 @@ from ._models import BudgetFile, Check, MetricLimit, PageBudget
 # isort: split
 # For the pytest plugin, ``pagelab check``, ``pagelab gate-check`` and ``pagelab.measure``
 # only (not public API, not in __all__).
-from ._aa import AACount as AACount
 from ._aa import aa_check as aa_check
 from ._adaptive import AutoRuns as AutoRuns
-from ._adaptive import median_interval as median_interval
 from ._adaptive import parse_auto_runs as parse_auto_runs
 from ._baseline import current_commit as current_commit
 from ._baseline import too_few_baseline_runs as too_few_baseline_runs
@@ -47,16 +45,10 @@ from ._ci import workflow_commands as workflow_commands
 from ._evaluate import check_where as check_where
 from ._evaluate import format_tally as format_tally
 from ._evaluate import format_value as format_value
-from ._evaluate import resolve_checks as resolve_checks
 from ._evaluate import run_failures as run_failures
-from ._gate import DEFAULT_ALPHA as DEFAULT_ALPHA
-from ._gate import VERDICTS as VERDICTS
 from ._gate import GateRule as GateRule
 from ._gate import RegressionResult as RegressionResult
-from ._gate import Verdict as Verdict
 from ._gate import decide as decide
-from ._gate import format_difference as format_difference
-from ._history_baseline import HISTORY_BUILDS as HISTORY_BUILDS
 from ._history_baseline import HistoryBaseline as HistoryBaseline
 from ._history_baseline import baseline_from_history as baseline_from_history
 from ._history_baseline import compare_history as compare_history
@@ -69,9 +61,7 @@ from ._limits import RegressionLimit as RegressionLimit
 from ._limits import parse_regression_limits as parse_regression_limits
 from ._models import AGGREGATION_NAMES as AGGREGATION_NAMES
 from ._models import checks_from_mapping as checks_from_mapping
-from ._pipeline import DEFAULT_RUNS as DEFAULT_RUNS
 from ._pipeline import EngineFailureError as EngineFailureError
-from ._pipeline import MeasureMatrix as MeasureMatrix
 from ._pipeline import SampleTemplates as SampleTemplates
 from ._pipeline import Target as Target
 from ._pipeline import TemplateScan as TemplateScan
@@ -84,8 +74,6 @@ from ._pipeline import keyword_limits as keyword_limits
 from ._pipeline import lhci_record as lhci_record
 from ._pipeline import matrix_measure as matrix_measure
 from ._pipeline import measure_auto as measure_auto
-from ._pipeline import measure_cells as measure_cells
-from ._pipeline import measure_flow as measure_flow
 from ._pipeline import measure_target as measure_target
 from ._pipeline import parse_gate_rule as parse_gate_rule
 from ._pipeline import parse_runs as parse_runs
@@ -98,18 +86,13 @@ from ._pipeline import target_checks as target_checks
 from ._pipeline import target_urls as target_urls
 from ._publish import publish_ci_reports as publish_ci_reports
 from ._publish import write_results as write_results
-from ._resources import evaluate_resources as evaluate_resources
-from ._resources import replayed_lhrs as replayed_lhrs
-from ._resources import resource_limits as resource_limits
 from ._sequential import DETECTION_POWER as DETECTION_POWER
-from ._sequential import SimulatedGate as SimulatedGate
 from ._sequential import detectable_shift as detectable_shift
 from ._sequential import look_level as look_level
 from ._sequential import rank_test_power as rank_test_power
 from ._sequential import simulate_gate as simulate_gate
 from ._tables import check_table as check_table
 from ._tables import regression_table as regression_table
-from ._wording import STATUS_LABELS as STATUS_LABELS
 
 __all__ = [
     "AssertionResult",

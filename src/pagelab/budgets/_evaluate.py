@@ -193,7 +193,7 @@ def evaluate(
     A budget file's byte and request limits per resource type (``resource_size``,
     ``resource_count``, ``third_party_size``, ``third_party_count`` under ``budgets``) are
     read from each successful run's LHR through ``read_lhr`` (``runner.lhr``), after the
-    metric results (:func:`pagelab.budgets.evaluate_resources`); without ``read_lhr``, from
+    metric results (``evaluate_resources`` in ``budgets/_resources.py``); without ``read_lhr``, from
     the LHR each run's ``report_url`` report embeds (replayed runs), and where a run has none,
     such a file is :class:`~pagelab.InvalidInputError`, never silently unchecked.
 

@@ -611,7 +611,7 @@ class BudgetFile(_Budgeted):
     def resource_limits(self, base_url: str | None = None) -> list[ResourceLimit]:
         """Every page's byte and request limits per resource type (``resource_size: {script:
         300000}`` and the like under ``budgets``), the file's then the page's (the later
-        one wins per type, as :func:`pagelab.budgets.evaluate_resources` reads them), each
+        one wins per type, as ``evaluate_resources`` reads them), each
         scoped to its page's cells."""
         found: list[ResourceLimit] = []
         for page in self.pages:

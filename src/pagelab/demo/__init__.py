@@ -19,7 +19,6 @@ from ._site import PAGES, WIDGET_BYTES, DemoServer, RecordedRequest, serve
 
 # isort: split
 # For ``pagelab demo`` and the tests (not public API, not in __all__).
-from ._crux import CruxRequest as CruxRequest
 from ._site import serve_forever as serve_forever
 
 __all__ = [

@@ -26,7 +26,6 @@ from ._errors import (
 
 # isort: split
 # For pagelab.Results, the HTML report and `pagelab field` (not public API, not in __all__).
-from ._client import DEFAULT_ENDPOINT as DEFAULT_ENDPOINT
 from ._client import CruxClient as CruxClient
 from ._client import key_configured as key_configured
 from ._tables import VERSUS_NOTE as VERSUS_NOTE

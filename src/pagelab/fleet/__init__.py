@@ -16,31 +16,20 @@ from ._settings import FleetSettings
 # with ``pagelab serve --broker`` and ``pagelab worker``; only its settings are public
 # (``pagelab.service.Settings(fleet=FleetSettings(...))``).
 from ._app import DEFAULT_VISIBILITY_TIMEOUT as DEFAULT_VISIBILITY_TIMEOUT
-from ._app import check_broker_url as check_broker_url
 from ._app import fleet_app as fleet_app
 from ._app import required_broker as required_broker
 from ._app import resolve_broker as resolve_broker
 from ._app import results_queue as results_queue
-from ._dispatcher import NO_WORKER as NO_WORKER
 from ._dispatcher import REFUSED_DEGRADES_FOR_S as REFUSED_DEGRADES_FOR_S
 from ._dispatcher import FleetDispatcher as FleetDispatcher
-from ._dispatcher import target_policy_to_wire as target_policy_to_wire
 from ._heartbeats import WORKER_KEY_PREFIX as WORKER_KEY_PREFIX
 from ._heartbeats import live_workers as live_workers
-from ._ingest import IngestOutcome as IngestOutcome
-from ._ingest import ingest_message as ingest_message
-from ._install import REDIS_APT_COMMAND as REDIS_APT_COMMAND
-from ._install import find_redis_server as find_redis_server
 from ._install import install_redis_server as install_redis_server
-from ._keys import CREDENTIAL_PREFIX as CREDENTIAL_PREFIX
 from ._keys import FleetKeys as FleetKeys
 from ._keys import WorkerKeys as WorkerKeys
 from ._protocol import BROKER_ENV as BROKER_ENV
 from ._protocol import FLEET_SECRET_ENV as FLEET_SECRET_ENV
-from ._protocol import MIN_SECRET_LENGTH as MIN_SECRET_LENGTH
 from ._protocol import RESULTS_QUEUE as RESULTS_QUEUE
-from ._protocol import RUN_LIGHTHOUSE_TASK as RUN_LIGHTHOUSE_TASK
-from ._protocol import TTFB_REPLY_PREFIX as TTFB_REPLY_PREFIX
 from ._protocol import WORKER_KEY_ENV as WORKER_KEY_ENV
 from ._protocol import ForgedMessageError as ForgedMessageError
 from ._protocol import canonical_json as canonical_json
@@ -49,7 +38,6 @@ from ._protocol import resolve_secret as resolve_secret
 from ._protocol import ttfb_queue as ttfb_queue
 from ._settings import fleet_settings as fleet_settings
 from ._worker import FleetWorker as FleetWorker
-from ._worker import policy_from_wire as policy_from_wire
 from ._worker import run_worker as run_worker
 
 __all__ = ["FleetSettings"]

@@ -51,20 +51,16 @@ __all__ = [
 
 # isort: split
 # For pagelab.stats' explanations (not public API, not in __all__).
-from ._breakdown import RESOURCE_TYPES as RESOURCE_TYPES
-from ._breakdown import RUN_COLUMNS as RUN_COLUMNS
 from ._breakdown import resource_type as resource_type
 
 # For pagelab.Results and pagelab.plots (not public API, not in __all__): rows per report,
 # visual progress and the timed screenshots.
 from ._visual import observed_ms as observed_ms
 from ._visual import run_screenshots as run_screenshots
-from ._visual import speed_index_ms as speed_index_ms
 from ._visual import timed_images as timed_images
 from ._visual import visual_progress as visual_progress
 from ._visual import visual_progress_curve as visual_progress_curve
 from ._visual import visually_complete_ms as visually_complete_ms
-from ._wide import FLOW_COLUMNS as FLOW_COLUMNS
 from ._wide import INTERACTION_COLUMNS as INTERACTION_COLUMNS
 from ._wide import row_count as row_count
 from ._wide import with_template as with_template

@@ -66,12 +66,9 @@ from ._fitness import FitnessRule as FitnessRule
 from ._fitness import nonnegative_setting as nonnegative_setting
 from ._fitness import unfit_runs_note as unfit_runs_note
 from ._flow_reports import FLOW_ACTION_FAILED as FLOW_ACTION_FAILED
-from ._flow_reports import TIMESPAN_METRICS as TIMESPAN_METRICS
 from ._flow_reports import measured_metrics as measured_metrics
 from ._flow_reports import mode_measures as mode_measures
-from ._flows import FLOW_ACTIONS as FLOW_ACTIONS
 from ._flows import Navigate as Navigate
-from ._flows import Snapshot as Snapshot
 from ._flows import Timespan as Timespan
 from ._flows import step_name as step_name
 from ._har import HAR_FILE as HAR_FILE
