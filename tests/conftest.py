@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from leaks import LeakedBrowsers
 from quiet_windows import LOAD_ONLY_WINDOW_MS, QUICK_WINDOW_MS, quiet_window
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "dist", "no") == "loadgroup":
         config.option.loadscopereorder = False
     config.pluginmanager.register(NotebookKernels(), "pagelab-suite-notebook-kernels")
+    config.pluginmanager.register(LeakedBrowsers(config), "pagelab-suite-leaked-browsers")
 
 
 class NotebookKernels:
