@@ -14,6 +14,8 @@ from typing import Any, Self
 
 import httpx
 
+import processes
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 
 from live_server import (
@@ -247,17 +249,11 @@ class WorkerProcess:
 
     def kill(self) -> None:
         assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(30)
+        processes.kill(self.process)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        if self.process is not None:
+            processes.stop(self.process)
 
 
 def api(server: ServerProcess, key: str) -> httpx.Client:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +28,7 @@ import httpx
 import uvicorn
 
 import pagelab
+import processes
 from pagelab.service import Settings, create_app, server_config
 from pagelab.store import Store, create_account, transaction
 
@@ -250,18 +250,12 @@ class ServerProcess:
     def kill(self) -> None:
         """SIGKILL: no shutdown code runs, as when the machine loses power."""
         assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(30)
+        processes.kill(self.process)
 
     def stop(self) -> None:
         """SIGTERM, the way a service manager stops it; waits for a clean exit."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        if self.process is not None:
+            processes.stop(self.process)
 
 
 class ScriptedServer:
