@@ -107,7 +107,14 @@ def test_an_interrupted_copy_resumes_and_every_count_matches(
         # The links the SQLite server signed keep opening on the team store's servers.
         assert link_secrets(target.data_dir, conn) == link_secrets(data_dir)
         minutes = conn.execute("SELECT SUM(n) FROM test_counts_minute").fetchone()[0]
+        # Planned with statistics (analyzed after the copy): a history's first page walks
+        # the index, not a scan and sort of the account's every test.
+        plan = "\n".join(row[0] for row in conn.execute(
+            "EXPLAIN SELECT * FROM tests WHERE account_id = ? AND created_at <= ? "
+            "AND expires_at > ? ORDER BY created_at DESC, rowid DESC LIMIT 100",
+            (account.id, 2**62, 0)))
     assert minutes == TESTS
+    assert "Index Scan using tests_account_created" in plan, plan
 
 
 def test_the_cli_copies_and_prints_the_counts(seeded: tuple[Path, str], postgres: Any) -> None:
