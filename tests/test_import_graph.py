@@ -145,13 +145,17 @@ def names_in(source: str, package: list[str]) -> Iterator[tuple[str, int]]:
             for alias in node.names:
                 yield alias.name, node.lineno
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - node.level + 1]
-                target = ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                target = node.module or ""
+            target = _from_module(node, package)
             for alias in node.names:
                 yield f"{target}.{alias.name}", node.lineno
+
+
+def _from_module(node: ast.ImportFrom, package: list[str]) -> str:
+    """The module a ``from ... import`` reads from, relative imports resolved."""
+    if not node.level:
+        return node.module or ""
+    base = package[: len(package) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
 
 
 @cache
@@ -423,9 +427,8 @@ def _uses(source: str, package: list[str]) -> set[str]:
                     alias.name if alias.asname else alias.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:
-                full = next(iter({n for n, _ in names_in(
-                    ast.unparse(ast.ImportFrom(node.module, [alias], node.level)), package)}))
-                if full in modules():
+                full = f"{_from_module(node, package)}.{alias.name}"
+                if full in modules():  # a module imported by name: from pagelab import budgets
                     bound[alias.asname or alias.name] = full
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
