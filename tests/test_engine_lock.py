@@ -136,7 +136,8 @@ def test_a_run_asking_again_goes_after_the_one_waiting(tmp_path: Path) -> None:
 def test_the_holder_asking_again_is_not_put_behind_a_waiting_run(tmp_path: Path) -> None:
     """A test holds the engine around its own run (which takes it again) while another
     process's run waits: the holder goes on at once. Behind the waiting run it would wait
-    for a lock it holds itself; CI hung so for 600 s, twice."""
+    for a lock it holds itself: in CI, the test and the server's run waited so until both
+    timed out at 600 s."""
     path = tmp_path / "engine.lock"
     waiting = threading.Event()
     done = threading.Event()
