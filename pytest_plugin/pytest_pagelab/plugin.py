@@ -127,21 +127,18 @@ def _as_list(value: str | Sequence[str], what: str) -> list[str]:
     return items
 
 
-def _configs(config: Mapping[str, Any] | None,
-             connections: str | Sequence[str] | None) -> list[dict[str, Any] | None]:
-    """The configs ``perf`` measures with: ``config`` as it is, or one per connection (the
-    connection replacing ``config``'s, as in :func:`pagelab.measure`)."""
-    from pagelab import Connection
-    from pagelab.models import unknown_value
+def _connections(connections: str | Sequence[str] | None) -> tuple[str, ...]:
+    """``perf``'s ``connections=`` as the pipeline's (empty: the config's); an unknown id
+    is a usage error."""
+    from pagelab import InvalidInputError
+    from pagelab.budgets import parse_connections
 
     if connections is None:
-        return [dict(config) if config is not None else None]
-    chosen = dict.fromkeys(_as_list(connections, "connections"))  # repeats dropped, in order
-    known = [c.value for c in Connection]
-    for connection in chosen:
-        if connection not in known:
-            raise pytest.UsageError(f"perf: connections: {unknown_value(connection, known)}")
-    return [{**(config or {}), "connection": connection} for connection in chosen]
+        return ()
+    try:
+        return parse_connections(connections, "perf: connections")
+    except InvalidInputError as exc:
+        raise pytest.UsageError(str(exc)) from exc
 
 
 def _renamed(new_name: str, new: Any, old_name: str, old: Any, default: Any) -> Any:
@@ -194,8 +191,8 @@ class Perf:
             raise TypeError("perf.measure: missing the page URL(s) to measure (urls)")
         devices = _renamed("devices", devices, "device", device, "mobile")
         locations = _renamed("locations", locations, "location", location, "us")
-        return self._check(tuple(_as_list(urls, "urls")), devices, locations,
-                           _configs(config, connections), runs, build)
+        return self._check(tuple(_as_list(urls, "urls")), devices, locations, config,
+                           _connections(connections), runs, build)
 
     def flow(
         self,
@@ -221,16 +218,14 @@ class Perf:
             chosen.check()
         except pagelab.InvalidInputError as exc:
             raise pytest.UsageError(f"perf.flow: {exc}") from exc
-        return self._check(chosen, devices, locations, _configs(config, connections), runs,
-                           build)
+        return self._check(chosen, devices, locations, config, _connections(connections),
+                           runs, build)
 
     def _check(self, page: tuple[str, ...] | Flow, devices: str | Sequence[str],
-               locations: str | Sequence[str], configs: list[dict[str, Any] | None],
-               runs: int | str | None, build: Any = None) -> Results:
-        """Measure ``page`` (URLs or a flow) with each of ``configs`` (one per connection),
-        check the marker's limits, record it all."""
-        import pandas as pd
-
+               locations: str | Sequence[str], config: Mapping[str, Any] | None,
+               connections: tuple[str, ...], runs: int | str | None,
+               build: Any = None) -> Results:
+        """Measure ``page`` (URLs or a flow), check the marker's limits, record it all."""
         from pagelab import Results
         from pagelab.budgets import Target
 
@@ -241,17 +236,13 @@ class Perf:
             raise pytest.UsageError("perf.flow: runs=auto measures pages only; give a number")
         marker = item.get_closest_marker("budget")
         checks, resources = _marker_checks(marker, item.nodeid) if marker else ([], [])
+        target = Target(page, tuple(_as_list(devices, "devices")),
+                        tuple(_as_list(locations, "locations")),
+                        dict(config) if config is not None else None, None, checks,
+                        connections=connections)
         outcome = item.stash.get(OUTCOME_KEY, None) or RecordedOutcome()
-        frames: list[pd.DataFrame] = []
-        failures: list[str] = []
-        for config in configs:
-            target = Target(page, tuple(_as_list(devices, "devices")),
-                            tuple(_as_list(locations, "locations")), config, None, checks)
-            frame, missed = state.check(target, count, outcome, checks,
-                                        [] if is_flow else resources, build=build)
-            frames.append(frame)
-            failures += missed
-        frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        frame, failures = state.check(target, count, outcome, checks,
+                                      [] if is_flow else resources, build=build)
         if is_flow and resources:
             failures.append("resource budgets apply to pages: perf.flow checks metric budgets")
         # Annotations point at the test function (its first line: the budget marker).

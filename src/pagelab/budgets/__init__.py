@@ -75,6 +75,7 @@ from ._pipeline import lhci_record as lhci_record
 from ._pipeline import matrix_measure as matrix_measure
 from ._pipeline import measure_auto as measure_auto
 from ._pipeline import measure_target as measure_target
+from ._pipeline import parse_connections as parse_connections
 from ._pipeline import parse_gate_rule as parse_gate_rule
 from ._pipeline import parse_runs as parse_runs
 from ._pipeline import plan_targets as plan_targets

@@ -14,7 +14,7 @@ runners. So is discovery: for a scan's templates the face passes a :data:`Sample
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,7 @@ __all__ = [
     "check_frame",
     "check_lhci",
     "check_resources",
+    "connection_targets",
     "discovered_once",
     "failure_lines",
     "keyword_limits",
@@ -63,6 +64,7 @@ __all__ = [
     "measure_cells",
     "measure_flow",
     "measure_target",
+    "parse_connections",
     "parse_gate_rule",
     "parse_runs",
     "plan_targets",
@@ -183,6 +185,33 @@ class Target:
     #: ``page`` is the scan's start URL).
     template: str | None = None
     scan: TemplateScan | None = None
+    #: Measured on each of these connections, each replacing the config's (a target of
+    #: its own per connection: :func:`connection_targets`); empty: the config's.
+    connections: tuple[str, ...] = ()
+
+
+def parse_connections(value: str | Sequence[str], where: str) -> tuple[str, ...]:
+    """``value`` (one connection id or several) as a :attr:`Target.connections`, repeats
+    dropped; :class:`~pagelab.InvalidInputError` naming ``where`` for an unknown id."""
+    from pagelab.models import Connection, unknown_value
+
+    chosen = tuple(dict.fromkeys([value] if isinstance(value, str) else list(value)))
+    known = [c.value for c in Connection]
+    for connection in chosen:
+        if connection not in known:
+            raise InvalidInputError(f"{where}: {unknown_value(connection, known)}")
+    if not chosen:
+        raise InvalidInputError(f"{where}: expected a connection id or a list of them")
+    return chosen
+
+
+def connection_targets(target: Target) -> list[Target]:
+    """``target`` as one target per connection of its :attr:`~Target.connections` (each
+    in its config), or itself when it names none."""
+    if not target.connections:
+        return [target]
+    return [replace(target, config={**(target.config or {}), "connection": connection},
+                    connections=()) for connection in target.connections]
 
 
 def target_checks(target: Target, device: str, location: str
@@ -337,7 +366,17 @@ def measure_target(measure: MeasureMatrix, target: Target, runs: int | GateRule,
     :func:`measure_flow`, a page's with :func:`measure_cells` or, for ``auto``,
     :func:`measure_auto` on the checks of its cells, a scan template's sampled pages (found
     by ``sample``) with :func:`measure_cells` and a ``template`` column; the frame and the
-    notes (where ``auto`` stopped, a template the scan did not find)."""
+    notes (where ``auto`` stopped, a template the scan did not find). A target of several
+    connections is measured one connection after the other (:func:`connection_targets`)."""
+    if target.connections:
+        import pandas as pd
+
+        parts = [measure_target(measure, one, runs, devices=devices, locations=locations,
+                                baseline=baseline, limits=limits,
+                                keeps_baseline=keeps_baseline, sample=sample)
+                 for one in connection_targets(target)]
+        return (pd.concat([frame for frame, _ in parts], ignore_index=True),
+                [note for _, notes in parts for note in notes])
     chosen = (list(devices or target.devices), list(locations or target.locations))
     fixed = isinstance(target.page, Flow) or target.template is not None
     if fixed and not isinstance(runs, int):
@@ -463,7 +502,13 @@ def replayed_target(frame: pd.DataFrame, target: Target, devices: Sequence[str],
     """``target``'s recorded runs on the devices and locations: a flow's
     (:func:`replayed_flow`), a template's (:func:`replayed_template`), else its pages'
     (:func:`replayed_cells`). When the target's config names a connection, only the runs
-    on that connection count (as a measured target runs on it)."""
+    on that connection count (as a measured target runs on it); a target of several
+    connections is each of its :func:`connection_targets`."""
+    if target.connections:
+        import pandas as pd
+
+        return pd.concat([replayed_target(frame, one, devices, locations, source)
+                          for one in connection_targets(target)], ignore_index=True)
     connection = (target.config or {}).get("connection")
     if connection is not None:
         frame = frame[frame["connection"].astype(object) == str(connection)]
