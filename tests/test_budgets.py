@@ -299,3 +299,22 @@ def test_runs_round_trip(frame: pd.DataFrame, tmp_path: Path) -> None:
     path.write_text(json.dumps({"runs": frames.to_records(frame)}))
     again = frames.read_runs(path)
     pd.testing.assert_frame_equal(again, frame)
+
+
+def test_a_target_of_several_connections_is_one_target_per_connection() -> None:
+    from pagelab.budgets._pipeline import connection_targets
+
+    chosen = budgets.parse_connections(["3g", "fiber", "3g"], "connections")
+    assert chosen == ("3g", "fiber")  # repeats dropped, in order
+    target = budgets.Target("https://example.test/", ("mobile",), ("us",),
+                            {"connection": "4g", "adblock": True}, 3,
+                            connections=chosen)
+    split = connection_targets(target)
+    assert [t.config for t in split] == [
+        {"connection": "3g", "adblock": True},
+        {"connection": "fiber", "adblock": True}]
+    assert all(t.connections == () and t.page == target.page for t in split)
+    assert connection_targets(split[0]) == [split[0]]
+    with pytest.raises(InvalidInputError, match=r"^connections: unknown '3G': did you mean "
+                                                r"'3g'\?"):
+        budgets.parse_connections("3G", "connections")
