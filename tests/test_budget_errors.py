@@ -15,7 +15,7 @@ from pagelab import InvalidInputError, budgets
 from pagelab.cli import main
 from pagelab.models import Device
 
-PAGE_KEYS = "preset, budgets, devices, locations, config, runs, level, url"
+PAGE_KEYS = "preset, budgets, devices, locations, connections, config, runs, level, url"
 METRIC_SPELLINGS = (
     "cumulative_layout_shift (cls), first_contentful_paint (fcp), time_to_interactive (tti), "
     "largest_contentful_paint (lcp), server_response_time (ttfb), speed_index (si), "

@@ -121,17 +121,21 @@ def test_perf_measure_takes_pagelab_measure_names(pytester: pytest.Pytester) -> 
     """)
     pytester.runpytest(REPLAY).assert_outcomes(passed=3)
 
-def test_perf_measure_checks_each_connection(pytester: pytest.Pytester) -> None:
-    # perf.measure(connections=...) as pagelab.measure: each connection is a cell of its
-    # own, every limit checked on each; a replay keeps the runs of the connection asked for.
-    # The recorded /fast runs, relabelled: five on fiber, five on 3g and 2 s slower there.
+def _runs_on_two_connections(path: Path) -> None:
+    """The recorded /fast runs, relabelled: five on fiber, five on 3g and 2 s slower there."""
     frame = pd.read_csv(RUNS)
     fast = frame[frame["url"] == "http://demo.test/fast"].sort_values("run")
     fiber, slow = fast.iloc[:5].copy(), fast.iloc[5:].copy()
     fiber["connection"] = "fiber"
     slow["connection"] = "3g"
     slow["largest_contentful_paint"] += 2000
-    pd.concat([fiber, slow]).to_csv(pytester.path / "connections.csv", index=False)
+    pd.concat([fiber, slow]).to_csv(path, index=False)
+
+
+def test_perf_measure_checks_each_connection(pytester: pytest.Pytester) -> None:
+    # perf.measure(connections=...) as pagelab.measure: each connection is a cell of its
+    # own, every limit checked on each; a replay keeps the runs of the connection asked for.
+    _runs_on_two_connections(pytester.path / "connections.csv")
     pytester.makepyfile("""
         import pytest
 
@@ -177,6 +181,40 @@ def test_perf_measure_checks_each_connection(pytester: pytest.Pytester) -> None:
     checks = json.loads((pytester.path / "results.json").read_text())["checks"]
     both = {c["connection"]: c["passed"] for c in checks if "test_both" in c["nodeid"]}
     assert both == {"fiber": True, "3g": False}
+
+
+def test_a_budget_file_checks_each_of_its_connections(pytester: pytest.Pytester) -> None:
+    # connections: in a budget file, as perf.measure's: one item per page, device and
+    # location checks the page on each connection.
+    _runs_on_two_connections(pytester.path / "connections.csv")
+    pytester.makefile(".budgets.yaml", fiber="""
+        base_url: http://demo.test
+        connections: [fiber]
+        budgets:
+          largest_contentful_paint: 2500
+        pages:
+          - url: /fast
+    """, both="""
+        base_url: http://demo.test
+        connections: [fiber]
+        budgets:
+          largest_contentful_paint: 2500
+        pages:
+          - url: /fast
+            connections: [fiber, 3g]      # the page's own, over the file's
+    """)
+    result = pytester.runpytest("--pagelab-replay=connections.csv",
+                                "--pagelab-results=results.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.re_match_lines([r"FAILED both.budgets.yaml::http://demo.test/fast\[mobile-us\]"])
+    result.stdout.re_match_lines([r"largest_contentful_paint \d+ ms > 2500 ms .* "
+                                  r"mobile/us/3g http://demo.test/fast"])
+    checks = json.loads((pytester.path / "results.json").read_text())["checks"]
+    assert sorted((c["nodeid"].split(".")[0], c["connection"], c["passed"]) for c in checks) \
+        == [("both", "3g", False), ("both", "fiber", True), ("fiber", "fiber", True)]
+    pytester.makefile(".budgets.yaml", fiber="connections: [5G]\npages: [{url: http://x/}]")
+    pytester.runpytest("--pagelab-replay=connections.csv").stdout.fnmatch_lines(
+        ["*fiber.budgets.yaml: connections[[]0[]]: unknown '5G': did you mean '5g'?*"])
 
 
 def test_unknown_and_unmeasured_metrics_are_usage_errors(pytester: pytest.Pytester) -> None:

@@ -34,6 +34,7 @@ from pagelab.models import (
     BUDGET_RESOURCE_TYPES,
     KEY_PART,
     METRICS,
+    Connection,
     Device,
     DeviceId,
     Location,
@@ -381,6 +382,8 @@ class _Measured(_Budgeted):
 
     devices: list[DeviceId] | None = None
     locations: list[Location] | None = None
+    #: Measured on each (each replacing ``config``'s); None: the file's.
+    connections: list[Connection] | None = Field(default=None, min_length=1)
     config: dict[str, Any] | None = None
     runs: RunCount | None = None
     level: Level | None = None
@@ -473,6 +476,9 @@ class BudgetFile(_Budgeted):
     level: Level = "error"
     devices: list[DeviceId] = Field(default_factory=lambda: [Device.MOBILE], min_length=1)
     locations: list[Location] = Field(default_factory=lambda: [Location.US], min_length=1)
+    #: Every page and flow measured on each (each replacing ``config``'s connection);
+    #: None: ``config``'s, else each device's default.
+    connections: list[Connection] | None = Field(default=None, min_length=1)
     config: dict[str, Any] | None = None
     preset: str | None = None
     budgets: _Limits = Field(default_factory=dict)

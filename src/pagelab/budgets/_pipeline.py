@@ -251,15 +251,22 @@ def plan_targets(budget_file: BudgetFile, base_url: str | None, *, source: str |
             url, tuple(d.value for d in page.devices or budget_file.devices),
             tuple(loc.value for loc in page.locations or budget_file.locations),
             page.config if page.config is not None else budget_file.config,
-            page.runs or budget_file.runs, checks, resources))
+            page.runs or budget_file.runs, checks, resources,
+            connections=_connections(page.connections or budget_file.connections)))
     return [*targets, *(
         Target(flow.flow, tuple(d.value for d in flow.devices or budget_file.devices),
                tuple(loc.value for loc in flow.locations or budget_file.locations),
                flow.config if flow.config is not None else budget_file.config,
                flow.runs or budget_file.runs, budget_file.flow_checks(flow),
-               flow_file=flow.file)
+               flow_file=flow.file,
+               connections=_connections(flow.connections or budget_file.connections))
         for flow in budget_file.flows), *_template_targets(budget_file, base_url, source,
                                                            base_url_option)]
+
+
+def _connections(chosen: Sequence[Any] | None) -> tuple[str, ...]:
+    """A budget file's ``connections`` (validated ids) as :attr:`Target.connections`."""
+    return tuple(dict.fromkeys(str(c.value) for c in chosen or ()))
 
 
 def _template_targets(budget_file: BudgetFile, base_url: str | None, source: str | Path,
@@ -278,7 +285,7 @@ def _template_targets(budget_file: BudgetFile, base_url: str | None, source: str
     return [Target(start, tuple(d.value for d in budget_file.devices),
                    tuple(loc.value for loc in budget_file.locations), budget_file.config,
                    budget_file.runs, budget_file.template_checks(name), template=name,
-                   scan=scan)
+                   scan=scan, connections=_connections(budget_file.connections))
             for name in budget_file.templates]
 
 
