@@ -187,22 +187,11 @@ def test_a_budget_file_checks_each_of_its_connections(pytester: pytest.Pytester)
     # connections: in a budget file, as perf.measure's: one item per page, device and
     # location checks the page on each connection.
     _runs_on_two_connections(pytester.path / "connections.csv")
-    pytester.makefile(".budgets.yaml", fiber="""
-        base_url: http://demo.test
-        connections: [fiber]
-        budgets:
-          largest_contentful_paint: 2500
-        pages:
-          - url: /fast
-    """, both="""
-        base_url: http://demo.test
-        connections: [fiber]
-        budgets:
-          largest_contentful_paint: 2500
-        pages:
-          - url: /fast
-            connections: [fiber, 3g]      # the page's own, over the file's
-    """)
+    on_fiber = ("base_url: http://demo.test\nconnections: [fiber]\n"
+                "budgets: {largest_contentful_paint: 2500}\npages:\n  - url: /fast\n")
+    # The second file's page has connections of its own, over the file's.
+    pytester.makefile(".budgets.yaml", fiber=on_fiber,
+                      both=on_fiber + "    connections: [fiber, 3g]\n")
     result = pytester.runpytest("--pagelab-replay=connections.csv",
                                 "--pagelab-results=results.json")
     result.assert_outcomes(passed=1, failed=1)
